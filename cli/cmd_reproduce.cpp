@@ -1,0 +1,10 @@
+#include "cli/commands.h"
+
+namespace maskprior::cli {
+
+void add_reproduce_command(CLI::App& app, int& exit_code) {
+  auto* cmd = app.add_subcommand("reproduce", "(not yet implemented)");
+  cmd->callback([&exit_code] { exit_code = kExitUsage; });
+}
+
+}  // namespace maskprior::cli

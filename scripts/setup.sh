@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs the Debian packages maskprior needs, only those that are missing (idempotent).
+set -euo pipefail
+packages=(
+  build-essential cmake git pkg-config
+  libtorch-dev libopenblas0-pthread
+  tao-pegtl-dev libeigen3-dev libtbb-dev libfmt-dev
+  libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev libpng-dev
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -q
+  apt-get install -y -q --no-install-recommends "${missing[@]}"
+else
+  echo "setup: all packages present"
+fi

@@ -1,0 +1,56 @@
+// 3-digit addition and multiplication as a causal decoder (shared/PAPER.md, "Our format"):
+//   a[3] op b[3] eq c[K]
+// operands zero padded, most significant digit first; the answer zero padded to K digits
+// (4 for sums, 6 for products), least significant first. N = 12 (addition) or 14 (multiplication).
+// Vocabulary: digits 0–9 are tokens 0–9, then `+` = 10, `*` = 11, `=` = 12.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tasks/boolean_task.h"  // TokenSpan
+
+namespace maskprior::tasks {
+
+inline constexpr int kTokenPlus = 10;
+inline constexpr int kTokenTimes = 11;
+inline constexpr int kTokenEquals = 12;
+inline constexpr int kArithmeticVocab = 13;
+
+struct ArithmeticTask {
+  std::string name;        // addition, multiplication
+  char op = '+';
+  int operand_digits = 3;
+  int answer_digits = 4;   // K
+
+  int64_t problems() const;        // 10^(2·operand_digits): every (a, b) pair
+  int sequence_length() const;     // 2·operand_digits + 2 + K
+  int answer_offset() const;       // index of c[0] in the sequence
+  /// `a[3], op, b[3], eq, c[K]`.
+  std::vector<TokenSpan> layout() const;
+  /// Problem index p ↔ (a, b) = (p / 10^d, p % 10^d).
+  std::pair<int64_t, int64_t> operands(int64_t problem) const;
+  int64_t result(int64_t a, int64_t b) const;
+  /// The full token sequence (length sequence_length()).
+  std::vector<int64_t> encode(int64_t problem) const;
+  /// Reads the K answer tokens (least significant first) back to a number; -1 if a token is no digit.
+  int64_t decode_answer(const std::vector<int64_t>& answer_tokens) const;
+};
+
+std::vector<std::string> arithmetic_task_names();
+bool is_arithmetic_task(const std::string& name);
+/// Throws InputError for an unknown name.
+ArithmeticTask make_arithmetic_task(const std::string& name);
+
+/// Disjoint train/test problem indices.
+struct ArithmeticSplit {
+  std::vector<int64_t> train;
+  std::vector<int64_t> test;
+};
+/// Seeded: train = round(fraction · problems) problems; test = `test_size` of the rest
+/// (fewer if not that many remain). Throws InputError for a fraction outside (0, 1].
+ArithmeticSplit split_problems(const ArithmeticTask& task, double train_fraction,
+                               int64_t test_size, uint64_t seed);
+
+}  // namespace maskprior::tasks

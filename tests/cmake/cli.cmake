@@ -1,0 +1,1 @@
+# Tests of cli (owned by whoever works on cli).

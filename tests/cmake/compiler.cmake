@@ -1,0 +1,1 @@
+# Tests of compiler (owned by whoever works on compiler).

@@ -1,0 +1,1 @@
+# Tests of grammar (owned by whoever works on grammar).

@@ -1,0 +1,1 @@
+# Tests of runtime (owned by whoever works on runtime).

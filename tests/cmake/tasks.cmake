@@ -1,0 +1,1 @@
+# Tests of tasks (owned by whoever works on tasks).

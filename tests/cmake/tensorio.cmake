@@ -1,0 +1,1 @@
+# Tests of tensorio (owned by whoever works on tensorio).

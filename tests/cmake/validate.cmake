@@ -1,0 +1,1 @@
+# Tests of validate (owned by whoever works on validate).
