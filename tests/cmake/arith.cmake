@@ -1,0 +1,1 @@
+# Tests of the arithmetic experiments (issue 5).
