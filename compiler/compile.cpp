@@ -1,1 +1,67 @@
-// placeholder
+// The compiler pipeline: parse -> declarations -> size check -> allocate -> rules -> warnings.
+#include <fmt/format.h>
+#include <openssl/evp.h>
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "compiler/compiled_mask.h"
+#include "compiler/declarations.h"
+#include "compiler/expand.h"
+#include "compiler/lower.h"
+#include "compiler/parse.h"
+#include "compiler/source.h"
+#include "compiler/warnings.h"
+
+namespace maskprior {
+namespace {
+
+std::string sha256_hex(const std::string& bytes) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  internal_check(
+      EVP_Digest(bytes.data(), bytes.size(), digest, &length, EVP_sha256(), nullptr) == 1,
+      "SHA-256 failed");
+  std::string hex;
+  for (unsigned int i = 0; i < length; ++i) hex += fmt::format("{:02x}", digest[i]);
+  return hex;
+}
+
+}  // namespace
+
+CompiledMask compile_source(const std::string& source, const std::string& filename,
+                            const CompileOptions& options) {
+  const SourceText text(source, filename);
+  const ast::Spec spec = parse_spec(text);
+  const Declarations decls = resolve_declarations(spec, text, options);
+  check_output_size(decls, text, options.max_bytes);
+
+  CompiledMask out;
+  out.name = decls.name;
+  out.source_sha256 = sha256_hex(source);
+  out.layout = decls.layout;
+  out.open_value = decls.open_value;
+  out.close_value = decls.close_value;
+  for (const auto& [name, value] : decls.params) out.params[name] = value.real;
+  allocate_mask(out, decls);
+
+  HardRowPositions hard_rows(static_cast<size_t>(out.n));
+  std::set<const ast::Statement*> wrote;
+  expand_rules(spec, decls, text, [&](const LoweredRule& rule) {
+    if (apply_rule(rule, out, hard_rows)) wrote.insert(rule.statement);
+  });
+  add_warnings(spec, wrote, decls, hard_rows, text, out);
+  return out;
+}
+
+CompiledMask compile_file(const std::string& path, const CompileOptions& options) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(fmt::format("cannot read spec {}: no such file or not readable", path));
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  if (in.bad()) throw InputError(fmt::format("cannot read spec {}: read error", path));
+  return compile_source(bytes.str(), path, options);
+}
+
+}  // namespace maskprior

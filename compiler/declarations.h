@@ -1,0 +1,38 @@
+// Declarations pass: params (with -D overrides), layout, digits, grids, scale, shape, default.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "compiler/ast.h"
+#include "compiler/compiled_mask.h"
+#include "compiler/eval.h"
+#include "compiler/source.h"
+
+namespace maskprior {
+
+/// Everything the declarations of a spec fix before its rules run.
+struct Declarations {
+  std::string name;
+  Scope params;  // resolved parameter values (after -D)
+  Layout layout;
+  std::vector<ast::Pos> span_pos;  // where each span of `layout` is declared
+  ast::Pos tokens_pos;             // the `tokens` statement (or `mask NAME` if missing)
+  bool has_tokens = false;
+  int64_t layers = 1;
+  int64_t heads = 1;
+  double open_value = 10.0;    // after --open
+  double close_value = -10.0;  // after --close
+  double default_value = -10.0;
+  size_t first_rule = 0;  // index in Spec::statements of the first rule or block
+  bool has_hard = false;  // the spec has a `hard` rule (anywhere)
+};
+
+/// Resolves the declarations of `spec` in file order. Throws SpecError for unknown or duplicate
+/// names, bad sizes, grids that do not cover their span, declarations after the first rule;
+/// InputError for a -D naming no parameter.
+Declarations resolve_declarations(const ast::Spec& spec, const SourceText& source,
+                                  const CompileOptions& options);
+
+}  // namespace maskprior

@@ -1,0 +1,131 @@
+#include "compiler/lower.h"
+
+#include <fmt/format.h>
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
+#include <atomic>
+#include <limits>
+
+namespace maskprior {
+namespace {
+
+uint64_t saturating_mul(uint64_t a, uint64_t b) {
+  uint64_t r = 0;
+  return __builtin_mul_overflow(a, b, &r) ? std::numeric_limits<uint64_t>::max() : r;
+}
+
+uint64_t saturating_add(uint64_t a, uint64_t b) {
+  uint64_t r = 0;
+  return __builtin_add_overflow(a, b, &r) ? std::numeric_limits<uint64_t>::max() : r;
+}
+
+std::string human_bytes(uint64_t bytes) {
+  if (bytes == std::numeric_limits<uint64_t>::max()) return "more than 16 EiB";
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  double v = static_cast<double>(bytes);
+  int unit = 0;
+  while (v >= 1024.0 && unit < 6) {
+    v /= 1024.0;
+    ++unit;
+  }
+  return unit == 0 ? fmt::format("{} B", bytes) : fmt::format("{:.1f} {}", v, units[unit]);
+}
+
+}  // namespace
+
+uint64_t output_bytes(const Declarations& decls) {
+  const auto n = static_cast<uint64_t>(decls.layout.size());
+  const uint64_t square = saturating_mul(n, n);
+  const uint64_t cells = saturating_mul(
+      saturating_mul(static_cast<uint64_t>(decls.layers), static_cast<uint64_t>(decls.heads)),
+      square);
+  const uint64_t bytes = saturating_mul(cells, sizeof(float) + sizeof(int32_t));
+  return decls.has_hard ? saturating_add(bytes, square) : bytes;
+}
+
+void check_output_size(const Declarations& decls, const SourceText& source, uint64_t max_bytes) {
+  const uint64_t bytes = output_bytes(decls);
+  if (bytes > max_bytes) {
+    source.fail(decls.tokens_pos,
+                fmt::format("the compiled mask needs {} ({} layers x {} heads x {} x {} cells of "
+                            "float32 mask and int32 provenance{}), above the limit of {}",
+                            human_bytes(bytes), decls.layers, decls.heads, decls.layout.size(),
+                            decls.layout.size(), decls.has_hard ? ", plus the hard mask" : "",
+                            human_bytes(max_bytes)));
+  }
+}
+
+void allocate_mask(CompiledMask& out, const Declarations& decls) {
+  out.layers = decls.layers;
+  out.heads = decls.heads;
+  out.n = decls.layout.size();
+  const size_t total = static_cast<size_t>(out.layers * out.heads * out.n * out.n);
+  out.mask.resize(total);
+  out.provenance.assign(total, 0);
+  const auto value = static_cast<float>(decls.default_value);
+  const size_t chunk = size_t{1} << 16;
+  tbb::parallel_for(
+      tbb::blocked_range<size_t>(0, (total + chunk - 1) / chunk),
+      [&](const tbb::blocked_range<size_t>& range) {
+        for (size_t c = range.begin(); c != range.end(); ++c) {
+          const auto first = out.mask.begin() + static_cast<std::ptrdiff_t>(c * chunk);
+          const auto last =
+              out.mask.begin() + static_cast<std::ptrdiff_t>(std::min(total, (c + 1) * chunk));
+          std::fill(first, last, value);
+        }
+      });
+  if (decls.has_hard) out.hard.emplace(static_cast<size_t>(out.n * out.n), uint8_t{0});
+}
+
+bool apply_rule(const LoweredRule& rule, CompiledMask& out, HardRowPositions& hard_rows) {
+  const CellWrites& cells = rule.cells;
+  const bool is_hard = rule.action == ast::RuleAction::kHard;
+  internal_check(!is_hard || out.hard.has_value(), "hard rule without a hard mask");
+  const int64_t n = out.n;
+  const ast::Pos rule_pos = rule.statement->pos;
+  std::atomic<bool> wrote{false};
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, cells.rows.size()),
+                    [&](const tbb::blocked_range<size_t>& range) {
+                      std::vector<ColumnRun> runs;
+                      std::vector<float> values;
+                      bool any = false;
+                      for (size_t r = range.begin(); r != range.end(); ++r) {
+                        runs.clear();
+                        values.clear();
+                        cells.fill(r, runs, values);
+                        if (runs.empty()) continue;
+                        any = true;
+                        const int64_t q = cells.rows[r];
+                        if (is_hard) {
+                          uint8_t* row = out.hard->data() + q * n;
+                          for (const ColumnRun& run : runs)
+                            std::fill(row + run.begin, row + run.end, uint8_t{1});
+                          hard_rows[static_cast<size_t>(q)] = rule_pos;
+                          continue;
+                        }
+                        for (int64_t l = rule.layers.begin; l < rule.layers.end; ++l) {
+                          for (int64_t h = rule.heads.begin; h < rule.heads.end; ++h) {
+                            const size_t base = out.index(l, h, q, 0);
+                            float* mask = out.mask.data() + base;
+                            int32_t* provenance = out.provenance.data() + base;
+                            const float* value = values.data();
+                            for (const ColumnRun& run : runs) {
+                              if (cells.per_cell_values) {
+                                std::copy(value, value + (run.end - run.begin), mask + run.begin);
+                                value += run.end - run.begin;
+                              } else {
+                                std::fill(mask + run.begin, mask + run.end, rule.value);
+                              }
+                              std::fill(provenance + run.begin, provenance + run.end, rule.line);
+                            }
+                          }
+                        }
+                      }
+                      if (any) wrote.store(true, std::memory_order_relaxed);
+                    });
+  return wrote.load();
+}
+
+}  // namespace maskprior

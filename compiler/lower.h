@@ -1,0 +1,29 @@
+// Lowering: allocate M, provenance and the hard mask, and write each rule's cells into them.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "compiler/compiled_mask.h"
+#include "compiler/declarations.h"
+#include "compiler/expand.h"
+
+namespace maskprior {
+
+/// Bytes the output needs: L·H·N·N·(4 + 4) for mask and provenance, plus N·N for the hard mask.
+/// Saturates at UINT64_MAX instead of overflowing.
+uint64_t output_bytes(const Declarations& decls);
+
+/// Throws SpecError at the `tokens` statement when the output exceeds `max_bytes`.
+void check_output_size(const Declarations& decls, const SourceText& source, uint64_t max_bytes);
+
+/// Sizes `out` from `decls` and fills every cell with the default value (provenance 0).
+void allocate_mask(CompiledMask& out, const Declarations& decls);
+
+/// Where each row's last `hard` rule is, for the warning about rows with no key left.
+using HardRowPositions = std::vector<ast::Pos>;
+
+/// Writes one rule application (parallel over rows). Returns whether it wrote any cell.
+bool apply_rule(const LoweredRule& rule, CompiledMask& out, HardRowPositions& hard_rows);
+
+}  // namespace maskprior

@@ -1,0 +1,17 @@
+// Parsing: .mask text -> syntax tree (grammar/ rules, PEGTL parse tree, then ast::Spec).
+#pragma once
+
+#include <string>
+
+#include "compiler/ast.h"
+#include "compiler/source.h"
+
+namespace maskprior {
+
+/// Parses a whole spec. Throws SpecError (file:line:col, what was expected) on a syntax error.
+ast::Spec parse_spec(const SourceText& source);
+
+/// Parses the VALUE of `-D NAME=VALUE` as an expression. Throws InputError naming the define.
+ast::ExprPtr parse_define_value(const std::string& name, const std::string& value);
+
+}  // namespace maskprior

@@ -1,0 +1,110 @@
+#include "compiler/selectors.h"
+
+#include <fmt/format.h>
+
+namespace maskprior {
+namespace {
+
+const Span& find_span(const std::string& name, ast::Pos pos, const Declarations& decls,
+                      const SourceText& source) {
+  if (const Span* span = decls.layout.find(name)) return *span;
+  std::string known;
+  for (const Span& s : decls.layout.spans) known += (known.empty() ? "" : ", ") + s.name;
+  source.fail(pos, fmt::format("unknown span {}; expected one of: {}", name, known));
+}
+
+// An index or range bound; a negative literal (`-1`) counts from the end of the span.
+int64_t bound(const ast::Expr& e, const Span& span, const Scope& scope, const SourceText& source) {
+  const int64_t v = evaluate_integer(e, scope, source, "an index");
+  return is_negative_literal(e) ? span.length + v : v;
+}
+
+void append_item(const ast::SelectorItem& item, const Scope& scope, const Declarations& decls,
+                 const SourceText& source, std::vector<int64_t>& out) {
+  switch (item.kind) {
+    case ast::SelectorKind::kGroup:
+      for (const ast::SelectorItem& inner : item.items)
+        append_item(inner, scope, decls, source, out);
+      return;
+    case ast::SelectorKind::kBefore: {
+      std::vector<int64_t> operand;
+      append_item(item.items.at(0), scope, decls, source, operand);
+      for (int64_t t : operand) {
+        if (t == 0) {
+          source.fail(item.pos,
+                      fmt::format("`before {}`: {} is the first token of the layout; "
+                                  "expected a token with one before it",
+                                  decls.layout.token_label(0), decls.layout.token_label(0)));
+        }
+        out.push_back(t - 1);
+      }
+      return;
+    }
+    case ast::SelectorKind::kSpan:
+      break;
+  }
+  const Span& span = find_span(item.span, item.pos, decls, source);
+  if (!item.index) {
+    for (int64_t i = 0; i < span.length; ++i) out.push_back(span.offset + i);
+    return;
+  }
+  const ast::Index& index = *item.index;
+  if (!index.is_range) {
+    const int64_t raw = evaluate_integer(*index.begin, scope, source, "an index");
+    const int64_t i = is_negative_literal(*index.begin) ? span.length + raw : raw;
+    if (i < 0 || i >= span.length) {
+      source.fail(index.begin->pos, fmt::format("index {}[{}] is outside span {} of length {}",
+                                                span.name, raw, span.name, span.length));
+    }
+    out.push_back(span.offset + i);
+    return;
+  }
+  const int64_t begin = index.begin ? bound(*index.begin, span, scope, source) : 0;
+  const int64_t end = index.end ? bound(*index.end, span, scope, source) : span.length;
+  if (begin < 0 || begin > span.length) {
+    source.fail(index.begin->pos, fmt::format("range start {} is outside span {} of length {}",
+                                              begin, span.name, span.length));
+  }
+  if (end < 0 || end > span.length) {
+    source.fail(index.end->pos, fmt::format("range end {} is outside span {} of length {} "
+                                            "(ranges are half-open: the end may be {})",
+                                            end, span.name, span.length, span.length));
+  }
+  if (begin > end) {
+    source.fail(index.pos,
+                fmt::format("range {}[{}..{}] ends before it starts", span.name, begin, end));
+  }
+  for (int64_t i = begin; i < end; ++i) out.push_back(span.offset + i);
+}
+
+}  // namespace
+
+std::vector<int64_t> resolve_selector(const ast::Selector& selector, const Scope& scope,
+                                      const Declarations& decls, const SourceText& source) {
+  std::vector<int64_t> out;
+  for (const ast::SelectorItem& item : selector.items) append_item(item, scope, decls, source, out);
+  return out;
+}
+
+SpanOperand resolve_span_operand(const ast::Selector& selector, const Declarations& decls,
+                                 const SourceText& source, const std::string& role) {
+  SpanOperand operand;
+  const ast::SelectorItem* item = selector.items.size() == 1 ? &selector.items[0] : nullptr;
+  while (item != nullptr && item->kind == ast::SelectorKind::kBefore && operand.shift == 0) {
+    operand.shift = 1;
+    item = &item->items.at(0);
+  }
+  if (item == nullptr || item->kind != ast::SelectorKind::kSpan || item->index) {
+    source.fail(selector.pos, fmt::format("expected {} to be a whole span name (like `x`{})", role,
+                                          operand.shift ? "" : " or `before x`"));
+  }
+  operand.span = &find_span(item->span, item->pos, decls, source);
+  if (operand.shift == 1 && operand.span->offset == 0) {
+    source.fail(selector.pos, fmt::format("`before {}`: {} is the first token of the layout; "
+                                          "expected a token with one before it",
+                                          operand.span->name, decls.layout.token_label(0)));
+  }
+  return operand;
+}
+
+}  // namespace maskprior

@@ -1,0 +1,420 @@
+#include "compiler/shapes.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <memory>
+#include <unordered_map>
+
+#include "compiler/selectors.h"
+
+namespace maskprior {
+namespace {
+
+using TokenList = std::vector<int64_t>;
+using RunList = std::vector<ColumnRun>;
+using SharedRuns = std::shared_ptr<const RunList>;
+
+// Sorted, duplicate-free runs covering `tokens`.
+RunList to_runs(TokenList tokens) {
+  std::sort(tokens.begin(), tokens.end());
+  tokens.erase(std::unique(tokens.begin(), tokens.end()), tokens.end());
+  RunList runs;
+  for (int64_t t : tokens) {
+    if (!runs.empty() && runs.back().end == t) {
+      ++runs.back().end;
+    } else {
+      runs.push_back(ColumnRun{t, t + 1});
+    }
+  }
+  return runs;
+}
+
+// A list of tokens in place order, cut into pieces of consecutive tokens: place p of a piece is
+// token first_token + (p - first_place). Lets `causal` and `distance` emit runs per row.
+struct Piece {
+  int64_t first_place = 0;
+  int64_t first_token = 0;
+  int64_t length = 0;
+};
+
+std::vector<Piece> to_pieces(const TokenList& tokens) {
+  std::vector<Piece> pieces;
+  for (size_t p = 0; p < tokens.size(); ++p) {
+    Piece* last = pieces.empty() ? nullptr : &pieces.back();
+    if (last != nullptr && last->first_token + last->length == tokens[p]) {
+      ++last->length;
+    } else {
+      pieces.push_back(Piece{static_cast<int64_t>(p), tokens[p], 1});
+    }
+  }
+  return pieces;
+}
+
+// Collects blocks (rows x shared column list) and single cells, then gives each distinct row one
+// run list. A row in a single block keeps pointing at that block's runs, so `clique x` over a
+// long span stores one list, not N copies.
+class CellWritesBuilder {
+ public:
+  void add_block(const TokenList& rows, const TokenList& cols) {
+    if (rows.empty() || cols.empty()) return;
+    const int id = intern(to_runs(cols));
+    for (int64_t r : rows) add_list(r, id);
+  }
+  void add_cell(int64_t row, int64_t col) { entries_[row].cells.push_back(col); }
+
+  CellWrites build() && {
+    CellWrites out;
+    out.rows.reserve(entries_.size());
+    for (const auto& [row, entry] : entries_) out.rows.push_back(row);
+    std::sort(out.rows.begin(), out.rows.end());
+    auto row_runs = std::make_shared<std::vector<SharedRuns>>();
+    row_runs->reserve(out.rows.size());
+    for (int64_t row : out.rows) {
+      Entry& e = entries_[row];
+      if (e.lists.size() == 1 && e.cells.empty()) {
+        row_runs->push_back(lists_[static_cast<size_t>(e.lists[0])]);
+        continue;
+      }
+      TokenList tokens = std::move(e.cells);
+      for (int id : e.lists) {
+        for (const ColumnRun& run : *lists_[static_cast<size_t>(id)]) {
+          for (int64_t t = run.begin; t < run.end; ++t) tokens.push_back(t);
+        }
+      }
+      row_runs->push_back(std::make_shared<const RunList>(to_runs(std::move(tokens))));
+    }
+    out.fill = [row_runs](size_t r, RunList& runs, std::vector<float>&) {
+      const RunList& list = *(*row_runs)[r];
+      runs.insert(runs.end(), list.begin(), list.end());
+    };
+    return out;
+  }
+
+ private:
+  struct Entry {
+    std::vector<int> lists;
+    TokenList cells;
+  };
+  // Equal lists share one id, so `pair x, x` keeps one list per row instead of merging copies.
+  int intern(RunList runs) {
+    size_t hash = runs.size();
+    for (const ColumnRun& r : runs) {
+      hash = (hash * 1000003u) ^ static_cast<size_t>(r.begin);
+      hash = (hash * 1000003u) ^ static_cast<size_t>(r.end);
+    }
+    std::vector<int>& bucket = by_hash_[hash];
+    for (int id : bucket) {
+      const RunList& other = *lists_[static_cast<size_t>(id)];
+      const bool same = std::equal(other.begin(), other.end(), runs.begin(), runs.end(),
+                                   [](const ColumnRun& x, const ColumnRun& y) {
+                                     return x.begin == y.begin && x.end == y.end;
+                                   });
+      if (same) return id;
+    }
+    lists_.push_back(std::make_shared<const RunList>(std::move(runs)));
+    bucket.push_back(static_cast<int>(lists_.size() - 1));
+    return bucket.back();
+  }
+  void add_list(int64_t row, int id) {
+    std::vector<int>& ids = entries_[row].lists;
+    if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
+  }
+
+  std::vector<SharedRuns> lists_;
+  std::unordered_map<size_t, std::vector<int>> by_hash_;
+  std::unordered_map<int64_t, Entry> entries_;
+};
+
+TokenList select(const ast::Selector& sel, const Scope& scope, const Declarations& decls,
+                 const SourceText& source) {
+  return resolve_selector(sel, scope, decls, source);
+}
+
+// Rows must be distinct for shapes whose cells depend on a token's place in the list.
+void require_distinct(const TokenList& tokens, const ast::Selector& sel, const Declarations& decls,
+                      const SourceText& source, const char* shape) {
+  TokenList sorted = tokens;
+  std::sort(sorted.begin(), sorted.end());
+  const auto dup = std::adjacent_find(sorted.begin(), sorted.end());
+  if (dup != sorted.end()) {
+    source.fail(sel.pos, fmt::format("`{}` needs distinct tokens, but {} appears twice", shape,
+                                     decls.layout.token_label(*dup)));
+  }
+}
+
+// The tokens of a digit span by place: place 0 is the least significant digit.
+TokenList digits_by_place(const SpanOperand& op, const ast::Selector& sel, const SourceText& source,
+                          const char* shape) {
+  const Span& span = *op.span;
+  if (!span.digits) {
+    source.fail(sel.pos, fmt::format("`{}` needs the digit order of span {}; expected a "
+                                     "declaration `digits {} lsb_first` or `digits {} msb_first`",
+                                     shape, span.name, span.name, span.name));
+  }
+  TokenList places(static_cast<size_t>(span.length));
+  for (int64_t j = 0; j < span.length; ++j) {
+    const int64_t index = *span.digits == DigitOrder::kLsbFirst ? j : span.length - 1 - j;
+    places[static_cast<size_t>(j)] = span.offset + index - op.shift;
+  }
+  return places;
+}
+
+CellWrites digit_shape(const ast::Shape& shape, const Declarations& decls,
+                       const SourceText& source) {
+  const char* name = shape.kind == ast::ShapeKind::kAlign ? "align" : "product";
+  const TokenList a = digits_by_place(
+      resolve_span_operand(shape.a, decls, source, "the first operand"), shape.a, source, name);
+  const TokenList b = digits_by_place(
+      resolve_span_operand(shape.b, decls, source, "the second operand"), shape.b, source, name);
+  const TokenList c = digits_by_place(resolve_span_operand(shape.c, decls, source, "the result"),
+                                      shape.c, source, name);
+  const int64_t la = static_cast<int64_t>(a.size());
+  const int64_t lb = static_cast<int64_t>(b.size());
+  CellWritesBuilder builder;
+  for (int64_t j = 0; j < static_cast<int64_t>(c.size()); ++j) {
+    const int64_t row = c[static_cast<size_t>(j)];
+    if (shape.kind == ast::ShapeKind::kAlign) {
+      // C[j] -> A[j], B[j]; with carry also every lower place i < j.
+      const int64_t lowest = shape.carry ? 0 : j;
+      for (int64_t i = lowest; i <= j; ++i) {
+        if (i < la) builder.add_cell(row, a[static_cast<size_t>(i)]);
+        if (i < lb) builder.add_cell(row, b[static_cast<size_t>(i)]);
+      }
+    } else {
+      // C[j] -> A[i], B[k] for every i + k = j (with carry: i + k <= j).
+      for (int64_t i = 0; i < la; ++i) {
+        for (int64_t k = 0; k < lb; ++k) {
+          const bool hit = shape.carry ? i + k <= j : i + k == j;
+          if (!hit) continue;
+          builder.add_cell(row, a[static_cast<size_t>(i)]);
+          builder.add_cell(row, b[static_cast<size_t>(k)]);
+        }
+      }
+    }
+  }
+  return std::move(builder).build();
+}
+
+const Span& grid_span(const ast::Shape& shape, const Declarations& decls, const SourceText& source,
+                      const char* name) {
+  const SpanOperand op = resolve_span_operand(shape.a, decls, source, "the grid span");
+  if (op.shift != 0) {
+    source.fail(shape.a.pos, fmt::format("`{}` takes a grid span, not `before`", name));
+  }
+  if (!op.span->grid) {
+    source.fail(shape.a.pos, fmt::format("`{}` needs a grid on span {}; expected a declaration "
+                                         "`grid {} H x W`",
+                                         name, op.span->name, op.span->name));
+  }
+  return *op.span;
+}
+
+CellWrites local_shape(const ast::Shape& shape, const Scope& scope, const Declarations& decls,
+                       const SourceText& source) {
+  const Span& span = grid_span(shape, decls, source, "local");
+  if (shape.radius_count == 0) source.fail(shape.pos, "`local` needs `radius R`");
+  if (shape.radius_count > 1) source.fail(shape.radius_pos, "`radius` is given twice");
+  if (shape.metric_count > 1) source.fail(shape.metric_pos, "`metric` is given twice");
+  if (shape.dilation_count > 1) source.fail(shape.dilation_pos, "`dilation` is given twice");
+  const int64_t radius = evaluate_integer(*shape.size, scope, source, "the radius");
+  if (radius < 0) source.fail(shape.size->pos, fmt::format("radius {} must be at least 0", radius));
+  int64_t dilation = 1;
+  if (shape.dilation) {
+    dilation = evaluate_integer(*shape.dilation, scope, source, "the dilation");
+    if (dilation < 1) {
+      source.fail(shape.dilation->pos, fmt::format("dilation {} must be at least 1", dilation));
+    }
+  }
+  const bool manhattan = shape.metric == ast::Metric::kManhattan;
+  const auto [height, width] = *span.grid;
+  const int64_t offset = span.offset;
+  const int64_t reach = std::min(radius, std::max(height, width)) / dilation * dilation;
+
+  CellWrites out;
+  out.rows.resize(static_cast<size_t>(span.length));
+  for (int64_t t = 0; t < span.length; ++t) out.rows[static_cast<size_t>(t)] = offset + t;
+  // (p,q) -> (p+dy, q+dx) for offsets that are multiples of the dilation within the radius.
+  out.fill = [=](size_t r, RunList& runs, std::vector<float>&) {
+    const int64_t p = static_cast<int64_t>(r) / width;
+    const int64_t q = static_cast<int64_t>(r) % width;
+    for (int64_t dy = -reach; dy <= reach; dy += dilation) {
+      const int64_t pp = p + dy;
+      if (pp < 0 || pp >= height) continue;
+      const int64_t left = manhattan ? reach - std::abs(dy) : reach;
+      const int64_t row_offset = offset + pp * width;
+      if (dilation == 1) {
+        const int64_t lo = std::max<int64_t>(0, q - left);
+        const int64_t hi = std::min<int64_t>(width - 1, q + left);
+        runs.push_back(ColumnRun{row_offset + lo, row_offset + hi + 1});
+        continue;
+      }
+      for (int64_t dx = -(left / dilation) * dilation; dx <= left; dx += dilation) {
+        const int64_t qq = q + dx;
+        if (qq >= 0 && qq < width) runs.push_back(ColumnRun{row_offset + qq, row_offset + qq + 1});
+      }
+    }
+  };
+  return out;
+}
+
+CellWrites shift_shape(const ast::Shape& shape, const Scope& scope, const Declarations& decls,
+                       const SourceText& source) {
+  const Span& span = grid_span(shape, decls, source, "shift");
+  const int64_t dy = evaluate_integer(*shape.dy, scope, source, "the row offset dy");
+  const int64_t dx = evaluate_integer(*shape.dx, scope, source, "the column offset dx");
+  const auto [height, width] = *span.grid;
+  CellWritesBuilder builder;
+  for (int64_t p = 0; p < height; ++p) {
+    for (int64_t q = 0; q < width; ++q) {
+      const int64_t pp = p + dy;
+      const int64_t qq = q + dx;
+      if (pp < 0 || pp >= height || qq < 0 || qq >= width) continue;
+      builder.add_cell(span.offset + p * width + q, span.offset + pp * width + qq);
+    }
+  }
+  return std::move(builder).build();
+}
+
+CellWrites cycle_shape(const ast::Shape& shape, const Scope& scope, const Declarations& decls,
+                       const SourceText& source) {
+  const TokenList x = select(shape.a, scope, decls, source);
+  const int64_t m = static_cast<int64_t>(x.size());
+  const int64_t k = evaluate_integer(*shape.size, scope, source, "the window");
+  if (k < 1) source.fail(shape.size->pos, fmt::format("window {} must be at least 1", k));
+  if (k > m) {
+    source.fail(shape.size->pos,
+                fmt::format("window {} is longer than the {} tokens of the cycle", k, m));
+  }
+  CellWritesBuilder builder;
+  // X[a] and X[b] share a window iff their cyclic distance is below k.
+  for (int64_t a = 0; a < m; ++a) {
+    TokenList cols;
+    for (int64_t t = -(k - 1); t <= k - 1; ++t) {
+      cols.push_back(x[static_cast<size_t>(((a + t) % m + m) % m)]);
+    }
+    std::sort(cols.begin(), cols.end());
+    cols.erase(std::unique(cols.begin(), cols.end()), cols.end());
+    builder.add_block({x[static_cast<size_t>(a)]}, cols);
+  }
+  return std::move(builder).build();
+}
+
+// rows = the tokens of `places` sorted; place_of[r] = the place of rows[r] in `places`.
+void rows_by_token(const TokenList& places, CellWrites& out, std::vector<int64_t>& place_of) {
+  std::vector<int64_t> order(places.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int64_t>(i);
+  std::sort(order.begin(), order.end(), [&](int64_t l, int64_t r) {
+    return places[static_cast<size_t>(l)] < places[static_cast<size_t>(r)];
+  });
+  for (int64_t i : order) out.rows.push_back(places[static_cast<size_t>(i)]);
+  place_of = std::move(order);
+}
+
+CellWrites distance_shape(const ast::Shape& shape, const ast::Expr* value, const Scope& scope,
+                          const Declarations& decls, const SourceText& source) {
+  if (value == nullptr) {
+    source.fail(shape.pos,
+                "`distance` gives each cell its own value; expected "
+                "`set distance X = EXPR(d)`");
+  }
+  const TokenList x = select(shape.a, scope, decls, source);
+  require_distinct(x, shape.a, decls, source, "distance");
+  const int64_t m = static_cast<int64_t>(x.size());
+  // The value depends only on d = i - j in [-(m-1), m-1]: evaluate each d once.
+  auto table = std::make_shared<std::vector<float>>();
+  Scope with_d = scope;
+  for (int64_t d = -(m - 1); d <= m - 1; ++d) {
+    with_d["d"] = Value::of_integer(d);
+    table->push_back(static_cast<float>(evaluate(*value, with_d, source).real));
+  }
+  CellWrites out;
+  out.per_cell_values = true;
+  auto place_of = std::make_shared<std::vector<int64_t>>();
+  rows_by_token(x, out, *place_of);
+  auto pieces = std::make_shared<const std::vector<Piece>>(to_pieces(x));
+  // Row X[i] gets X[j] with value f(i - j) for every j.
+  out.fill = [table, place_of, pieces, m](size_t r, RunList& runs, std::vector<float>& values) {
+    const int64_t i = (*place_of)[r];
+    for (const Piece& piece : *pieces) {
+      runs.push_back(ColumnRun{piece.first_token, piece.first_token + piece.length});
+      const float* f = table->data() + (i - piece.first_place + m - 1);
+      for (int64_t t = 0; t < piece.length; ++t) values.push_back(f[-t]);
+    }
+  };
+  return out;
+}
+
+CellWrites causal_shape(const ast::Shape& shape, const Scope& scope, const Declarations& decls,
+                        const SourceText& source) {
+  TokenList x;
+  if (shape.has_a) {
+    x = select(shape.a, scope, decls, source);
+    require_distinct(x, shape.a, decls, source, "causal");
+  } else {
+    for (int64_t t = 0; t < decls.layout.size(); ++t) x.push_back(t);
+  }
+  CellWrites out;
+  auto place_of = std::make_shared<std::vector<int64_t>>();
+  rows_by_token(x, out, *place_of);
+  auto pieces = std::make_shared<const std::vector<Piece>>(to_pieces(x));
+  // X[i] -> X[j] for every later place j > i.
+  out.fill = [place_of, pieces](size_t r, RunList& runs, std::vector<float>&) {
+    const int64_t first = (*place_of)[r] + 1;
+    for (const Piece& piece : *pieces) {
+      const int64_t end = piece.first_place + piece.length;
+      if (end <= first) continue;
+      const int64_t skip = std::max<int64_t>(0, first - piece.first_place);
+      runs.push_back(ColumnRun{piece.first_token + skip, piece.first_token + piece.length});
+    }
+  };
+  return out;
+}
+
+}  // namespace
+
+CellWrites shape_cells(const ast::Shape& shape, const ast::Expr* distance_value, const Scope& scope,
+                       const Declarations& decls, const SourceText& source) {
+  CellWritesBuilder builder;
+  switch (shape.kind) {
+    case ast::ShapeKind::kDirected:
+      builder.add_block(select(shape.a, scope, decls, source),
+                        select(shape.b, scope, decls, source));
+      break;
+    case ast::ShapeKind::kPair: {
+      const TokenList a = select(shape.a, scope, decls, source);
+      const TokenList b = select(shape.b, scope, decls, source);
+      builder.add_block(a, b);
+      builder.add_block(b, a);
+      break;
+    }
+    case ast::ShapeKind::kClique: {
+      const TokenList a = select(shape.a, scope, decls, source);
+      builder.add_block(a, a);
+      break;
+    }
+    case ast::ShapeKind::kDiagonal:
+      if (shape.has_a) {
+        for (int64_t t : select(shape.a, scope, decls, source)) builder.add_cell(t, t);
+      } else {
+        for (int64_t t = 0; t < decls.layout.size(); ++t) builder.add_cell(t, t);
+      }
+      break;
+    case ast::ShapeKind::kCycle:
+      return cycle_shape(shape, scope, decls, source);
+    case ast::ShapeKind::kAlign:
+    case ast::ShapeKind::kProduct:
+      return digit_shape(shape, decls, source);
+    case ast::ShapeKind::kLocal:
+      return local_shape(shape, scope, decls, source);
+    case ast::ShapeKind::kShift:
+      return shift_shape(shape, scope, decls, source);
+    case ast::ShapeKind::kDistance:
+      return distance_shape(shape, distance_value, scope, decls, source);
+    case ast::ShapeKind::kCausal:
+      return causal_shape(shape, scope, decls, source);
+  }
+  return std::move(builder).build();
+}
+
+}  // namespace maskprior

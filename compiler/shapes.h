@@ -1,0 +1,33 @@
+// Rule shapes -> the cells they write, row by row (A -> B, pair, clique, diagonal, cycle, align,
+// product, local, shift, distance, causal). Large shapes generate their columns lazily per row.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "compiler/ast.h"
+#include "compiler/declarations.h"
+
+namespace maskprior {
+
+/// Consecutive key tokens [begin, end) of one row: writes become fills, not scattered stores.
+struct ColumnRun {
+  int64_t begin = 0;
+  int64_t end = 0;
+};
+
+/// The cells of one shape: rows are distinct query tokens; `fill(r, runs, values)` appends the
+/// key runs of rows[r] (and, when per_cell_values, one value per key, in run order).
+struct CellWrites {
+  std::vector<int64_t> rows;
+  std::function<void(size_t r, std::vector<ColumnRun>& runs, std::vector<float>& values)> fill;
+  bool per_cell_values = false;
+};
+
+/// The cells `shape` selects in `scope`. For `distance`, `distance_value` (an expression of `d`)
+/// gives each cell's value. Throws SpecError for bad operands (no grid, no digits, sizes).
+CellWrites shape_cells(const ast::Shape& shape, const ast::Expr* distance_value, const Scope& scope,
+                       const Declarations& decls, const SourceText& source);
+
+}  // namespace maskprior

@@ -1,0 +1,20 @@
+// Warnings pass: uniformly closed rows, rows excluded by `hard`, rules that write no cell.
+#pragma once
+
+#include <set>
+
+#include "compiler/ast.h"
+#include "compiler/compiled_mask.h"
+#include "compiler/declarations.h"
+#include "compiler/lower.h"
+
+namespace maskprior {
+
+/// Appends to out.warnings: every rule statement not in `wrote` (it wrote no cell), then rows
+/// whose non-hard cells are all equal and closed (per layer/head), then rows fully excluded by
+/// `hard` rules.
+void add_warnings(const ast::Spec& spec, const std::set<const ast::Statement*>& wrote,
+                  const Declarations& decls, const HardRowPositions& hard_rows,
+                  const SourceText& source, CompiledMask& out);
+
+}  // namespace maskprior

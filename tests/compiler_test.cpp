@@ -1,0 +1,652 @@
+// Tests of the .mask compiler: literal matrices for every rule, properties at larger N,
+// diagnostics (corpus tests/data/fail), warnings, the size cap, -D, and the shipped specs.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "compiler/compiled_mask.h"
+#include "compiler/error.h"
+
+namespace maskprior {
+namespace {
+
+CompiledMask compile(const std::string& body, const CompileOptions& options = {}) {
+  return compile_source("mask t\n" + body, "t.mask", options);
+}
+
+// One char per cell: '1' open, '0' close, '?' any other value.
+std::vector<std::string> pattern(const CompiledMask& m, int64_t layer = 0, int64_t head = 0) {
+  std::vector<std::string> rows;
+  for (int64_t q = 0; q < m.n; ++q) {
+    std::string row;
+    for (int64_t k = 0; k < m.n; ++k) {
+      const double v = m.at(layer, head, q, k);
+      row += v == m.open_value ? '1' : v == m.close_value ? '0' : '?';
+    }
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+std::vector<std::string> hard_pattern(const CompiledMask& m) {
+  std::vector<std::string> rows;
+  for (int64_t q = 0; q < m.n; ++q) {
+    std::string row;
+    for (int64_t k = 0; k < m.n; ++k) row += m.is_hard(q, k) ? 'x' : '.';
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+using Rows = std::vector<std::string>;
+
+// Expects SpecError at line:col with `message` in its text.
+void expect_spec_error(const std::string& body, int line, int column, const std::string& message) {
+  try {
+    compile(body);
+    ADD_FAILURE() << "expected an error: " << message;
+  } catch (const SpecError& e) {
+    EXPECT_EQ(e.diagnostic().where.line, line) << e.what();
+    EXPECT_EQ(e.diagnostic().where.column, column) << e.what();
+    EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+  }
+}
+
+std::string read_text(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+bool has_warning(const CompiledMask& m, const std::string& text, int line = 0) {
+  for (const Diagnostic& d : m.warnings) {
+    if (d.severity == Severity::kWarning && d.message.find(text) != std::string::npos &&
+        (line == 0 || d.where.line == line)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// ----------------------------------------------------------------------------------------------
+// Literal matrices, one per rule shape
+
+TEST(CompilerRules, LanguageExampleParity2) {
+  const CompiledMask m = compile(R"(param n = 3
+tokens cls, x[n]
+scale open = 10, close = -10
+default close
+open diagonal
+open cls -> x[0], x[1]
+open pair x[0], x[1]
+)");
+  EXPECT_EQ(m.name, "t");
+  EXPECT_EQ(m.n, 4);
+  EXPECT_EQ(pattern(m), (Rows{"1110", "0110", "0110", "0001"}));
+  EXPECT_FALSE(m.hard.has_value());
+  EXPECT_EQ(m.layout.spans.size(), 2u);
+  EXPECT_EQ(m.layout.spans[1].offset, 1);
+  EXPECT_EQ(m.layout.spans[1].length, 3);
+  EXPECT_DOUBLE_EQ(m.params.at("n"), 3.0);
+}
+
+TEST(CompilerRules, Directed) {
+  const CompiledMask m = compile("tokens cls, x[3]\nopen cls -> x[0], x[2]\n");
+  EXPECT_EQ(pattern(m), (Rows{"0101", "0000", "0000", "0000"}));
+}
+
+TEST(CompilerRules, PairWithParenthesisedList) {
+  const CompiledMask m = compile("tokens x[4]\nopen pair x[0], (x[2], x[3])\n");
+  EXPECT_EQ(pattern(m), (Rows{"0011", "0000", "1000", "1000"}));
+}
+
+TEST(CompilerRules, Clique) {
+  const CompiledMask m = compile("tokens x[4]\nopen clique x[1..3]\n");
+  EXPECT_EQ(pattern(m), (Rows{"0000", "0110", "0110", "0000"}));
+}
+
+TEST(CompilerRules, DiagonalAllAndSelected) {
+  EXPECT_EQ(pattern(compile("tokens x[3]\nopen diagonal\n")), (Rows{"100", "010", "001"}));
+  EXPECT_EQ(pattern(compile("tokens x[4]\nopen diagonal x[1..3]\n")),
+            (Rows{"0000", "0100", "0010", "0000"}));
+}
+
+TEST(CompilerRules, CycleWrapsAround) {
+  const CompiledMask m = compile("tokens x[5]\nopen cycle x window 2\n");
+  EXPECT_EQ(pattern(m), (Rows{"11001", "11100", "01110", "00111", "10011"}));
+}
+
+TEST(CompilerRules, AlignUnequalLengthsMixedDigitOrder) {
+  // a lsb: place i = a[i]; b msb: place 0 = b[2]; c lsb. c[2] has no a place 2.
+  const std::string spec = R"(tokens a[2], b[3], c[3]
+digits a lsb_first
+digits b msb_first
+digits c lsb_first
+)";
+  EXPECT_EQ(pattern(compile(spec + "open align a, b -> c\n")),
+            (Rows{"00000000", "00000000", "00000000", "00000000", "00000000", "10001000",
+                  "01010000", "00100000"}));
+  EXPECT_EQ(pattern(compile(spec + "open align a, b -> c carry\n")),
+            (Rows{"00000000", "00000000", "00000000", "00000000", "00000000", "10001000",
+                  "11011000", "11111000"}));
+}
+
+TEST(CompilerRules, AlignBeforeResult) {
+  const CompiledMask m = compile(R"(tokens a[2], b[2], eq, c[2]
+digits a lsb_first
+digits b lsb_first
+digits c lsb_first
+open align a, b -> before c
+)");
+  EXPECT_EQ(pattern(m),
+            (Rows{"0000000", "0000000", "0000000", "0000000", "1010000", "0101000", "0000000"}));
+}
+
+TEST(CompilerRules, AlignMsbFirstResultKeepsPlaceOrder) {
+  // c msb_first: c[1] is place 0, c[0] is place 1; `before c` keeps that order.
+  const CompiledMask m = compile(R"(tokens a[2], eq, c[2]
+digits a lsb_first
+digits c msb_first
+open align a, a -> before c
+)");
+  // place 0 (c[1], predicted by row c[0] = 3) -> a[0]; place 1 (c[0], predicted by eq = 2) -> a[1]
+  EXPECT_EQ(pattern(m), (Rows{"00000", "00000", "01000", "10000", "00000"}));
+}
+
+TEST(CompilerRules, Product) {
+  const std::string spec = R"(tokens a[2], b[2], c[3]
+digits a lsb_first
+digits b lsb_first
+digits c lsb_first
+)";
+  EXPECT_EQ(pattern(compile(spec + "open product a, b -> c\n")),
+            (Rows{"0000000", "0000000", "0000000", "0000000", "1010000", "1111000", "0101000"}));
+  EXPECT_EQ(pattern(compile(spec + "open product a, b -> c carry\n")),
+            (Rows{"0000000", "0000000", "0000000", "0000000", "1010000", "1111000", "1111000"}));
+}
+
+TEST(CompilerRules, LocalMetricsAndDilation) {
+  const std::string grid = "tokens p[9]\ngrid p 3 x 3\n";
+  const Rows chebyshev = pattern(compile(grid + "open local p radius 1\n"));
+  EXPECT_EQ(chebyshev[0], "110110000");
+  EXPECT_EQ(chebyshev[4], "111111111");
+  EXPECT_EQ(chebyshev[8], "000011011");
+  const Rows manhattan = pattern(compile(grid + "open local p radius 1 metric manhattan\n"));
+  EXPECT_EQ(manhattan[0], "110100000");
+  EXPECT_EQ(manhattan[4], "010111010");
+  // modifiers in any order
+  const Rows dilated = pattern(compile(grid + "open local p dilation 2 radius 2\n"));
+  EXPECT_EQ(dilated[0], "101000101");
+  EXPECT_EQ(dilated[4], "000010000");
+  const Rows both = pattern(compile(grid + "open local p metric manhattan dilation 2 radius 2\n"));
+  EXPECT_EQ(both[0], "101000100");
+}
+
+TEST(CompilerRules, ShiftSkipsCellsOffTheGrid) {
+  const CompiledMask m = compile("tokens p[9]\ngrid p 3 x 3\nopen shift p by (1, -1)\n");
+  EXPECT_EQ(pattern(m), (Rows{"000000000", "000100000", "000010000", "000000000", "000000100",
+                              "000000010", "000000000", "000000000", "000000000"}));
+}
+
+TEST(CompilerRules, DistanceValuesUseQueryMinusKey) {
+  const CompiledMask m = compile("tokens cls, x[3]\nset distance x = d\n");
+  for (int64_t i = 0; i < 3; ++i) {
+    for (int64_t j = 0; j < 3; ++j) EXPECT_EQ(m.at(0, 0, 1 + i, 1 + j), static_cast<float>(i - j));
+  }
+  EXPECT_EQ(m.at(0, 0, 0, 0), -10.0f);
+  const CompiledMask f =
+      compile("tokens x[4]\nset distance x = -0.5 * abs(d) + max(1, 2) - min(1, 2)\n");
+  EXPECT_FLOAT_EQ(f.at(0, 0, 3, 0), -0.5f * 3 + 1);
+  EXPECT_FLOAT_EQ(f.at(0, 0, 0, 3), -0.5f * 3 + 1);
+}
+
+TEST(CompilerRules, ExplicitValuesDefaultAndCloseRules) {
+  const CompiledMask m = compile(R"(tokens x[3]
+default 0.5
+open x[0] -> x[1] at 2.5
+set x[1] -> x[0] = -3
+close x[2] -> x[2]
+open x[2] -> x[0]
+)");
+  EXPECT_EQ(m.at(0, 0, 0, 1), 2.5f);
+  EXPECT_EQ(m.at(0, 0, 1, 0), -3.0f);
+  EXPECT_EQ(m.at(0, 0, 2, 2), -10.0f);
+  EXPECT_EQ(m.at(0, 0, 2, 0), 10.0f);
+  EXPECT_EQ(m.at(0, 0, 0, 0), 0.5f);
+  EXPECT_EQ(m.at(0, 0, 1, 2), 0.5f);
+}
+
+TEST(CompilerRules, HardRules) {
+  const CompiledMask all = compile("tokens x[3]\nopen diagonal\nhard causal\n");
+  ASSERT_TRUE(all.hard.has_value());
+  EXPECT_EQ(hard_pattern(all), (Rows{".xx", "..x", "..."}));
+  // hard never changes M
+  EXPECT_EQ(pattern(all), (Rows{"100", "010", "001"}));
+  const CompiledMask sub = compile("tokens x[4]\nopen diagonal\nhard causal x[1..3]\n");
+  EXPECT_EQ(hard_pattern(sub), (Rows{"....", "..x.", "....", "...."}));
+  const CompiledMask directed = compile("tokens x[3], y\nopen diagonal\nhard y -> x[1..]\n");
+  EXPECT_EQ(hard_pattern(directed), (Rows{"....", "....", "....", ".xx."}));
+}
+
+TEST(CompilerRules, CascadeAndProvenance) {
+  const CompiledMask m = compile(R"(tokens x[3]
+default close
+open x -> x
+close x[0] -> x[1..]
+open x[0] -> x[2]
+)");
+  // lines: 1 mask, 2 tokens, 3 default, 4 open, 5 close, 6 open
+  EXPECT_EQ(pattern(m), (Rows{"101", "111", "111"}));
+  EXPECT_EQ(m.provenance[m.index(0, 0, 0, 0)], 4);
+  EXPECT_EQ(m.provenance[m.index(0, 0, 0, 1)], 5);
+  EXPECT_EQ(m.provenance[m.index(0, 0, 0, 2)], 6);
+  EXPECT_EQ(m.provenance[m.index(0, 0, 1, 0)], 4);
+  const CompiledMask untouched = compile("tokens x[2]\nopen x[0] -> x[0]\n");
+  EXPECT_EQ(untouched.provenance[untouched.index(0, 0, 1, 1)], 0);
+}
+
+TEST(CompilerRules, NegativeIndexesAndOpenRanges) {
+  EXPECT_EQ(pattern(compile("tokens x[4]\nopen x[-1] -> x[-2]\n"))[3], "0010");
+  EXPECT_EQ(pattern(compile("tokens x[4]\nopen x[0] -> x[..-1]\n"))[0], "1110");
+  EXPECT_EQ(pattern(compile("tokens x[4]\nopen x[0] -> x[2..]\n"))[0], "0011");
+  EXPECT_EQ(pattern(compile("tokens x[4]\nopen x[0] -> x[..]\n"))[0], "1111");
+  // a computed negative index is an error, never a wrap-around
+  expect_spec_error("tokens x[4]\nfor i in 0..2 {\n  open x[i - 1] -> x\n}\n", 4, 10,
+                    "index x[-1] is outside span x of length 4");
+}
+
+TEST(CompilerBlocks, HeadsLayersAndLoops) {
+  const CompiledMask m = compile(R"(tokens x[3]
+layers 2
+heads 3
+for i in 0..3 {
+  open x[i] -> x[0..i + 1]
+}
+layer 1 {
+  heads 1..3 {
+    close x -> x
+    head 2 { open diagonal }
+  }
+}
+)");
+  EXPECT_EQ(m.layers, 2);
+  EXPECT_EQ(m.heads, 3);
+  const Rows triangle{"100", "110", "111"};
+  EXPECT_EQ(pattern(m, 0, 0), triangle);
+  EXPECT_EQ(pattern(m, 0, 1), triangle);
+  EXPECT_EQ(pattern(m, 0, 2), triangle);
+  EXPECT_EQ(pattern(m, 1, 0), triangle);
+  EXPECT_EQ(pattern(m, 1, 1), (Rows{"000", "000", "000"}));
+  EXPECT_EQ(pattern(m, 1, 2), (Rows{"100", "010", "001"}));
+  // lines: 6 the loop's rule, 10 `close x -> x`, 11 `head 2 { open diagonal }`
+  EXPECT_EQ(m.provenance[m.index(1, 2, 0, 0)], 11);
+  EXPECT_EQ(m.provenance[m.index(1, 1, 0, 0)], 10);
+  EXPECT_EQ(m.provenance[m.index(0, 1, 0, 0)], 6);
+}
+
+TEST(CompilerBlocks, NestedLoopsWithExpressions) {
+  const CompiledMask m = compile(R"(param n = 4
+tokens x[n]
+for i in 1..n {
+  for j in 0..i { set x[i] -> x[j] = (i - j) * 2 % 3 }
+}
+)");
+  for (int64_t i = 1; i < 4; ++i) {
+    for (int64_t j = 0; j < i; ++j)
+      EXPECT_EQ(m.at(0, 0, i, j), static_cast<float>((i - j) * 2 % 3));
+  }
+}
+
+TEST(CompilerOptions, ScaleAndOpenCloseOverrides) {
+  const std::string spec = R"(tokens x[2]
+scale open = 3, close = -2
+default open
+close x[0] -> x[1]
+open x[1] -> x[0] at 1
+)";
+  const CompiledMask plain = compile(spec);
+  EXPECT_EQ(plain.at(0, 0, 0, 0), 3.0f);
+  EXPECT_EQ(plain.at(0, 0, 0, 1), -2.0f);
+  CompileOptions options;
+  options.open_value = 7.0;
+  options.close_value = -6.0;
+  const CompiledMask over = compile(spec, options);
+  EXPECT_EQ(over.open_value, 7.0);
+  EXPECT_EQ(over.close_value, -6.0);
+  EXPECT_EQ(over.at(0, 0, 0, 0), 7.0f);  // default open follows --open
+  EXPECT_EQ(over.at(0, 0, 0, 1), -6.0f);
+  EXPECT_EQ(over.at(0, 0, 1, 0), 1.0f);  // explicit values are untouched
+}
+
+TEST(CompilerOptions, DefinesOverrideParameters) {
+  const std::string spec = "param n = 15\nparam m = n + 1\ntokens cls, x[n]\n";
+  CompileOptions options;
+  options.defines["n"] = "20";
+  const CompiledMask m = compile(spec, options);
+  EXPECT_EQ(m.n, 21);
+  EXPECT_DOUBLE_EQ(m.params.at("n"), 20.0);
+  EXPECT_DOUBLE_EQ(m.params.at("m"), 21.0);
+  options.defines["n"] = "2 * 3";
+  EXPECT_EQ(compile(spec, options).n, 7);
+  options.defines["n"] = "4.5";
+  EXPECT_THROW(compile(spec, options), SpecError);  // a length must be an integer
+  options.defines["n"] = "abc(";
+  EXPECT_THROW(compile(spec, options), InputError);
+  CompileOptions unknown;
+  unknown.defines["k"] = "3";
+  try {
+    compile(spec, unknown);
+    ADD_FAILURE() << "unknown -D accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("no parameter k"), std::string::npos) << e.what();
+  }
+}
+
+TEST(CompilerOutput, MetadataAndSha256) {
+  const CompiledMask m = compile_source("mask t\ntokens x\n", "t.mask");
+  EXPECT_EQ(m.source_sha256, "efb7c4a1e112565f13831ca704f5a3e88b79ef0323fc29aab9d74755317385b7");
+  EXPECT_EQ(m.n, 1);
+  EXPECT_EQ(m.mask.size(), 1u);
+  EXPECT_EQ(m.mask[0], -10.0f);  // default close
+}
+
+TEST(CompilerOutput, GridAndDigitsInLayout) {
+  const CompiledMask m = compile("tokens c[2], p[6]\ndigits c msb_first\ngrid p 2 x 3\n");
+  ASSERT_TRUE(m.layout.spans[1].grid.has_value());
+  EXPECT_EQ(m.layout.spans[1].grid->first, 2);
+  EXPECT_EQ(m.layout.spans[1].grid->second, 3);
+  ASSERT_TRUE(m.layout.spans[0].digits.has_value());
+  EXPECT_EQ(*m.layout.spans[0].digits, DigitOrder::kMsbFirst);
+}
+
+TEST(CompilerOutput, SizeCapIsCheckedBeforeAllocating) {
+  CompileOptions options;
+  options.max_bytes = 1000;
+  try {
+    compile("tokens x[12]\nlayers 2\n", options);  // 2 * 144 * 8 = 2304 bytes
+    ADD_FAILURE() << "size cap not enforced";
+  } catch (const SpecError& e) {
+    EXPECT_NE(std::string(e.what()).find("above the limit of 1000 B"), std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("KiB"), std::string::npos) << e.what();
+  }
+  options.max_bytes = 2304;
+  EXPECT_NO_THROW(compile("tokens x[12]\nlayers 2\n", options));
+  // Overflowing sizes saturate instead of wrapping around to a small number.
+  EXPECT_THROW(compile("tokens x[4000000000], y[4000000000]\nlayers 1000000\n"), SpecError);
+}
+
+// ----------------------------------------------------------------------------------------------
+// Warnings
+
+TEST(CompilerWarnings, UniformlyClosedRows) {
+  const CompiledMask m = compile("tokens x[3]\nopen x[0] -> x\n");
+  EXPECT_TRUE(has_warning(m, "rows x[1], x[2] are uniformly closed")) << m.warnings.size();
+  const CompiledMask fine = compile("tokens x[3]\nopen diagonal\n");
+  EXPECT_TRUE(fine.warnings.empty());
+  const CompiledMask per_head =
+      compile("tokens x[2]\nheads 2\nopen diagonal\nhead 1 { close x[1] -> x }\n");
+  EXPECT_TRUE(has_warning(per_head, "row x[1] is uniformly closed in layer 0 head 1"));
+  // a neutral (zero) mask is not closed
+  EXPECT_TRUE(compile("tokens x[3]\ndefault 0\n").warnings.empty());
+}
+
+TEST(CompilerWarnings, RowsExcludedByHard) {
+  const CompiledMask m = compile("tokens x[3]\nopen diagonal\nhard x[0] -> x\n");
+  EXPECT_TRUE(has_warning(m, "row x[0] has every key excluded by `hard` rules", 4));
+  // hard-excluded cells do not count when judging a row closed
+  const CompiledMask causal =
+      compile("tokens x[2]\nopen x[1] -> x[1]\nopen x[0] -> x[1]\nhard causal\n");
+  EXPECT_TRUE(has_warning(causal, "row x[0] is uniformly closed"));
+}
+
+TEST(CompilerWarnings, RulesThatWriteNoCell) {
+  const CompiledMask m = compile(R"(tokens x[3], p[4]
+grid p 2 x 2
+open diagonal
+open x[0..0] -> x
+open shift p by (5, 0)
+for i in 0..0 { open x[i] -> x }
+for i in 0..3 { open x[i] -> x[i + 1..] }
+)");
+  EXPECT_TRUE(has_warning(m, "this rule writes no cell", 5));
+  EXPECT_TRUE(has_warning(m, "this rule writes no cell", 6));
+  EXPECT_TRUE(has_warning(m, "this rule writes no cell", 7));
+  EXPECT_FALSE(has_warning(m, "this rule writes no cell", 8));  // writes in some iterations
+  EXPECT_FALSE(has_warning(m, "this rule writes no cell", 4));
+}
+
+// ----------------------------------------------------------------------------------------------
+// Properties at larger N
+
+TEST(CompilerProperties, CycleIsSymmetricAndWraps) {
+  const int64_t n = 300;
+  const int64_t k = 5;
+  const CompiledMask m = compile("tokens x[300]\nopen cycle x window 5\n");
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      const int64_t gap = std::min((i - j + n) % n, (j - i + n) % n);
+      ASSERT_EQ(m.at(0, 0, i, j) == 10.0f, gap < k) << i << "," << j;
+    }
+  }
+}
+
+TEST(CompilerProperties, LocalMatchesBruteForce) {
+  const int64_t h = 24;
+  const int64_t w = 20;
+  struct Case {
+    const char* options;
+    int64_t radius, dilation;
+    bool manhattan;
+  };
+  for (const Case& c :
+       {Case{"radius 2", 2, 1, false}, Case{"radius 3 metric manhattan", 3, 1, true},
+        Case{"dilation 2 radius 5", 5, 2, false},
+        Case{"metric manhattan radius 4 dilation 3", 4, 3, true}}) {
+    const CompiledMask m = compile(
+        std::string("tokens cls, p[480]\ngrid p 24 x 20\nopen local p ") + c.options + "\n");
+    for (int64_t a = 0; a < h * w; ++a) {
+      for (int64_t b = 0; b < h * w; ++b) {
+        const int64_t dy = b / w - a / w;
+        const int64_t dx = b % w - a % w;
+        const int64_t dist =
+            c.manhattan ? std::abs(dy) + std::abs(dx) : std::max(std::abs(dy), std::abs(dx));
+        const bool open = dist <= c.radius && dy % c.dilation == 0 && dx % c.dilation == 0;
+        ASSERT_EQ(m.at(0, 0, 1 + a, 1 + b) == 10.0f, open) << c.options << " " << a << "," << b;
+        ASSERT_EQ(m.at(0, 0, 1 + a, 1 + b), m.at(0, 0, 1 + b, 1 + a));  // symmetric
+      }
+    }
+  }
+}
+
+TEST(CompilerProperties, AlignWithUnequalLengthsAtTheLeastSignificantDigit) {
+  const CompiledMask m = compile(R"(tokens a[7], b[3], c[9]
+digits a msb_first
+digits b lsb_first
+digits c lsb_first
+open align a, b -> c carry
+)");
+  for (int64_t j = 0; j < 9; ++j) {
+    const int64_t row = 10 + j;
+    for (int64_t i = 0; i < 7; ++i) {  // a[i] is place 6 - i
+      EXPECT_EQ(m.at(0, 0, row, i) == 10.0f, 6 - i <= j) << j << " a " << i;
+    }
+    for (int64_t i = 0; i < 3; ++i) EXPECT_EQ(m.at(0, 0, row, 7 + i) == 10.0f, i <= j);
+  }
+}
+
+TEST(CompilerProperties, CascadeKeepsTheLastWriter) {
+  // Overlapping ranges written in order: cell (i, j) ends with the last iteration that covers it.
+  const CompiledMask m = compile(R"(tokens x[64]
+for s in 0..8 {
+  set x[s * 4..s * 4 + 32] -> x[s * 4..s * 4 + 32] = s
+}
+)");
+  for (int64_t i = 0; i < 64; ++i) {
+    for (int64_t j = 0; j < 64; ++j) {
+      int64_t last = -1;
+      for (int64_t s = 0; s < 8; ++s) {
+        if (i >= s * 4 && i < s * 4 + 32 && j >= s * 4 && j < s * 4 + 32) last = s;
+      }
+      ASSERT_EQ(m.at(0, 0, i, j), last < 0 ? -10.0f : static_cast<float>(last));
+      ASSERT_EQ(m.provenance[m.index(0, 0, i, j)], last < 0 ? 0 : 4);
+    }
+  }
+}
+
+TEST(CompilerProperties, DistanceAndCausalAtLargeN) {
+  const CompiledMask m = compile(R"(param n = 700
+tokens t[n]
+hard causal
+set distance t = max(-10, 10 * (1 - abs(d) / 8))
+)");
+  for (int64_t i = 0; i < 700; i += 7) {
+    for (int64_t j = 0; j < 700; ++j) {
+      const double expected = std::max(-10.0, 10.0 * (1.0 - std::abs(i - j) / 8.0));
+      ASSERT_FLOAT_EQ(m.at(0, 0, i, j), static_cast<float>(expected));
+      ASSERT_EQ(m.is_hard(i, j), j > i);
+    }
+  }
+}
+
+TEST(CompilerProperties, PerHeadBlocksAtManyPlanes) {
+  const CompiledMask m = compile(R"(tokens x[40]
+layers 3
+heads 5
+open diagonal
+for h in 0..5 {
+  head h { open x -> x[h] }
+}
+layers 1..3 { heads 2..4 { close x -> x } }
+)");
+  for (int64_t l = 0; l < 3; ++l) {
+    for (int64_t h = 0; h < 5; ++h) {
+      const bool closed = l >= 1 && h >= 2 && h < 4;
+      for (int64_t q = 0; q < 40; ++q) {
+        for (int64_t k = 0; k < 40; ++k) {
+          const bool open = !closed && (k == q || k == h);
+          ASSERT_EQ(m.at(l, h, q, k) == 10.0f, open) << l << h << q << k;
+        }
+      }
+    }
+  }
+}
+
+TEST(CompilerProperties, LargeLocalGridCompiles) {
+  const CompiledMask m = compile("tokens p[4096]\ngrid p 64 x 64\nopen local p radius 2\n");
+  int64_t open = 0;
+  for (int64_t k = 0; k < m.n; ++k) open += m.at(0, 0, 64 * 32 + 32, k) == 10.0f;
+  EXPECT_EQ(open, 25);
+}
+
+// ----------------------------------------------------------------------------------------------
+// Errors: the corpus and a few inline cases
+
+TEST(CompilerErrors, FailCorpusReportsPositionAndMessage) {
+  const std::filesystem::path dir = std::filesystem::path(MASKPRIOR_TEST_DATA) / "fail";
+  int checked = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() != ".mask") continue;
+    std::filesystem::path expected_path = entry.path();
+    expected_path.replace_extension(".expected");
+    ASSERT_TRUE(std::filesystem::exists(expected_path)) << expected_path;
+    std::string expected = read_text(expected_path);
+    while (!expected.empty() && (expected.back() == '\n' || expected.back() == '\r')) {
+      expected.pop_back();
+    }
+    const size_t first = expected.find(':');
+    const size_t second = expected.find(':', first + 1);
+    const int line = std::stoi(expected.substr(0, first));
+    const int column = std::stoi(expected.substr(first + 1, second - first - 1));
+    const std::string message = expected.substr(second + 2);
+    try {
+      compile_file(entry.path().string());
+      ADD_FAILURE() << entry.path() << " compiled without an error";
+    } catch (const SpecError& e) {
+      const Diagnostic& d = e.diagnostic();
+      EXPECT_EQ(d.where.line, line) << entry.path() << "\n" << e.what();
+      EXPECT_EQ(d.where.column, column) << entry.path() << "\n" << e.what();
+      EXPECT_NE(d.message.find(message), std::string::npos) << entry.path() << "\n" << e.what();
+      EXPECT_EQ(d.where.file, entry.path().string());
+      // the diagnostic shows the source line and a caret
+      EXPECT_NE(std::string(e.what()).find('^'), std::string::npos) << e.what();
+    }
+    ++checked;
+  }
+  EXPECT_GE(checked, 40);
+}
+
+TEST(CompilerErrors, PassCorpusCompiles) {
+  const std::filesystem::path dir = std::filesystem::path(MASKPRIOR_TEST_DATA) / "pass";
+  int checked = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() != ".mask") continue;
+    EXPECT_NO_THROW(compile_file(entry.path().string())) << entry.path();
+    ++checked;
+  }
+  EXPECT_GE(checked, 6);
+}
+
+TEST(CompilerErrors, DiagnosticFormat) {
+  try {
+    compile_source("mask parity2\nparam n = 15\ntokens cls, x[n]\nopen cls -> x[15]\n",
+                   "parity2.mask");
+    FAIL();
+  } catch (const SpecError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "parity2.mask:4:15: error: index x[15] is outside span x of length 15\n"
+              "  open cls -> x[15]\n"
+              "                ^");
+  }
+}
+
+TEST(CompilerErrors, InlineCases) {
+  expect_spec_error("tokens x[3]\nopen x[1] -> x[1 + 2.5]\n", 3, 16, "an index must be an integer");
+  expect_spec_error("tokens x[3]\nlayers 2\nlayer 2 { open diagonal }\n", 4, 7,
+                    "layer 2 is outside 0..2");
+  expect_spec_error("tokens x[3]\nheads 3\nheads 2..1 { open diagonal }\n", 4, 10,
+                    "head range 2..1 is empty");
+  expect_spec_error("tokens x[3]\nopen x -> x at 1e39\n", 3, 16, "does not fit in float32");
+  expect_spec_error("tokens x[3]\nset distance (x[0], x[0]) = d\n", 3, 14, "distinct tokens");
+  EXPECT_THROW(compile_file("/nonexistent/spec.mask"), InputError);
+}
+
+// ----------------------------------------------------------------------------------------------
+// The shipped specs compile without error.
+
+TEST(ShippedSpecs, Compile) {
+  const std::vector<std::string> specs = {
+      "specs/arith/addition.mask",
+      "specs/arith/addition_nocarry.mask",
+      "specs/arith/multiplication.mask",
+      "specs/gotu/cyclic3.mask",
+      "specs/gotu/maj3.mask",
+      "specs/gotu/parity2.mask",
+      "specs/gotu/parity2_misspecified.mask",
+      "specs/gotu/threesym.mask",
+      "specs/language/distance.mask",
+      "specs/vision/local7x7.mask",
+  };
+  for (const std::string& spec : specs) {
+    const std::filesystem::path path = std::filesystem::path(MASKPRIOR_SOURCE_DIR) / spec;
+    ASSERT_TRUE(std::filesystem::exists(path)) << path;
+    try {
+      const CompiledMask m = compile_file(path.string());
+      EXPECT_GT(m.n, 0) << spec;
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << spec << ": " << e.what();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace maskprior
