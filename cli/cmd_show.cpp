@@ -1,10 +1,91 @@
+// `maskc show SPEC|FILE`: draw one (layer, head) of a mask as text, optionally as a PNG.
+#include <fmt/format.h>
+
+#include <iostream>
+#include <memory>
+
 #include "cli/commands.h"
+#include "cli/spec_flags.h"
+#include "compiler/compiled_mask.h"
+#include "compiler/render.h"
+#include "compiler/tensor_file.h"
 
 namespace maskprior::cli {
+namespace {
+
+struct ShowArgs {
+  std::string input;
+  int64_t layer = 0;
+  int64_t head = 0;
+  std::string png;
+  SpecFlags flags;
+  CLI::Option* define_option = nullptr;
+};
+
+bool is_spec(const std::string& path) {
+  return path.size() >= 5 && path.substr(path.size() - 5) == ".mask";
+}
+
+CompiledMask load(const ShowArgs& args) {
+  if (is_spec(args.input)) {
+    CompiledMask mask = compile_file(args.input, compile_options(args.flags));
+    print_warnings(mask, std::cerr);
+    return mask;
+  }
+  if (args.define_option->count() > 0) {
+    throw CLI::ValidationError(
+        "-D", "only applies to .mask specs, not to the tensor file '" + args.input + "'");
+  }
+  return read_mask_file(args.input);
+}
+
+void run_show(const ShowArgs& args) {
+  const CompiledMask mask = load(args);
+  std::cout << render_grid(mask, args.layer, args.head);
+  if (args.png.empty()) return;
+  const PngReport report = write_png_heatmap(mask, args.layer, args.head, args.png);
+  std::string detail;
+  if (report.cells_per_pixel > 1) {
+    detail = fmt::format("; downsampled: each pixel is the mean of a {0}x{0} block of cells",
+                         report.cells_per_pixel);
+  } else if (report.pixels_per_cell > 1) {
+    detail = fmt::format("; each cell is {0}x{0} pixels", report.pixels_per_cell);
+  }
+  std::cout << fmt::format(
+      "wrote {} ({}x{} pixels{}; red = open, blue = closed, white = 0, black = hard; "
+      "full colour at |M| = {})\n",
+      args.png, report.side, report.side, detail, report.scale);
+}
+
+}  // namespace
 
 void add_show_command(CLI::App& app, int& exit_code) {
-  auto* cmd = app.add_subcommand("show", "(not yet implemented)");
-  cmd->callback([&exit_code] { exit_code = kExitUsage; });
+  auto args = std::make_shared<ShowArgs>();
+  auto* cmd = app.add_subcommand(
+      "show", "Draw one (layer, head) of a mask: a labelled text grid, or a PNG heatmap");
+  cmd->add_option("INPUT", args->input,
+                  "A .mask spec (compiled on the fly) or a tensor file written by `maskc compile`")
+      ->required()
+      ->type_name("SPEC|FILE");
+  cmd->add_option("--layer", args->layer, "Layer to draw (default 0)");
+  cmd->add_option("--head", args->head, "Head to draw (default 0)");
+  cmd->add_option("--png", args->png, "Also write a heatmap of the (layer, head) to this PNG")
+      ->type_name("OUT.png");
+  args->define_option = add_define_flag(*cmd, args->flags);
+  add_scale_and_size_flags(*cmd, args->flags);
+  cmd->footer(
+      "Rows are queries, columns keys. Grid symbols: # open value, . close value, + - 0 other\n"
+      "positive/negative/zero values, x hard-excluded. Masks with more than 64 tokens get a\n"
+      "summary instead of a grid; use --png for those (large masks are averaged down to at most\n"
+      "2048x2048 pixels).\n"
+      "Exit status: 0 ok, 1 error in the spec or an input, 2 usage error.\n\n"
+      "Examples:\n"
+      "  maskc show specs/vision/local7x7.mask --head 2\n"
+      "  maskc show parity2.safetensors --png parity2.png");
+  cmd->callback([args, &exit_code] {
+    run_show(*args);
+    exit_code = kExitOk;
+  });
 }
 
 }  // namespace maskprior::cli

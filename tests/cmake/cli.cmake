@@ -1,1 +1,5 @@
-# Tests of cli (owned by whoever works on cli).
+# End-to-end tests of `maskc compile` / `maskc show`: they run the built maskc (MASKC_PATH).
+maskprior_test(cli_test
+  SOURCES cli_test.cpp
+  LIBS maskprior_tensorio)
+add_dependencies(cli_test maskc)

@@ -1,0 +1,89 @@
+// How fast is the compiler next to the memory it must write anyway? A `local` prior on a 128x128
+// grid has N = 16,384 tokens, so its float32 mask alone is 1 GiB. `ratio_to_fill` is the compile
+// time over the time to allocate and fill one such buffer, measured in the same process, so the
+// number means the same on any machine: ~1-3 is memory-bound (mask + provenance), more is overhead.
+#include <benchmark/benchmark.h>
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "compiler/compiled_mask.h"
+
+namespace maskprior {
+namespace {
+
+constexpr int64_t kSide = 128;
+constexpr int64_t kTokens = kSide * kSide;
+constexpr size_t kCells = static_cast<size_t>(kTokens) * kTokens;  // one (layer, head)
+constexpr float kClose = -10.0f;
+
+constexpr char kLocalSpec[] = R"(mask local128
+param side = 128
+tokens p[side * side]
+grid p side x side
+default close
+open local p radius 1
+)";
+
+// The example of LANGUAGE.md: the per-compile overhead of a tiny spec.
+constexpr char kParity2Spec[] = R"(mask parity2
+param n = 15
+tokens cls, x[n]
+scale open = 10, close = -10
+default close
+open diagonal
+open cls -> x[0], x[1]
+open pair x[0], x[1]
+)";
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+/// Allocates and fills a float buffer of the mask's size: the floor for writing the mask.
+double fill_seconds() {
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<float> buffer(kCells, kClose);
+  benchmark::DoNotOptimize(buffer.data());
+  benchmark::ClobberMemory();
+  return seconds_since(start);
+}
+
+void BM_FillBuffer(benchmark::State& state) {
+  for (auto _ : state) state.SetIterationTime(fill_seconds());
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * kCells * sizeof(float)));
+}
+
+void BM_CompileLocal128(benchmark::State& state) {
+  const double fill = fill_seconds();  // the same process, just before: comparable conditions
+  double compile = 0;
+  for (auto _ : state) {
+    const auto start = std::chrono::steady_clock::now();
+    const CompiledMask mask = compile_source(kLocalSpec, "local128.mask");
+    const double elapsed = seconds_since(start);  // freeing the 2 GiB result is not timed
+    benchmark::DoNotOptimize(mask.mask.data());
+    state.SetIterationTime(elapsed);
+    compile += elapsed;
+  }
+  state.counters["fill_s"] = fill;
+  state.counters["ratio_to_fill"] = compile / static_cast<double>(state.iterations()) / fill;
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * kCells * sizeof(float)));
+}
+
+void BM_CompileParity2(benchmark::State& state) {
+  for (auto _ : state) {
+    const CompiledMask mask = compile_source(kParity2Spec, "parity2.mask");
+    benchmark::DoNotOptimize(mask.mask.data());
+  }
+}
+
+BENCHMARK(BM_FillBuffer)->Unit(benchmark::kMillisecond)->UseManualTime()->Iterations(3);
+BENCHMARK(BM_CompileLocal128)->Unit(benchmark::kMillisecond)->UseManualTime()->Iterations(3);
+BENCHMARK(BM_CompileParity2)->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+}  // namespace maskprior
+
+BENCHMARK_MAIN();

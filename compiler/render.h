@@ -1,0 +1,46 @@
+// Pictures of one (layer, head) of a compiled mask: a labelled text grid and a PNG heatmap.
+// Rows are queries, columns are keys, as everywhere in maskprior.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "compiler/compiled_mask.h"
+
+namespace maskprior {
+
+/// Largest N drawn as a text grid; above it `render_grid` prints a summary instead.
+inline constexpr int64_t kMaxGridTokens = 64;
+
+/// Throws InputError unless `layer` and `head` index into `mask`.
+void check_layer_head(const CompiledMask& mask, int64_t layer, int64_t head);
+
+/// A summary of one (layer, head): shape, layout, and how many cells are open, closed, other, hard.
+std::string render_summary(const CompiledMask& mask, int64_t layer, int64_t head);
+
+/// The summary plus, for N <= max_tokens, a grid with token labels and a legend:
+/// `#` open value, `.` close value, `+`/`-`/`0` other positive/negative/zero values, `x` hard.
+/// For larger N it says so and suggests `--png`.
+std::string render_grid(const CompiledMask& mask, int64_t layer, int64_t head,
+                        int64_t max_tokens = kMaxGridTokens);
+
+/// Size limits of a PNG heatmap.
+struct PngOptions {
+  int64_t max_side = 2048;  // larger N is averaged over blocks of cells
+  int64_t min_side = 256;   // smaller N draws each cell as a square of pixels
+};
+
+/// What `write_png_heatmap` drew, for the caller to report.
+struct PngReport {
+  int64_t side = 0;             // image width = height, in pixels
+  int64_t cells_per_pixel = 1;  // > 1: each pixel is the mean of a block of this many cells a side
+  int64_t pixels_per_cell = 1;  // > 1: each cell is a square of this many pixels a side
+  double scale = 1.0;           // |M| that maps to full red (positive) or full blue (negative)
+};
+
+/// Writes a heatmap of one (layer, head) as a PNG, atomically: a diverging blue-white-red map
+/// centred at 0 (white), scaled by the largest |M|, hard-excluded cells black.
+PngReport write_png_heatmap(const CompiledMask& mask, int64_t layer, int64_t head,
+                            const std::string& path, const PngOptions& options = {});
+
+}  // namespace maskprior

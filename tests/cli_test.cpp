@@ -1,0 +1,269 @@
+// End-to-end tests of `maskc compile` and `maskc show`: run the built binary, check the exit code,
+// stdout, stderr and the files it writes.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "compiler/tensor_file.h"
+
+namespace maskprior {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kParity2 = std::string(MASKPRIOR_SOURCE_DIR) + "/specs/gotu/parity2.mask";
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+struct Result {
+  int code = -1;
+  std::string out;
+  std::string err;
+};
+
+/// A scratch directory per test in which `maskc` runs.
+class MaskcTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fs::temp_directory_path() /
+           (std::string("maskprior_cli_") + info->name() + "_" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+
+  void write(const std::string& name, const std::string& text) const {
+    std::ofstream(dir_ / name, std::ios::binary) << text;
+  }
+
+  /// Runs `maskc ARGS` in the scratch directory; ARGS is shell text.
+  Result maskc(const std::string& args) const {
+    const std::string command = "cd '" + dir_.string() + "' && '" + MASKC_PATH + "' " + args +
+                                " >'" + path(".stdout") + "' 2>'" + path(".stderr") + "'";
+    const int status = std::system(command.c_str());
+    Result r;
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.out = read_text(dir_ / ".stdout");
+    r.err = read_text(dir_ / ".stderr");
+    fs::remove(dir_ / ".stdout");
+    fs::remove(dir_ / ".stderr");
+    return r;
+  }
+
+  /// Files in the scratch directory, sorted.
+  std::vector<std::string> entries() const {
+    std::vector<std::string> names;
+    for (const auto& e : fs::directory_iterator(dir_)) names.push_back(e.path().filename());
+    std::sort(names.begin(), names.end());
+    return names;
+  }
+
+  fs::path dir_;
+};
+
+#define EXPECT_CONTAINS(haystack, needle)                                                       \
+  EXPECT_NE((haystack).find(needle), std::string::npos) << "missing: " << (needle) << "\nin:\n" \
+                                                        << (haystack)
+
+/// The parity2 spec cell for cell, N = 1 + n: the diagonal, cls -> x[0], x[1], and x[0] <-> x[1]
+/// open (10); everything else closed (-10). Provenance: the line of the last rule to write a cell
+/// (12 diagonal, 13 cls -> ..., 14 pair), 0 where the default holds.
+void expect_parity2(const CompiledMask& m, int64_t n, float open, float close,
+                    bool with_provenance = true) {
+  ASSERT_EQ(m.layers, 1);
+  ASSERT_EQ(m.heads, 1);
+  ASSERT_EQ(m.n, 1 + n);
+  ASSERT_EQ(m.mask.size(), static_cast<size_t>((1 + n) * (1 + n)));
+  for (int64_t q = 0; q <= n; ++q) {
+    for (int64_t k = 0; k <= n; ++k) {
+      int line = 0;
+      if (q == k) line = 12;
+      if (q == 0 && (k == 1 || k == 2)) line = 13;
+      if ((q == 1 && k == 2) || (q == 2 && k == 1)) line = 14;
+      EXPECT_EQ(m.at(0, 0, q, k), line ? open : close) << "cell " << q << " -> " << k;
+      EXPECT_EQ(m.provenance[m.index(0, 0, q, k)], with_provenance ? line : 0)
+          << "cell " << q << " -> " << k;
+    }
+  }
+}
+
+TEST_F(MaskcTest, HelpDescribesEveryFlag) {
+  const Result compile = maskc("compile --help");
+  EXPECT_EQ(compile.code, 0);
+  for (const char* flag : {"SPEC", "-o", "-D", "NAME=VALUE", "--open", "--close", "--format", "npy",
+                           "--max-bytes", "Exit status"}) {
+    EXPECT_CONTAINS(compile.out, flag);
+  }
+  const Result show = maskc("show --help");
+  EXPECT_EQ(show.code, 0);
+  for (const char* flag : {"SPEC|FILE", "--layer", "--head", "--png", "-D"}) {
+    EXPECT_CONTAINS(show.out, flag);
+  }
+}
+
+TEST_F(MaskcTest, CompilesParity2CellForCell) {
+  const Result r = maskc("compile '" + kParity2 + "' -o p.safetensors");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "parity2: mask [1, 1, 16, 16] -> p.safetensors\n");
+  EXPECT_EQ(entries(), std::vector<std::string>{"p.safetensors"});
+  const CompiledMask m = read_mask_file(path("p.safetensors"));
+  expect_parity2(m, /*n=*/15, /*open=*/10, /*close=*/-10);
+  EXPECT_EQ(m.name, "parity2");
+  EXPECT_EQ(m.source_sha256.size(), 64u);
+  EXPECT_EQ(m.params, (std::map<std::string, double>{{"n", 15}}));
+  ASSERT_EQ(m.layout.spans.size(), 2u);
+  EXPECT_EQ(m.layout.spans[0].name, "cls");
+  EXPECT_EQ(m.layout.spans[1].name, "x");
+  EXPECT_EQ(m.layout.spans[1].offset, 1);
+  EXPECT_EQ(m.layout.spans[1].length, 15);
+  EXPECT_FALSE(m.hard.has_value());
+}
+
+TEST_F(MaskcTest, DefinesAndScaleOverrides) {
+  const Result r = maskc("compile '" + kParity2 + "' -D n=4 --open 3 --close=-2 -o p.safetensors");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_CONTAINS(r.out, "[1, 1, 5, 5]");
+  const CompiledMask m = read_mask_file(path("p.safetensors"));
+  expect_parity2(m, /*n=*/4, /*open=*/3, /*close=*/-2);
+  EXPECT_EQ(m.params.at("n"), 4);
+  EXPECT_EQ(m.open_value, 3);
+  EXPECT_EQ(m.close_value, -2);
+}
+
+TEST_F(MaskcTest, NpyFormatHoldsTheMask) {
+  const Result r = maskc("compile '" + kParity2 + "' --format npy -o p.bin");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "parity2: mask [1, 1, 16, 16] -> p.bin\n");
+  EXPECT_EQ(read_text(dir_ / "p.bin").substr(0, 6), "\x93NUMPY");
+  // npy keeps only the mask; provenance reads back as all-default.
+  const CompiledMask m = read_mask_file(path("p.bin"));
+  expect_parity2(m, /*n=*/15, /*open=*/10, /*close=*/-10, /*with_provenance=*/false);
+  // A .npy output name picks the format by itself.
+  ASSERT_EQ(maskc("compile '" + kParity2 + "' -o q.npy").code, 0);
+  EXPECT_EQ(read_text(dir_ / "q.npy"), read_text(dir_ / "p.bin"));
+}
+
+TEST_F(MaskcTest, MaxBytesRefusesLargeMasksAndWritesNothing) {
+  const Result r =
+      maskc("compile '" + kParity2 + "' -D n=1000 --max-bytes 1MiB -o big.safetensors");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_CONTAINS(r.err, "limit");
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(entries(), std::vector<std::string>{});
+}
+
+TEST_F(MaskcTest, SpecErrorExitsOneAndKeepsTheOldOutput) {
+  write("bad.mask", "mask bad\ntokens cls, x[3]\nopen cls -> x[7]\n");
+  write("out.safetensors", "old contents");
+  const Result r = maskc("compile bad.mask -o out.safetensors");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_CONTAINS(r.err, "bad.mask:3:");
+  EXPECT_CONTAINS(r.err, "error:");
+  EXPECT_CONTAINS(r.err, "^");
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(read_text(dir_ / "out.safetensors"), "old contents");
+  EXPECT_EQ(entries(), (std::vector<std::string>{"bad.mask", "out.safetensors"}));
+}
+
+TEST_F(MaskcTest, MissingSpecIsAnInputError) {
+  const Result r = maskc("compile nowhere.mask -o out.safetensors");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_CONTAINS(r.err, "nowhere.mask");
+  EXPECT_EQ(entries(), std::vector<std::string>{});
+}
+
+TEST_F(MaskcTest, UsageErrorsExitTwo) {
+  const std::string spec = "'" + kParity2 + "'";
+  struct Case {
+    std::string args;
+    std::string message;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"compile " + spec + " -o p.safetensors --bogus", "--bogus"},
+           {"compile " + spec, "--output"},
+           {"compile " + spec + " -o p.safetensors -D n", "NAME=VALUE"},
+           {"compile " + spec + " -o p.safetensors -D 3=4", "not a parameter name"},
+           {"compile " + spec + " -o p.safetensors --format csv", "csv"},
+           {"compile " + spec + " -o p.safetensors --max-bytes lots", "lots"},
+           {"frobnicate", "subcommand"},
+       }) {
+    const Result r = maskc(c.args);
+    EXPECT_EQ(r.code, 2) << c.args << "\n" << r.err;
+    EXPECT_CONTAINS(r.err, c.message);
+  }
+  EXPECT_EQ(entries(), std::vector<std::string>{});
+}
+
+TEST_F(MaskcTest, WarningsGoToStderr) {
+  // Row `b` is uniformly closed: softmax would turn it uniformly open.
+  write("w.mask", "mask w\ntokens a, b\ndefault close\nopen a -> b\n");
+  const Result r = maskc("compile w.mask -o w.safetensors");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_CONTAINS(r.err, "w.mask:");
+  EXPECT_CONTAINS(r.err, "warning:");
+  EXPECT_EQ(r.out, "w: mask [1, 1, 2, 2] -> w.safetensors\n");
+}
+
+/// The grid row of token `label` in `maskc show` output for parity2 with n = 4 (labels are 4 wide).
+std::string parity2_row(const std::string& label, const std::string& cells) {
+  std::string row = std::string(4 - label.size(), ' ') + label + " ";
+  for (char c : cells) row += std::string(" ") + c;
+  return row + "\n";
+}
+
+TEST_F(MaskcTest, ShowDrawsSpecsAndFilesAlike) {
+  const Result spec = maskc("show '" + kParity2 + "' -D n=4");
+  ASSERT_EQ(spec.code, 0) << spec.err;
+  EXPECT_CONTAINS(spec.out, "mask parity2: 1 layer, 1 head, N = 5");
+  EXPECT_CONTAINS(spec.out, "legend: # open (10)  . closed (-10)");
+  EXPECT_CONTAINS(spec.out, parity2_row("cls", "###..") + parity2_row("x[0]", ".##..") +
+                                parity2_row("x[1]", ".##..") + parity2_row("x[2]", "...#.") +
+                                parity2_row("x[3]", "....#"));
+
+  ASSERT_EQ(maskc("compile '" + kParity2 + "' -D n=4 -o p.safetensors").code, 0);
+  const Result file = maskc("show p.safetensors --png p.png");
+  ASSERT_EQ(file.code, 0) << file.err;
+  EXPECT_EQ(file.out.substr(0, spec.out.size()), spec.out);
+  EXPECT_CONTAINS(file.out, "wrote p.png (255x255 pixels; each cell is 51x51 pixels");
+  EXPECT_EQ(read_text(dir_ / "p.png").substr(0, 8), "\x89PNG\r\n\x1a\n");
+}
+
+TEST_F(MaskcTest, ShowLargeMaskSuggestsPng) {
+  const Result r = maskc("show '" + kParity2 + "' -D n=100");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_CONTAINS(r.out, "N = 101 is too large to draw as text");
+  EXPECT_CONTAINS(r.out, "--png");
+}
+
+TEST_F(MaskcTest, ShowErrors) {
+  const Result layer = maskc("show '" + kParity2 + "' --layer 1");
+  EXPECT_EQ(layer.code, 1);
+  EXPECT_CONTAINS(layer.err, "layer 1 is out of range");
+  write("junk.safetensors", "not a tensor file at all");
+  const Result junk = maskc("show junk.safetensors");
+  EXPECT_EQ(junk.code, 1);
+  EXPECT_CONTAINS(junk.err, "junk.safetensors");
+  EXPECT_CONTAINS(junk.err, "not a valid tensor file");
+  const Result define = maskc("show junk.safetensors -D n=3");
+  EXPECT_EQ(define.code, 2);
+  EXPECT_CONTAINS(define.err, "only applies to .mask specs");
+}
+
+}  // namespace
+}  // namespace maskprior
