@@ -1,1 +1,129 @@
-// placeholder
+#include "tasks/arithmetic_task.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include "compiler/error.h"
+#include "tasks/random.h"
+
+namespace maskprior::tasks {
+namespace {
+
+int64_t pow10(int e) {
+  int64_t v = 1;
+  for (int i = 0; i < e; ++i) v *= 10;
+  return v;
+}
+
+}  // namespace
+
+int64_t ArithmeticTask::problems() const {
+  return pow10(2 * operand_digits);
+}
+
+int ArithmeticTask::sequence_length() const {
+  return 2 * operand_digits + 2 + answer_digits;
+}
+
+int ArithmeticTask::answer_offset() const {
+  return 2 * operand_digits + 2;
+}
+
+std::vector<TokenSpan> ArithmeticTask::layout() const {
+  return {{"a", operand_digits},
+          {op == '+' ? "plus" : "times", 1},
+          {"b", operand_digits},
+          {"eq", 1},
+          {"c", answer_digits}};
+}
+
+std::pair<int64_t, int64_t> ArithmeticTask::operands(int64_t problem) const {
+  const int64_t base = pow10(operand_digits);
+  return {problem / base, problem % base};
+}
+
+int64_t ArithmeticTask::result(int64_t a, int64_t b) const {
+  return op == '+' ? a + b : a * b;
+}
+
+std::vector<int64_t> ArithmeticTask::encode(int64_t problem) const {
+  const auto [a, b] = operands(problem);
+  std::vector<int64_t> tokens;
+  tokens.reserve(static_cast<size_t>(sequence_length()));
+  for (int i = operand_digits - 1; i >= 0; --i) tokens.push_back(a / pow10(i) % 10);
+  tokens.push_back(op == '+' ? kTokenPlus : kTokenTimes);
+  for (int i = operand_digits - 1; i >= 0; --i) tokens.push_back(b / pow10(i) % 10);
+  tokens.push_back(kTokenEquals);
+  const int64_t c = result(a, b);
+  for (int j = 0; j < answer_digits; ++j) tokens.push_back(c / pow10(j) % 10);
+  return tokens;
+}
+
+int64_t ArithmeticTask::decode_answer(const std::vector<int64_t>& answer_tokens) const {
+  if (answer_tokens.size() != static_cast<size_t>(answer_digits)) return -1;
+  int64_t value = 0;
+  for (int j = answer_digits - 1; j >= 0; --j) {
+    const int64_t digit = answer_tokens[static_cast<size_t>(j)];
+    if (digit < 0 || digit > 9) return -1;
+    value = value * 10 + digit;
+  }
+  return value;
+}
+
+std::vector<std::string> arithmetic_task_names() {
+  return {"addition", "multiplication"};
+}
+
+bool is_arithmetic_task(const std::string& name) {
+  return name == "addition" || name == "multiplication";
+}
+
+ArithmeticTask make_arithmetic_task(const std::string& name) {
+  ArithmeticTask task;
+  task.name = name;
+  if (name == "addition") {
+    task.op = '+';
+    task.answer_digits = 4;
+  } else if (name == "multiplication") {
+    task.op = '*';
+    task.answer_digits = 6;
+  } else {
+    throw InputError(fmt::format("unknown arithmetic task '{}' (known: {})", name,
+                                 fmt::join(arithmetic_task_names(), ", ")));
+  }
+  return task;
+}
+
+ArithmeticSplit split_problems(const ArithmeticTask& task, double train_fraction, int64_t test_size,
+                               uint64_t seed) {
+  if (!(train_fraction > 0.0 && train_fraction <= 1.0)) {
+    throw InputError(fmt::format("train fraction {} is outside (0, 1]", train_fraction));
+  }
+  if (test_size < 0) throw InputError(fmt::format("test size {} is negative", test_size));
+  const int64_t total = task.problems();
+  const int64_t train_count = std::llround(train_fraction * static_cast<double>(total));
+  if (train_count == 0) {
+    throw InputError(
+        fmt::format("train fraction {} selects no problem out of {}", train_fraction, total));
+  }
+  const int64_t test_count = std::min(test_size, total - train_count);
+  // Partial Fisher–Yates: the first train_count + test_count slots become a uniform sample.
+  std::vector<int64_t> order(static_cast<size_t>(total));
+  for (int64_t p = 0; p < total; ++p) order[static_cast<size_t>(p)] = p;
+  std::mt19937_64 rng(seed);
+  for (int64_t i = 0; i < train_count + test_count; ++i) {
+    const auto j = i + static_cast<int64_t>(uniform_below(rng, static_cast<uint64_t>(total - i)));
+    std::swap(order[static_cast<size_t>(i)], order[static_cast<size_t>(j)]);
+  }
+  ArithmeticSplit split;
+  split.train.assign(order.begin(), order.begin() + train_count);
+  split.test.assign(order.begin() + train_count, order.begin() + train_count + test_count);
+  std::sort(split.train.begin(), split.train.end());
+  std::sort(split.test.begin(), split.test.end());
+  return split;
+}
+
+}  // namespace maskprior::tasks

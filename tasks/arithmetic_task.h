@@ -19,22 +19,23 @@ inline constexpr int kTokenEquals = 12;
 inline constexpr int kArithmeticVocab = 13;
 
 struct ArithmeticTask {
-  std::string name;        // addition, multiplication
+  std::string name;  // addition, multiplication
   char op = '+';
   int operand_digits = 3;
-  int answer_digits = 4;   // K
+  int answer_digits = 4;  // K
 
-  int64_t problems() const;        // 10^(2·operand_digits): every (a, b) pair
-  int sequence_length() const;     // 2·operand_digits + 2 + K
-  int answer_offset() const;       // index of c[0] in the sequence
-  /// `a[3], op, b[3], eq, c[K]`.
+  int64_t problems() const;     // 10^(2·operand_digits): every (a, b) pair
+  int sequence_length() const;  // 2·operand_digits + 2 + K
+  int answer_offset() const;    // index of c[0] in the sequence
+  /// `a[3], plus|times, b[3], eq, c[K]` (the span names of specs/arith/*.mask).
   std::vector<TokenSpan> layout() const;
   /// Problem index p ↔ (a, b) = (p / 10^d, p % 10^d).
   std::pair<int64_t, int64_t> operands(int64_t problem) const;
   int64_t result(int64_t a, int64_t b) const;
   /// The full token sequence (length sequence_length()).
   std::vector<int64_t> encode(int64_t problem) const;
-  /// Reads the K answer tokens (least significant first) back to a number; -1 if a token is no digit.
+  /// Reads the K answer tokens (least significant first) back to a number; -1 if a token is no
+  /// digit.
   int64_t decode_answer(const std::vector<int64_t>& answer_tokens) const;
 };
 
@@ -50,7 +51,7 @@ struct ArithmeticSplit {
 };
 /// Seeded: train = round(fraction · problems) problems; test = `test_size` of the rest
 /// (fewer if not that many remain). Throws InputError for a fraction outside (0, 1].
-ArithmeticSplit split_problems(const ArithmeticTask& task, double train_fraction,
-                               int64_t test_size, uint64_t seed);
+ArithmeticSplit split_problems(const ArithmeticTask& task, double train_fraction, int64_t test_size,
+                               uint64_t seed);
 
 }  // namespace maskprior::tasks

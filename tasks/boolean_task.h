@@ -20,13 +20,13 @@ struct TokenSpan {
 };
 
 struct BooleanTask {
-  std::string name;                 // parity2, maj3, cyclic3, threesym
-  int n = 15;                       // number of input bits
-  std::vector<int> variables;       // the input indices f depends on (Fourier analysis is over these)
-  std::vector<double> values;       // every value f can take, ascending (accuracy rounds to these)
+  std::string name;            // parity2, maj3, cyclic3, threesym
+  int n = 15;                  // number of input bits
+  std::vector<int> variables;  // the input indices f depends on (Fourier analysis is over these)
+  std::vector<double> values;  // every value f can take, ascending (accuracy rounds to these)
   std::function<double(std::span<const int8_t>)> target;  // f(x), x ∈ {±1}^n
   std::function<bool(std::span<const int8_t>)> seen;      // training domain
-  std::string description;          // formula, for reports
+  std::string description;                                // formula, for reports
 
   /// `cls, x[n]`.
   std::vector<TokenSpan> layout() const;
@@ -46,8 +46,8 @@ BooleanTask make_boolean_task(const std::string& name, int n = 15);
 /// Rows of ±1 inputs with real targets, row-major [rows, n].
 struct BooleanDataset {
   int n = 0;
-  std::vector<int8_t> x;  // rows * n
-  std::vector<float> y;   // rows
+  std::vector<int8_t> x;      // rows * n
+  std::vector<float> y;       // rows
   std::vector<uint8_t> seen;  // rows; 1 if the point is in the seen domain
   size_t rows() const { return y.size(); }
 };

@@ -1,1 +1,222 @@
-// placeholder
+#include "validate/validate.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+
+#include "validate/dependencies.h"
+
+namespace maskprior::validate {
+namespace {
+
+/// Parses a non-negative decimal integer that fills all of `text`.
+std::optional<int64_t> parse_index(std::string_view text) {
+  int64_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || value < 0) {
+    return std::nullopt;
+  }
+  return value;
+}
+
+/// Token `index` of span `name`, if both exist.
+std::optional<int64_t> span_token(const Layout& layout, const std::string& name, int64_t index) {
+  const Span* span = layout.find(name);
+  if (span == nullptr || index < 0 || index >= span->length) return std::nullopt;
+  return span->offset + index;
+}
+
+const Span& require_span(const CompiledMask& mask, const std::string& name, const std::string& task,
+                         const std::string& expected) {
+  const Span* span = mask.layout.find(name);
+  if (span == nullptr) {
+    throw InputError(fmt::format("spec '{}' has no span `{}`, but task {} expects the layout {}",
+                                 mask.name, name, task, expected));
+  }
+  return *span;
+}
+
+/// Readout rows from --readout: one name for every output, or one per output.
+std::vector<int64_t> readout_rows(const CompiledMask& mask, const std::vector<std::string>& names,
+                                  size_t outputs, const std::string& what) {
+  if (names.size() != 1 && names.size() != outputs) {
+    throw InputError(
+        fmt::format("{} has {} outputs but --readout names {} tokens (give one for "
+                    "all outputs or one per output)",
+                    what, outputs, names.size()));
+  }
+  std::vector<int64_t> rows;
+  for (size_t o = 0; o < outputs; ++o) {
+    const std::string& name = names[names.size() == 1 ? 0 : o];
+    const std::optional<int64_t> token = resolve_token(mask.layout, name);
+    if (!token) {
+      throw InputError(fmt::format("--readout {}: no such token in spec '{}'", name, mask.name));
+    }
+    rows.push_back(*token);
+  }
+  return rows;
+}
+
+}  // namespace
+
+std::optional<int64_t> resolve_token(const Layout& layout, const std::string& name) {
+  constexpr std::string_view kBefore = "before ";
+  if (name.starts_with(kBefore)) {
+    const std::optional<int64_t> token = resolve_token(layout, name.substr(kBefore.size()));
+    if (!token || *token == 0) return std::nullopt;
+    return *token - 1;
+  }
+  const size_t bracket = name.find('[');
+  if (bracket != std::string::npos && name.back() == ']') {  // x[3]
+    const auto index =
+        parse_index(std::string_view(name).substr(bracket + 1, name.size() - bracket - 2));
+    if (!index) return std::nullopt;
+    return span_token(layout, name.substr(0, bracket), *index);
+  }
+  if (const Span* span = layout.find(name)) {  // cls: a whole span of one token
+    if (span->length == 1) return span->offset;
+    return std::nullopt;
+  }
+  const size_t digits = name.find_last_not_of("0123456789") + 1;  // x3 → span x, index 3
+  if (digits == 0 || digits == name.size()) return std::nullopt;
+  const auto index = parse_index(std::string_view(name).substr(digits));
+  if (!index) return std::nullopt;
+  return span_token(layout, name.substr(0, digits), *index);
+}
+
+Target task_target(const CompiledMask& mask, const std::string& task,
+                   const ValidateOptions& options) {
+  Target target;
+  target.description = "task " + task;
+  if (tasks::is_boolean_task(task)) {
+    const std::string expected = "cls, x[n]";
+    require_span(mask, "cls", task, expected);
+    const Span& x = require_span(mask, "x", task, expected);
+    // Clamped only to fit an int; make_boolean_task rejects sizes past its own cap.
+    const int n = static_cast<int>(std::min<int64_t>(x.length, 1 << 20));
+    target.table = tasks::boolean_truth_table(tasks::make_boolean_task(task, n));
+    for (int64_t i = 0; i < x.length; ++i) target.input_tokens.push_back(x.offset + i);
+    target.readout_tokens = readout_rows(
+        mask, options.readout.empty() ? std::vector<std::string>{"cls"} : options.readout, 1,
+        target.description);
+    return target;
+  }
+  if (tasks::is_arithmetic_task(task)) {
+    const tasks::ArithmeticTask arithmetic = tasks::make_arithmetic_task(task);
+    const std::string expected = fmt::format("a[{0}], op, b[{0}], eq, c[{1}]",
+                                             arithmetic.operand_digits, arithmetic.answer_digits);
+    const Span& a = require_span(mask, "a", task, expected);
+    const Span& b = require_span(mask, "b", task, expected);
+    const Span& c = require_span(mask, "c", task, expected);
+    for (const Span* span : {&a, &b, &c}) {
+      const int64_t want = span == &c ? arithmetic.answer_digits : arithmetic.operand_digits;
+      if (span->length != want) {
+        throw InputError(fmt::format("spec '{}': span `{}` has {} tokens, task {} expects {} ({})",
+                                     mask.name, span->name, span->length, task, want, expected));
+      }
+    }
+    if (c.offset == 0) {
+      throw InputError(fmt::format("spec '{}': no token before c[0] to predict it", mask.name));
+    }
+    target.table = tasks::arithmetic_truth_table(arithmetic);
+    for (const Span* span : {&a, &b}) {
+      for (int64_t i = 0; i < span->length; ++i) target.input_tokens.push_back(span->offset + i);
+    }
+    // A decoder predicts c[j] at the row before it. The digit it feeds back in as c[j] is not
+    // counted as carrying its row's inputs: it is a lossy function of them (c[0] does not hold
+    // the carry into place 1), so only direct paths from the operands count.
+    for (int64_t j = 0; j < c.length; ++j) target.readout_tokens.push_back(c.offset + j - 1);
+    if (!options.readout.empty()) {
+      target.readout_tokens =
+          readout_rows(mask, options.readout, target.table.outputs.size(), target.description);
+    }
+    return target;
+  }
+  std::vector<std::string> known = tasks::boolean_task_names();
+  for (const std::string& name : tasks::arithmetic_task_names()) known.push_back(name);
+  throw InputError(fmt::format("unknown task '{}' (known: {})", task, fmt::join(known, ", ")));
+}
+
+Target table_target(const CompiledMask& mask, tasks::TruthTable table,
+                    const ValidateOptions& options) {
+  Target target;
+  target.description = "truth table " + table.source;
+  for (const std::string& input : table.inputs) {
+    const std::optional<int64_t> token = resolve_token(mask.layout, input);
+    if (!token) {
+      throw InputError(
+          fmt::format("{}:1: column '{}' names no token of spec '{}' (tokens are "
+                      "named like {})",
+                      table.source, input, mask.name,
+                      mask.n > 1 ? mask.layout.token_label(mask.n - 1) : "x[0]"));
+    }
+    const auto same = std::find(target.input_tokens.begin(), target.input_tokens.end(), *token);
+    if (same != target.input_tokens.end()) {
+      throw InputError(
+          fmt::format("{}:1: columns '{}' and '{}' both name token {}", table.source,
+                      table.inputs[static_cast<size_t>(same - target.input_tokens.begin())], input,
+                      mask.layout.token_label(*token)));
+    }
+    target.input_tokens.push_back(*token);
+  }
+  target.readout_tokens = readout_rows(
+      mask, options.readout.empty() ? std::vector<std::string>{"cls"} : options.readout,
+      table.outputs.size(), target.description);
+  target.table = std::move(table);
+  return target;
+}
+
+bool ValidationReport::ok() const {
+  return std::all_of(outputs.begin(), outputs.end(),
+                     [](const OutputReport& o) { return o.unreachable.empty(); });
+}
+
+ValidationReport validate_target(const CompiledMask& mask, const Target& target,
+                                 const ValidateOptions& options) {
+  const tasks::TruthTable& table = target.table;
+  internal_check(target.input_tokens.size() == table.inputs.size() &&
+                     target.readout_tokens.size() == table.outputs.size(),
+                 "target binding does not match its table");
+  ValidationReport report;
+  report.spec = mask.name;
+  report.target = target.description;
+  report.depth = options.depth.value_or(std::max<int64_t>(mask.layers, 1));
+  report.inputs = table.inputs;
+  report.zero_one_inputs = table.zero_one_inputs;
+
+  const std::vector<OutputDependencies> dependencies = analyze_dependencies(table);
+  const ReachabilityGraph graph(mask, report.depth);
+  const std::vector<std::vector<uint8_t>> visible =
+      visible_tokens(graph, target.readout_tokens, target.generated);
+
+  for (size_t o = 0; o < table.outputs.size(); ++o) {
+    OutputReport out;
+    out.name = table.outputs[o];
+    out.readout = mask.layout.token_label(target.readout_tokens[o]);
+    out.depends_on = dependencies[o].inputs;
+    auto reaches = [&](size_t input) {
+      return visible[o][static_cast<size_t>(target.input_tokens[input])] != 0;
+    };
+    for (size_t i = 0; i < table.inputs.size(); ++i) {
+      const bool required = std::binary_search(out.depends_on.begin(), out.depends_on.end(), i);
+      if (required && !reaches(i)) out.unreachable.push_back(i);
+      if (!required && reaches(i)) out.exposed.push_back(i);
+    }
+    out.has_spectrum = dependencies[o].has_spectrum;
+    out.support_size = dependencies[o].support.size();
+    for (const Monomial& m : dependencies[o].support) {
+      if (out.support.size() == kMaxReportedMonomials) break;
+      bool visible_jointly = true;
+      for (size_t i = 0; i < table.inputs.size(); ++i) {
+        if ((m.variables >> i & 1) && !reaches(i)) visible_jointly = false;
+      }
+      out.support.push_back({m, visible_jointly});
+    }
+    if (table.has_seen()) out.mdi = min_degree_interpolator(table, o);
+    report.outputs.push_back(std::move(out));
+  }
+  return report;
+}
+
+}  // namespace maskprior::validate

@@ -1,1 +1,4 @@
-# Tests of tasks (owned by whoever works on tasks).
+# Tests of tasks: Boolean and arithmetic tasks, splits, truth tables (CSV).
+maskprior_test(tasks_test
+  SOURCES tasks_test.cpp
+  LIBS maskprior_tasks)

@@ -1,0 +1,57 @@
+// Truth tables: a target function written out row by row, from a built-in task or a CSV file.
+// The validator (validate/) reads these to find what each output depends on.
+//
+// CSV format (`maskc validate --truth-table FILE.csv`):
+//   - the first line that is neither empty nor a `#` comment is the header;
+//   - `y`, or `y0, y1, ...` (also `y[0]`): output columns, in header order;
+//   - `seen` (optional): 1 if the row belongs to the training domain, 0 otherwise;
+//   - every other column is an input, named after a token of the spec (`x0` or `x[0]`, `cls`, ...);
+//   - values are numbers; a row repeated with the same outputs is ignored, with different outputs
+//   it
+//     is an error.
+// Boolean inputs: if every input value is ±1 (or every input value is 0/1, read as 0 → −1, 1 → +1)
+// and the rows cover the whole cube, the table is stored in cube order (tasks/boolean_task.h).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tasks/arithmetic_task.h"
+#include "tasks/boolean_task.h"
+
+namespace maskprior::tasks {
+
+struct TruthTable {
+  std::string source;                // task name or CSV path, for messages
+  std::vector<std::string> inputs;   // input names (`x0`, `a[2]`, ...)
+  std::vector<std::string> outputs;  // output names (`y`, `c[0]`, ...)
+  int64_t rows = 0;
+  /// True when the inputs are Boolean and the rows are the whole cube {±1}^inputs in cube order
+  /// (row p has x_i = 1 − 2·bit_i(p)); `x` is then left empty.
+  bool cube = false;
+  bool zero_one_inputs = false;             // CSV inputs were 0/1 and were read as ±1
+  std::vector<double> x;                    // rows × inputs, row-major (empty when `cube`)
+  std::vector<std::vector<double>> y;       // per output, per row
+  std::vector<uint8_t> seen;                // per row; empty when there is no seen domain
+  std::vector<std::vector<double>> values;  // per output: every value it takes, ascending
+
+  double input(int64_t row, size_t i) const {
+    if (cube) return (static_cast<uint64_t>(row) >> i & 1) ? -1.0 : 1.0;
+    return x[static_cast<size_t>(row) * inputs.size() + i];
+  }
+  bool has_seen() const { return !seen.empty(); }
+};
+
+/// The whole cube of a Boolean task: inputs x0..x(n−1), one output `y`, its seen domain.
+TruthTable boolean_truth_table(const BooleanTask& task);
+/// Every problem of an arithmetic task: inputs a[i], b[i] (digit values, most significant first),
+/// outputs c[j] (answer digits, least significant first).
+TruthTable arithmetic_truth_table(const ArithmeticTask& task);
+/// Parses CSV text (format above); `filename` names the file in errors. Throws InputError with
+/// the file and line for malformed tables.
+TruthTable parse_truth_table_csv(const std::string& text, const std::string& filename);
+/// Reads and parses a CSV file. Throws InputError if unreadable or malformed.
+TruthTable read_truth_table_csv(const std::string& path);
+
+}  // namespace maskprior::tasks

@@ -1,0 +1,250 @@
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+
+#include "compiler/error.h"
+#include "tasks/arithmetic_task.h"
+#include "tasks/boolean_task.h"
+#include "tasks/truth_table.h"
+
+namespace maskprior::tasks {
+namespace {
+
+size_t count_seen(const BooleanDataset& data) {
+  return static_cast<size_t>(std::count(data.seen.begin(), data.seen.end(), 1));
+}
+
+/// The message of the InputError `f` throws ("" if it throws none).
+template <class F>
+std::string input_error(F f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(BooleanTask, CubeIndexConvention) {
+  const BooleanTask task = make_boolean_task("parity2", 4);
+  EXPECT_EQ(task.point(0), (std::vector<int8_t>{1, 1, 1, 1}));
+  EXPECT_EQ(task.point(0b0101), (std::vector<int8_t>{-1, 1, -1, 1}));
+  EXPECT_EQ(task.layout().size(), 2u);
+  EXPECT_EQ(task.layout()[1].length, 4);
+}
+
+TEST(BooleanTask, Parity2SplitSizes) {
+  const BooleanTask task = make_boolean_task("parity2");
+  EXPECT_EQ(task.values, (std::vector<double>{-1, 1}));
+  const BooleanDataset cube = full_cube(task);
+  ASSERT_EQ(cube.rows(), 32768u);
+  EXPECT_EQ(count_seen(cube), 24576u);
+  const BooleanDataset train = training_set(task, /*seed=*/1);
+  EXPECT_EQ(train.rows(), 24576u);
+  for (size_t r = 0; r < train.rows(); ++r) {
+    const int8_t x0 = train.x[r * 15], x1 = train.x[r * 15 + 1];
+    ASSERT_TRUE(x0 == 1 || x1 == 1);
+    ASSERT_EQ(train.y[r], x0 * x1);
+  }
+}
+
+TEST(BooleanTask, TargetsAndSeenDomains) {
+  const BooleanTask maj3 = make_boolean_task("maj3");
+  EXPECT_EQ(maj3.target(maj3.point(0b011)), -1.0);  // x0 = x1 = −1, x2 = 1
+  EXPECT_EQ(maj3.target(maj3.point(0b100)), 1.0);
+  EXPECT_EQ(count_seen(full_cube(maj3)), 24576u);
+
+  const BooleanTask cyclic3 = make_boolean_task("cyclic3");
+  EXPECT_EQ(cyclic3.target(cyclic3.point(0)), 15.0);
+  // x0 = −1 flips the three windows that contain it: x13x14x0, x14x0x1, x0x1x2.
+  EXPECT_EQ(cyclic3.target(cyclic3.point(1)), 9.0);
+  EXPECT_EQ(count_seen(full_cube(cyclic3)), 32768u * 7 / 8);
+
+  const BooleanTask threesym = make_boolean_task("threesym");
+  EXPECT_DOUBLE_EQ(threesym.target(threesym.point(0)), 1.25);
+  EXPECT_EQ(count_seen(full_cube(threesym)), 16384u);
+  // (x0x1, x1x2, x2x0) has product 1: four patterns.
+  EXPECT_EQ(threesym.values, (std::vector<double>{-3.75, 0.75, 1.25, 1.75}));
+}
+
+TEST(BooleanTask, Cyclic3ValuesAreThoseAttained) {
+  const BooleanTask task = make_boolean_task("cyclic3", 9);
+  std::set<double> attained;
+  for (uint64_t p = 0; p < 512; ++p) attained.insert(task.target(task.point(p)));
+  EXPECT_EQ(task.values, std::vector<double>(attained.begin(), attained.end()));
+  // Exactly one flipped window is impossible: n − 2 is never attained.
+  EXPECT_EQ(std::count(task.values.begin(), task.values.end(), 7.0), 0);
+}
+
+TEST(BooleanTask, NearestValueTiesGoDown) {
+  const BooleanTask task = make_boolean_task("parity2");
+  EXPECT_EQ(task.nearest_value(0.0), -1.0);
+  EXPECT_EQ(task.nearest_value(0.01), 1.0);
+  EXPECT_EQ(task.nearest_value(-7.0), -1.0);
+}
+
+TEST(BooleanTask, Maj3SamplesSeenPointsDeterministically) {
+  const BooleanTask task = make_boolean_task("maj3");
+  const BooleanDataset a = training_set(task, /*seed=*/7);
+  const BooleanDataset b = training_set(task, /*seed=*/7);
+  const BooleanDataset c = training_set(task, /*seed=*/8);
+  ASSERT_EQ(a.rows(), 32768u);  // 2^n draws with replacement
+  EXPECT_EQ(a.x, b.x);
+  EXPECT_NE(a.x, c.x);
+  EXPECT_EQ(count_seen(a), a.rows());
+  std::set<std::vector<int8_t>> distinct;
+  for (size_t r = 0; r < a.rows(); ++r) {
+    ASSERT_TRUE(a.x[r * 15] == 1 || a.x[r * 15 + 1] == 1);
+    distinct.insert(std::vector<int8_t>(a.x.begin() + r * 15, a.x.begin() + (r + 1) * 15));
+  }
+  // Drawing 2^15 times from 24,576 points repeats some: about 1 − e^(−4/3) are hit.
+  EXPECT_GT(distinct.size(), 16000u);
+  EXPECT_LT(distinct.size(), 20000u);
+}
+
+TEST(BooleanTask, RejectsUnknownNamesAndSizes) {
+  EXPECT_NE(input_error([] { make_boolean_task("parity3"); }).find("unknown Boolean task"),
+            std::string::npos);
+  EXPECT_NE(input_error([] { make_boolean_task("maj3", 2); }).find("n = 2"), std::string::npos);
+  EXPECT_NE(input_error([] { make_boolean_task("parity2", 40); }).find("n = 40"),
+            std::string::npos);
+  EXPECT_TRUE(is_boolean_task("threesym"));
+  EXPECT_FALSE(is_boolean_task("addition"));
+}
+
+TEST(ArithmeticTask, EncodesOurFormat) {
+  const ArithmeticTask add = make_arithmetic_task("addition");
+  EXPECT_EQ(add.problems(), 1000000);
+  EXPECT_EQ(add.sequence_length(), 12);
+  EXPECT_EQ(add.answer_offset(), 8);
+  // 123 + 456 = 579: operands msb first, answer lsb first, zero padded to 4 digits.
+  EXPECT_EQ(add.encode(123456),
+            (std::vector<int64_t>{1, 2, 3, kTokenPlus, 4, 5, 6, kTokenEquals, 9, 7, 5, 0}));
+  EXPECT_EQ(add.decode_answer({9, 7, 5, 0}), 579);
+  EXPECT_EQ(add.decode_answer({9, 7, kTokenPlus, 0}), -1);
+  EXPECT_EQ(add.decode_answer({9, 7, 5}), -1);
+
+  const ArithmeticTask mul = make_arithmetic_task("multiplication");
+  EXPECT_EQ(mul.sequence_length(), 14);
+  EXPECT_EQ(mul.encode(999999),
+            (std::vector<int64_t>{9, 9, 9, kTokenTimes, 9, 9, 9, kTokenEquals, 1, 0, 0, 8, 9, 9}));
+  EXPECT_EQ(mul.encode(7),
+            (std::vector<int64_t>{0, 0, 0, kTokenTimes, 0, 0, 7, kTokenEquals, 0, 0, 0, 0, 0, 0}));
+  for (int64_t p : {0, 1, 500500, 999999, 123456}) {
+    const std::vector<int64_t> tokens = mul.encode(p);
+    const auto [a, b] = mul.operands(p);
+    EXPECT_EQ(mul.decode_answer({tokens.begin() + mul.answer_offset(), tokens.end()}), a * b);
+  }
+  EXPECT_EQ(mul.layout().back().name, "c");
+  EXPECT_EQ(mul.layout().back().length, 6);
+  EXPECT_NE(input_error([] { make_arithmetic_task("division"); }).find("division"),
+            std::string::npos);
+}
+
+TEST(ArithmeticTask, SplitsAreExactDisjointAndSeeded) {
+  const ArithmeticTask add = make_arithmetic_task("addition");
+  const ArithmeticSplit split = split_problems(add, 0.004, 10000, /*seed=*/1);
+  EXPECT_EQ(split.train.size(), 4000u);
+  EXPECT_EQ(split.test.size(), 10000u);
+  std::vector<int64_t> both;
+  std::set_intersection(split.train.begin(), split.train.end(), split.test.begin(),
+                        split.test.end(), std::back_inserter(both));
+  EXPECT_TRUE(both.empty());
+  EXPECT_TRUE(std::is_sorted(split.train.begin(), split.train.end()));
+  EXPECT_EQ(std::adjacent_find(split.train.begin(), split.train.end()), split.train.end());
+  EXPECT_GE(split.train.front(), 0);
+  EXPECT_LT(split.test.back(), add.problems());
+
+  EXPECT_EQ(split_problems(add, 0.004, 10000, 1).train, split.train);
+  EXPECT_NE(split_problems(add, 0.004, 10000, 2).train, split.train);
+  EXPECT_EQ(split_problems(add, 0.03, 10000, 1).train.size(), 30000u);
+
+  const ArithmeticSplit all = split_problems(add, 1.0, 10000, 1);
+  EXPECT_EQ(all.train.size(), 1000000u);
+  EXPECT_TRUE(all.test.empty());
+  EXPECT_NE(input_error([&] { split_problems(add, 0.0, 10, 1); }).find("outside (0, 1]"),
+            std::string::npos);
+  EXPECT_NE(input_error([&] { split_problems(add, 1.5, 10, 1); }).find("outside (0, 1]"),
+            std::string::npos);
+  EXPECT_NE(input_error([&] { split_problems(add, 1e-9, 10, 1); }).find("selects no problem"),
+            std::string::npos);
+}
+
+TEST(TruthTable, BooleanTaskCube) {
+  const TruthTable table = boolean_truth_table(make_boolean_task("parity2"));
+  EXPECT_TRUE(table.cube);
+  EXPECT_EQ(table.rows, 32768);
+  EXPECT_EQ(table.inputs.front(), "x0");
+  EXPECT_EQ(std::count(table.seen.begin(), table.seen.end(), 1), 24576);
+  for (int64_t p : {0, 1, 2, 3, 12345}) {
+    EXPECT_EQ(table.y[0][static_cast<size_t>(p)], table.input(p, 0) * table.input(p, 1));
+  }
+}
+
+TEST(TruthTable, Arithmetic) {
+  const TruthTable table = arithmetic_truth_table(make_arithmetic_task("addition"));
+  EXPECT_FALSE(table.cube);
+  EXPECT_EQ(table.rows, 1000000);
+  EXPECT_EQ(table.inputs,
+            (std::vector<std::string>{"a[0]", "a[1]", "a[2]", "b[0]", "b[1]", "b[2]"}));
+  EXPECT_EQ(table.outputs.size(), 4u);
+  // Row 123456: 123 + 456 = 579.
+  EXPECT_EQ(table.input(123456, 0), 1.0);
+  EXPECT_EQ(table.input(123456, 5), 6.0);
+  EXPECT_EQ(table.y[0][123456], 9.0);
+  EXPECT_EQ(table.y[3][123456], 0.0);
+  EXPECT_EQ(table.values[3], (std::vector<double>{0, 1}));  // sums stay below 2000
+}
+
+TEST(TruthTable, CsvCompleteCubeIsReordered) {
+  const TruthTable table = read_truth_table_csv(MASKPRIOR_TEST_DATA "/csv/parity2_seen.csv");
+  EXPECT_TRUE(table.cube);
+  EXPECT_FALSE(table.zero_one_inputs);
+  EXPECT_EQ(table.inputs, (std::vector<std::string>{"x0", "x1"}));
+  EXPECT_EQ(table.outputs, (std::vector<std::string>{"y"}));
+  EXPECT_EQ(table.y[0], (std::vector<double>{1, -1, -1, 1}));  // cube order
+  EXPECT_EQ(table.seen, (std::vector<uint8_t>{1, 1, 1, 0}));
+  EXPECT_EQ(table.values[0], (std::vector<double>{-1, 1}));
+}
+
+TEST(TruthTable, CsvGeneralAndZeroOne) {
+  const TruthTable digits =
+      parse_truth_table_csv("a,b,y0,y1\n1,2,3,0\n2,2,4,0\n9,9,8,1\n", "d.csv");
+  EXPECT_FALSE(digits.cube);
+  EXPECT_EQ(digits.rows, 3);
+  EXPECT_EQ(digits.input(2, 1), 9.0);
+  EXPECT_EQ(digits.outputs, (std::vector<std::string>{"y0", "y1"}));
+
+  // 0/1 inputs are read as −1/+1; x0 = 1 ↔ +1 ↔ bit 0.
+  const TruthTable zero_one =
+      parse_truth_table_csv("x[0],x[1],y\n1,1,5\n0,1,6\n1,0,7\n0,0,8\n1,1,5\n", "z.csv");
+  EXPECT_TRUE(zero_one.cube);
+  EXPECT_TRUE(zero_one.zero_one_inputs);
+  EXPECT_EQ(zero_one.y[0], (std::vector<double>{5, 6, 7, 8}));
+}
+
+TEST(TruthTable, CsvErrorsNameFileAndLine) {
+  auto error = [](const std::string& text) {
+    return input_error([&] { parse_truth_table_csv(text, "t.csv"); });
+  };
+  EXPECT_EQ(error("x0,x1\n1,1\n"),
+            "t.csv:1: missing output column: name it `y` (or `y0, y1, ...`)");
+  EXPECT_EQ(error("# c\n\ny\n1\n"), "t.csv:3: no input columns (e.g. `x0, x1`)");
+  EXPECT_EQ(error("x0,y\n1,1\n-1,abc\n"), "t.csv:3: column 'y': 'abc' is not a number");
+  EXPECT_EQ(error("x0,x1,y\n1,1,1\n1,-1\n"),
+            "t.csv:3: expected 3 values (as in the header on line 1), found 2");
+  EXPECT_EQ(error("x0,y,seen\n1,1,2\n"), "t.csv:2: column 'seen': '2' is not 0 or 1");
+  EXPECT_EQ(error("x0,x0,y\n"), "t.csv:1: column 'x0' appears twice");
+  EXPECT_EQ(error("x0,y\n"), "t.csv:1: truth table has a header but no rows");
+  EXPECT_EQ(error(""), "t.csv:0: empty truth table: no header line");
+  EXPECT_EQ(input_error([] { read_truth_table_csv(MASKPRIOR_TEST_DATA "/csv/bad_duplicate.csv"); }),
+            MASKPRIOR_TEST_DATA
+            "/csv/bad_duplicate.csv:4: same inputs as line 2 but a different "
+            "output");
+  EXPECT_NE(input_error([] { read_truth_table_csv("/nonexistent/t.csv"); }).find("cannot open"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace maskprior::tasks

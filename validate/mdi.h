@@ -1,0 +1,37 @@
+// The min-degree interpolator (Abbe et al., "generalization on the unseen"): among all functions
+// that agree with f on the seen domain, the one with the smallest degree profile — least Fourier
+// weight at the highest degree first, then the next degree, and so on.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "tasks/truth_table.h"
+#include "validate/walsh.h"
+
+namespace maskprior::validate {
+
+struct MinDegreeInterpolator {
+  std::string unavailable;  // why it was not computed; empty when it was
+  int degree = 0;
+  std::vector<Monomial> coefficients;  // non-zero coefficients, by degree
+  int64_t points = 0;                  // cube points evaluated
+  int64_t correct = 0;                 // points where the rounded prediction equals f
+  int64_t unseen_points = 0;
+  int64_t unseen_correct = 0;
+
+  double accuracy() const { return points ? double(correct) / double(points) : 0.0; }
+  double unseen_accuracy() const {
+    return unseen_points ? double(unseen_correct) / double(unseen_points) : 0.0;
+  }
+};
+
+/// The MDI of output `output` of a complete Boolean table with a seen domain, and its whole-cube
+/// accuracy (prediction rounded to the nearest value the output takes, exact match).
+/// Method: restrict to the variables f or the seen indicator depend on; find the least degree d
+/// at which monomials of degree ≤ d interpolate f on the seen points (normal equations built from
+/// Walsh spectra: Gram[S, T] = Σ_seen χ_{S△T}); then minimise the weight degree by degree from d
+/// down over the affine solution set x0 + N·z.
+MinDegreeInterpolator min_degree_interpolator(const tasks::TruthTable& table, size_t output);
+
+}  // namespace maskprior::validate

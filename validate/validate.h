@@ -1,0 +1,94 @@
+// `maskc validate`: can a compiled mask express a target function, and what does it expose?
+//
+// Pipeline: a truth table (built-in task or CSV) → bound to the spec's tokens (Target) →
+// dependencies of each output (Walsh spectrum or enumeration) → reachability of each readout over
+// the mask's attention graph → a report: required inputs that are unreachable (errors), reachable
+// inputs the target ignores (shortcut exposure, warnings), support monomials and whether each is
+// jointly visible, and for Boolean tables with a seen domain the min-degree interpolator.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "compiler/compiled_mask.h"
+#include "tasks/truth_table.h"
+#include "validate/mdi.h"
+#include "validate/reachability.h"
+#include "validate/walsh.h"
+
+namespace maskprior::validate {
+
+struct ValidateOptions {
+  std::optional<int64_t> depth;      // layers to follow; default: the spec's layers (at least 1)
+  std::vector<std::string> readout;  // token names (`cls`, `x[3]`, `before c[0]`): one for every
+                                     // output, or one per output; default: the task's readout
+};
+
+/// A truth table laid onto a spec's layout.
+struct Target {
+  std::string description;  // `task parity2`, `truth table t.csv`
+  tasks::TruthTable table;
+  std::vector<int64_t> input_tokens;      // per table input: its token in the spec
+  std::vector<int64_t> readout_tokens;    // per output: the row that produces it
+  std::vector<GeneratedToken> generated;  // tokens fed back that carry what their row saw
+                                          // (none for the built-in tasks)
+};
+
+/// The token a name denotes in `layout`: `cls`, `x[3]`, `x3` (for span x), `before c[0]`.
+std::optional<int64_t> resolve_token(const Layout& layout, const std::string& name);
+
+/// A built-in task on the spec's layout (Boolean tasks take n from span `x`; arithmetic tasks read
+/// c[j] at the token before it). Throws InputError for an unknown task or a layout that lacks the
+/// task's spans.
+Target task_target(const CompiledMask& mask, const std::string& task,
+                   const ValidateOptions& options = {});
+/// A truth table whose inputs name spec tokens; outputs are read at options.readout (default
+/// `cls`). Throws InputError naming the table for names that are no token of the spec.
+Target table_target(const CompiledMask& mask, tasks::TruthTable table,
+                    const ValidateOptions& options = {});
+
+struct SupportMonomial {
+  Monomial monomial;
+  bool visible = false;  // every variable of it reaches the readout
+};
+
+struct OutputReport {
+  std::string name;
+  std::string readout;              // label of the readout token
+  std::vector<size_t> depends_on;   // input indices, ascending
+  std::vector<size_t> unreachable;  // required but not visible: the mask cannot express f
+  std::vector<size_t> exposed;      // visible but not required: shortcut exposure
+  bool has_spectrum = false;
+  std::vector<SupportMonomial> support;      // the first kMaxReportedMonomials, by degree
+  size_t support_size = 0;                   // all of them
+  std::optional<MinDegreeInterpolator> mdi;  // when the table has a seen domain
+};
+
+inline constexpr size_t kMaxReportedMonomials = 4096;
+
+struct ValidationReport {
+  std::string spec;    // the spec's `mask` name
+  std::string target;  // Target::description
+  int64_t depth = 1;
+  std::vector<std::string> inputs;  // input names
+  bool zero_one_inputs = false;     // CSV inputs 0/1 were read as ±1
+  std::vector<OutputReport> outputs;
+
+  /// True when no output needs an input its readout cannot see.
+  bool ok() const;
+};
+
+/// Analyses `target` against the mask (the whole pipeline above).
+ValidationReport validate_target(const CompiledMask& mask, const Target& target,
+                                 const ValidateOptions& options = {});
+
+/// Human-readable report: aligned, short.
+std::string format_report(const ValidationReport& report);
+/// The same report as JSON: outputs, support, mdi (see docs in validate/report.cpp).
+std::string report_json(const ValidationReport& report);
+/// A polynomial in the inputs: `x0 + x1 - 1`, `0.5·x0·x2`.
+std::string format_polynomial(const std::vector<Monomial>& terms,
+                              const std::vector<std::string>& inputs);
+
+}  // namespace maskprior::validate
