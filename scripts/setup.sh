@@ -5,7 +5,7 @@ packages=(
   build-essential cmake git pkg-config
   libtorch-dev libopenblas0-pthread
   tao-pegtl-dev libeigen3-dev libtbb-dev libfmt-dev
-  libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev libpng-dev
+  libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev libpng-dev libssl-dev
 )
 missing=()
 for p in "${packages[@]}"; do
