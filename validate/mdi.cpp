@@ -16,6 +16,7 @@ namespace {
 constexpr size_t kMaxMonomials = 1500;     // larger Gram matrices take too long to decompose
 constexpr double kRankTolerance = 1e-9;    // relative to the largest eigen/singular value
 constexpr double kSnapGrid = 1e-9;         // decimal grid reported coefficients are rounded to
+constexpr double kExactTolerance = 1e-6;   // |MDI(x) − f(x)| counted as an exact match
 constexpr double kScreenTolerance = 1e-8;  // relative squared residual that surely is no fit
 constexpr double kFitTolerance = 1e-7;     // relative interpolation error still counted as exact
 
@@ -205,6 +206,7 @@ MinDegreeInterpolator min_degree_interpolator(const tasks::TruthTable& table, si
       const bool correct = nearest == f[p];
       ++mdi.points;
       mdi.correct += correct;
+      mdi.exact += std::abs(prediction[p] - f[p]) <= kExactTolerance;
       if (!table.seen[p]) {
         ++mdi.unseen_points;
         mdi.unseen_correct += correct;

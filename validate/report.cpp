@@ -72,6 +72,7 @@ nlohmann::json mdi_json(const MinDegreeInterpolator& mdi, const std::vector<std:
   }
   return {{"degree", mdi.degree},
           {"accuracy", mdi.accuracy()},
+          {"exact_accuracy", mdi.exact_accuracy()},
           {"unseen_accuracy", mdi.unseen_accuracy()},
           {"points", mdi.points},
           {"formula", format_polynomial(mdi.coefficients, inputs)},
@@ -150,9 +151,10 @@ std::string format_report(const ValidationReport& report) {
       } else {
         line(out, "MDI", format_polynomial(o.mdi->coefficients, report.inputs));
         line(out, "",
-             fmt::format("degree {}, accuracy {} of {} points ({} on the unseen)", o.mdi->degree,
-                         percent(o.mdi->accuracy()), o.mdi->points,
-                         percent(o.mdi->unseen_accuracy())));
+             fmt::format("degree {}, accuracy {} of {} points ({} on the unseen; {} exact, "
+                         "without rounding)",
+                         o.mdi->degree, percent(o.mdi->accuracy()), o.mdi->points,
+                         percent(o.mdi->unseen_accuracy()), percent(o.mdi->exact_accuracy())));
       }
     }
     unreachable += o.unreachable.size();
