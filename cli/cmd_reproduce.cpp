@@ -1,10 +1,70 @@
+#include <fmt/format.h>
+
+#include <iostream>
+
 #include "cli/commands.h"
+#include "runtime/reproduce.h"
 
 namespace maskprior::cli {
 
+namespace {
+
+struct ReproduceFlags {
+  std::string suite;
+  std::string out;
+  std::string preset = "quick";
+  int seeds = 0;
+  int threads = 0;
+  std::string device = "auto";
+  int64_t epochs = 0;
+  std::vector<std::string> only;
+  bool list = false;
+};
+
+}  // namespace
+
 void add_reproduce_command(CLI::App& app, int& exit_code) {
-  auto* cmd = app.add_subcommand("reproduce", "(not yet implemented)");
-  cmd->callback([&exit_code] { exit_code = kExitUsage; });
+  auto flags = std::make_shared<ReproduceFlags>();
+  std::string suites_help;
+  for (const auto& [name, description] : runtime::suite_names()) {
+    suites_help += fmt::format("\n  {:<10} {}", name, description);
+  }
+  CLI::App* cmd = app.add_subcommand(
+      "reproduce",
+      "Run a suite of training runs (the paper's comparisons, the reviewers' questions) over\n"
+      "seeds and print mean ± std tables. Finished runs are reused and interrupted ones resumed,\n"
+      "so rerunning the same command continues where it stopped. Suites:" +
+          suites_help);
+  cmd->add_option("suite", flags->suite, "Suite to run")->required();
+  cmd->add_option("--out", flags->out, "Results folder (default runs/<suite>-<preset>)");
+  cmd->add_option("--preset", flags->preset, "Training preset for every run")
+      ->check(CLI::IsMember({"quick", "paper"}));
+  cmd->add_option("--seeds", flags->seeds, "Seeds per row, 0..K-1 (default: 1 for demo, else 5)")
+      ->check(CLI::Range(1, 1000));
+  cmd->add_option("--threads", flags->threads, "CPU threads for LibTorch (0 = default)")
+      ->check(CLI::Range(0, 1024));
+  cmd->add_option("--device", flags->device, "auto | cpu | cuda")
+      ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+  cmd->add_option("--epochs", flags->epochs, "Override the preset's epochs for every run")
+      ->check(CLI::Range(int64_t{1}, int64_t{1000000}));
+  cmd->add_option("--only", flags->only, "Keep only rows whose label contains one of these");
+  cmd->callback([flags, &exit_code] {
+    runtime::SuiteOptions options;
+    options.suite = flags->suite;
+    runtime::suite_entries(options.suite);  // rejects an unknown suite before anything runs
+    options.out =
+        flags->out.empty() ? fmt::format("runs/{}-{}", flags->suite, flags->preset) : flags->out;
+    options.preset = flags->preset;
+    options.seeds = flags->seeds;
+    options.source_dir = MASKPRIOR_SOURCE_DIR;
+    options.only = flags->only;
+    options.overrides = nlohmann::json::object();
+    options.overrides["device"] = flags->device;
+    if (flags->threads > 0) options.overrides["threads"] = flags->threads;
+    if (flags->epochs > 0) options.overrides["epochs"] = flags->epochs;
+    const nlohmann::json results = runtime::run_suite(options, std::cout);
+    exit_code = results.value("interrupted", false) ? kExitInputError : kExitOk;
+  });
 }
 
 }  // namespace maskprior::cli

@@ -1,0 +1,59 @@
+// Arithmetic in the low-data regime (issue 5): 3-digit addition and multiplication as a causal
+// decoder over `a[3] op b[3] eq c[K]` (tasks/arithmetic_task.h, shared/PAPER.md "Our format").
+// Training uses teacher forcing with cross-entropy on the answer tokens only: the logits at row
+// answer_offset − 1 + j predict c[j]. Evaluation decodes greedily: the prompt `a op b =` is fed,
+// then K tokens are decoded one at a time, each argmax written back before the next pass.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/experiment.h"
+#include "runtime/model.h"
+#include "runtime/train.h"
+#include "tasks/arithmetic_task.h"
+
+namespace maskprior::runtime {
+
+/// A causal decoder's forward pass: token ids [B, N] → logits [B, N, vocab].
+using LogitsFn = std::function<torch::Tensor(const torch::Tensor&)>;
+
+/// Token ids [P, N] (int64, CPU) of the problems `problems` (indices as in ArithmeticTask).
+torch::Tensor arithmetic_ids(const tasks::ArithmeticTask& task,
+                             const std::vector<int64_t>& problems);
+
+/// Teacher-forced cross-entropy of the answer tokens: mean over j of
+/// CE(logits[:, answer_offset − 1 + j], answers[:, j]); logits [B, N, V], answers [B, K].
+torch::Tensor answer_loss(const torch::Tensor& logits, const torch::Tensor& answers,
+                          int64_t answer_offset);
+
+/// Greedy decoding, batched: for j = 0..K−1 runs `forward` on the sequences and writes the argmax
+/// of row answer_offset − 1 + j into position answer_offset + j (K passes in all). Positions from
+/// answer_offset on are ignored on input (a causal model cannot see them before they are written).
+/// Returns the decoded answer tokens [B, K]. No gradients.
+torch::Tensor greedy_decode(const LogitsFn& forward, const torch::Tensor& ids,
+                            int64_t answer_offset, int64_t answer_digits);
+
+/// Metrics of a causal decoder on full sequences `ids` [P, N] (answers in place), evaluated in
+/// chunks: sequence_accuracy (all K answer digits decoded right), digit_accuracy (share of right
+/// digits) and test_loss (teacher-forced answer_loss).
+nlohmann::json arithmetic_metrics(const LogitsFn& forward, const torch::Tensor& ids,
+                                  int64_t answer_offset, int64_t answer_digits);
+
+/// The experiment for config.task ∈ {addition, multiplication}: training set = a seeded
+/// config.train_fraction of all problems, test set = config.test_size other problems
+/// (tasks::split_problems with config.seed).
+std::unique_ptr<Experiment> make_arithmetic_experiment(const TrainConfig& config);
+
+/// Presets of the arithmetic tasks (quick: a small decoder for 2 CPU cores, see
+/// docs/arithmetic.md; paper: PAPER.md settings).
+nlohmann::json arithmetic_preset(const std::string& task, const std::string& preset);
+
+}  // namespace maskprior::runtime

@@ -1,0 +1,236 @@
+#include "runtime/experiment.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <random>
+
+#include "compiler/error.h"
+#include "runtime/arithmetic_experiment.h"
+#include "tasks/arithmetic_task.h"
+
+namespace maskprior::runtime {
+
+namespace {
+
+inline constexpr int64_t kClsToken = 2;  // bits are (x+1)/2 ∈ {0, 1}
+inline constexpr int64_t kEvalChunk = 4096;
+inline constexpr uint64_t kProbeSeed = 0x5eed'0f'9b0beULL;  // fixed: every run probes alike
+
+/// Token ids [rows, 1 + n]: CLS, then (x_i + 1) / 2.
+torch::Tensor boolean_ids(const tasks::BooleanDataset& data) {
+  const auto rows = static_cast<int64_t>(data.rows());
+  const int64_t width = 1 + data.n;
+  std::vector<int64_t> ids(static_cast<size_t>(rows * width));
+  for (int64_t r = 0; r < rows; ++r) {
+    ids[static_cast<size_t>(r * width)] = kClsToken;
+    for (int64_t i = 0; i < data.n; ++i) {
+      ids[static_cast<size_t>(r * width + 1 + i)] =
+          (data.x[static_cast<size_t>(r * data.n + i)] + 1) / 2;
+    }
+  }
+  return torch::tensor(ids, torch::kLong).view({rows, width});
+}
+
+/// Every subset of `variables` in order of size, then lexicographic: {}, {0}, {1}, {0,1}, ...
+std::vector<std::vector<int>> subsets(const std::vector<int>& variables) {
+  std::vector<std::vector<int>> all;
+  const size_t count = size_t{1} << variables.size();
+  for (size_t bits = 0; bits < count; ++bits) {
+    std::vector<int> subset;
+    for (size_t i = 0; i < variables.size(); ++i) {
+      if (bits >> i & 1) subset.push_back(variables[i]);
+    }
+    all.push_back(subset);
+  }
+  std::stable_sort(all.begin(), all.end(),
+                   [](const auto& a, const auto& b) { return a.size() < b.size(); });
+  return all;
+}
+
+std::string subset_name(const std::vector<int>& subset) {
+  return fmt::format("{{{}}}", fmt::join(subset, ","));
+}
+
+class BooleanExperiment : public Experiment {
+ public:
+  explicit BooleanExperiment(const TrainConfig& config)
+      : task_(tasks::make_boolean_task(config.task, config.n)) {
+    auto train = tasks::training_set(task_, config.seed);
+    train_ids_ = boolean_ids(train);
+    train_y_ = torch::tensor(train.y, torch::kFloat);
+    auto cube = tasks::full_cube(task_);
+    cube_ids_ = boolean_ids(cube);
+    cube_y_ = torch::tensor(cube.y, torch::kFloat);
+    cube_seen_ =
+        torch::tensor(std::vector<int64_t>(cube.seen.begin(), cube.seen.end()), torch::kLong)
+            .to(torch::kBool);
+    values_ = torch::tensor(task_.values, torch::kDouble).to(torch::kFloat);
+    auto signs = torch::tensor(std::vector<int64_t>(cube.x.begin(), cube.x.end()), torch::kLong)
+                     .view({static_cast<int64_t>(cube.rows()), cube.n})
+                     .to(torch::kFloat);
+    for (const auto& subset : subsets(task_.variables)) {
+      auto character = torch::ones({signs.size(0)}, torch::kFloat);
+      for (int i : subset) character = character * signs.select(1, i);
+      characters_.emplace_back(subset_name(subset), character);
+    }
+  }
+
+  std::vector<tasks::TokenSpan> layout() const override { return task_.layout(); }
+
+  ModelConfig model_config(const TrainConfig& config) const override {
+    ModelConfig model;
+    model.vocab = 3;
+    model.seq_len = 1 + task_.n;
+    model.dim = config.dim;
+    model.depth = config.depth;
+    model.heads = config.heads;
+    model.head_dim = config.head_dim;
+    model.mlp = config.mlp;
+    model.readout = Readout::kClsRegression;
+    return model;
+  }
+
+  int64_t train_size() const override { return train_ids_.size(0); }
+
+  Batch train_batch(const torch::Tensor& rows) const override {
+    auto index = rows.to(train_ids_.device());
+    return {train_ids_.index_select(0, index), train_y_.index_select(0, index)};
+  }
+
+  torch::Tensor loss(const torch::Tensor& output, const Batch& batch) const override {
+    return torch::mse_loss(output, batch.targets);
+  }
+
+  nlohmann::json evaluate(MaskedTransformer& model) const override {
+    auto pred = map_in_chunks(cube_ids_, kEvalChunk, [&](const torch::Tensor& ids) {
+                  return model->forward(ids);
+                }).to(torch::kCPU);
+    auto y = cube_y_.to(torch::kCPU);
+    auto seen = cube_seen_.to(torch::kCPU);
+    auto values = values_.to(torch::kCPU);
+    auto nearest = values.index_select(0, (pred.unsqueeze(1) - values).abs().argmin(1));
+    auto correct = (nearest - y).abs() < 1e-5;
+    auto squared = (pred - y).pow(2);
+    auto unseen = seen.logical_not();
+    auto mean_where = [](const torch::Tensor& v, const torch::Tensor& where) {
+      return where.any().item<bool>() ? v.index({where}).to(torch::kDouble).mean().item<double>()
+                                      : 0.0;
+    };
+    nlohmann::json fourier = nlohmann::json::object();
+    for (const auto& [name, character] : characters_) {
+      fourier[name] = (pred * character).to(torch::kDouble).mean().item<double>();
+    }
+    return {{"accuracy", correct.to(torch::kDouble).mean().item<double>()},
+            {"unseen_accuracy", mean_where(correct.to(torch::kDouble), unseen)},
+            {"seen_mse", mean_where(squared, seen)},
+            {"unseen_mse", mean_where(squared, unseen)},
+            {"fourier", fourier}};
+  }
+
+  torch::Tensor probe_inputs(int64_t size) const override {
+    const int64_t rows = cube_ids_.size(0);
+    std::vector<int64_t> order(static_cast<size_t>(rows));
+    for (int64_t i = 0; i < rows; ++i) order[static_cast<size_t>(i)] = i;
+    std::mt19937_64 engine(kProbeSeed);
+    for (int64_t i = rows - 1; i > 0; --i) {  // Fisher–Yates; modulo bias is irrelevant here
+      std::swap(order[static_cast<size_t>(i)],
+                order[static_cast<size_t>(engine() % static_cast<uint64_t>(i + 1))]);
+    }
+    order.resize(static_cast<size_t>(std::min(size, rows)));
+    return cube_ids_.index_select(0, torch::tensor(order, torch::kLong).to(cube_ids_.device()));
+  }
+
+  void to(torch::Device device) override {
+    for (auto* t : {&train_ids_, &train_y_, &cube_ids_, &cube_y_, &cube_seen_, &values_}) {
+      *t = t->to(device);
+    }
+    for (auto& entry : characters_) entry.second = entry.second.to(device);
+  }
+
+ private:
+  tasks::BooleanTask task_;
+  torch::Tensor train_ids_, train_y_;
+  torch::Tensor cube_ids_, cube_y_, cube_seen_, values_;
+  std::vector<std::pair<std::string, torch::Tensor>> characters_;  // Fourier characters χ_T(x)
+};
+
+}  // namespace
+
+torch::Tensor map_in_chunks(const torch::Tensor& inputs, int64_t chunk,
+                            const std::function<torch::Tensor(const torch::Tensor&)>& fn) {
+  torch::NoGradGuard no_grad;
+  std::vector<torch::Tensor> parts;
+  for (int64_t start = 0; start < inputs.size(0); start += chunk) {
+    parts.push_back(fn(inputs.narrow(0, start, std::min(chunk, inputs.size(0) - start))));
+  }
+  return torch::cat(parts, 0);
+}
+
+std::unique_ptr<Experiment> make_boolean_experiment(const TrainConfig& config) {
+  return std::make_unique<BooleanExperiment>(config);
+}
+
+nlohmann::json boolean_preset(const std::string& task, const std::string& preset) {
+  if (preset == kPresetQuick) {
+    // A small model that finishes in a few minutes on 2 CPU cores.
+    return {{"n", 15},
+            {"dim", 64},
+            {"depth", 2},
+            {"heads", 2},
+            {"head_dim", 16},
+            {"mlp", 64},
+            {"lr", 1e-3},
+            {"epochs", 5},
+            {"batch_size", 256},
+            {"optimizer", "adam"},
+            {"weight_decay", 1e-3},
+            {"schedule", "constant"},
+            {"warmup", 0}};
+  }
+  if (preset == kPresetPaper) {
+    // PAPER.md, Boolean GOTU reference settings (Abbe et al.'s model, Adam, batch 256).
+    static const std::map<std::string, std::pair<double, int64_t>> kLrEpochs = {
+        {"parity2", {1e-5, 20}},
+        {"maj3", {1e-5, 30}},
+        {"cyclic3", {2e-5, 80}},
+        {"threesym", {2e-5, 40}}};
+    auto it = kLrEpochs.find(task);
+    if (it == kLrEpochs.end()) {
+      throw InputError(fmt::format("no paper preset for task '{}'", task));
+    }
+    return {{"n", 15},
+            {"dim", 256},
+            {"depth", 12},
+            {"heads", 6},
+            {"head_dim", 64},
+            {"mlp", 256},
+            {"optimizer", "adam"},
+            {"lr", it->second.first},
+            {"weight_decay", 1e-3},
+            {"epochs", it->second.second},
+            {"batch_size", 256},
+            {"schedule", "constant"},
+            {"warmup", 0}};
+  }
+  throw InputError(
+      fmt::format("unknown preset '{}' (expected {} or {})", preset, kPresetQuick, kPresetPaper));
+}
+
+std::unique_ptr<Experiment> make_experiment(const TrainConfig& config) {
+  if (tasks::is_boolean_task(config.task)) return make_boolean_experiment(config);
+  if (tasks::is_arithmetic_task(config.task)) return make_arithmetic_experiment(config);
+  throw InputError(fmt::format("unknown task '{}' (known: {})", config.task,
+                               fmt::join(tasks::boolean_task_names(), ", ")));
+}
+
+nlohmann::json task_preset(const std::string& task, const std::string& preset) {
+  if (tasks::is_boolean_task(task)) return boolean_preset(task, preset);
+  if (tasks::is_arithmetic_task(task)) return arithmetic_preset(task, preset);
+  throw InputError(fmt::format("unknown task '{}' (known: {})", task,
+                               fmt::join(tasks::boolean_task_names(), ", ")));
+}
+
+}  // namespace maskprior::runtime

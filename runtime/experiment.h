@@ -1,0 +1,69 @@
+// What the trainer needs from a task family (Boolean GOTU here; arithmetic in
+// runtime/arithmetic_experiment.{h,cpp}): data, batches, loss, evaluation, layout, presets.
+// The trainer owns the model, optimiser, schedule, data order, checkpoints and persistence metrics.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/model.h"
+#include "runtime/train.h"
+#include "tasks/boolean_task.h"
+
+namespace maskprior::runtime {
+
+/// One mini-batch: model inputs (token ids [B, N], int64) and whatever targets `loss` needs.
+struct Batch {
+  torch::Tensor inputs;
+  torch::Tensor targets;
+};
+
+class Experiment {
+ public:
+  virtual ~Experiment() = default;
+
+  /// The task's token layout (span names and lengths, in order); a spec must match it.
+  virtual std::vector<tasks::TokenSpan> layout() const = 0;
+  /// vocab, seq_len and readout for the task; sizes (dim, depth, ...) from `config`.
+  virtual ModelConfig model_config(const TrainConfig& config) const = 0;
+  /// Rows of the training set.
+  virtual int64_t train_size() const = 0;
+  /// The training rows `rows` (int64 indices into [0, train_size())), on the current device.
+  virtual Batch train_batch(const torch::Tensor& rows) const = 0;
+  /// Scalar training loss of `output` (the model's forward) against `batch.targets`.
+  virtual torch::Tensor loss(const torch::Tensor& output, const Batch& batch) const = 0;
+  /// Evaluates the model (no gradients) and returns the task's metrics as a JSON object, e.g.
+  /// Boolean: accuracy, unseen_accuracy, seen_mse, unseen_mse, fourier.
+  virtual nlohmann::json evaluate(MaskedTransformer& model) const = 0;
+  /// A fixed batch of inputs [B, N] (same for every call) for attention metrics and QK fitting.
+  virtual torch::Tensor probe_inputs(int64_t size) const = 0;
+  /// Moves the data to `device` (called once before training).
+  virtual void to(torch::Device device) = 0;
+};
+
+/// The experiment for config.task (data built from config.seed, config.n, ...).
+/// Throws InputError for an unknown task, listing the known ones.
+std::unique_ptr<Experiment> make_experiment(const TrainConfig& config);
+
+/// The settings of `preset` (quick or paper) for `task`, as a JSON object of TrainConfig keys.
+/// Throws InputError for an unknown task or preset.
+nlohmann::json task_preset(const std::string& task, const std::string& preset);
+
+/// Evaluates `fn(batch)` over `inputs` in chunks of `chunk` rows without gradients, concatenating
+/// the outputs along dim 0 (helper for experiments' evaluate).
+torch::Tensor map_in_chunks(const torch::Tensor& inputs, int64_t chunk,
+                            const std::function<torch::Tensor(const torch::Tensor&)>& fn);
+
+/// Boolean GOTU tasks (parity2, maj3, cyclic3, threesym) on config.n bits.
+std::unique_ptr<Experiment> make_boolean_experiment(const TrainConfig& config);
+/// Presets of the Boolean tasks (quick: a small model for 2 CPU cores; paper: PAPER.md settings).
+nlohmann::json boolean_preset(const std::string& task, const std::string& preset);
+
+}  // namespace maskprior::runtime

@@ -1,0 +1,277 @@
+#include "runtime/init.h"
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <fmt/format.h>
+
+#include <cmath>
+#include <map>
+
+#include "compiler/error.h"
+
+namespace maskprior::runtime {
+
+namespace {
+
+const std::vector<std::pair<InitMethod, std::string>>& method_table() {
+  static const std::vector<std::pair<InitMethod, std::string>> table = {
+      {InitMethod::kVanilla, "vanilla"},      {InitMethod::kMask, "mask"},
+      {InitMethod::kMaskFixed, "mask-fixed"}, {InitMethod::kMaskZero, "mask-zero"},
+      {InitMethod::kQkSvd, "qk-svd"},         {InitMethod::kQkOpt, "qk-opt"},
+      {InitMethod::kMimetic, "mimetic"}};
+  return table;
+}
+
+/// The spec's open pattern for model layer l, head h (broadcast over L', H'), float [N, N].
+torch::Tensor open_pattern(const torch::Tensor& open, int64_t layer, int64_t head) {
+  return open.select(0, open.size(0) == 1 ? 0 : layer)
+      .select(0, open.size(1) == 1 ? 0 : head)
+      .to(torch::kDouble);
+}
+
+/// Writes per-head factors into a block's Wq/Wk (Linear weights are [heads·d_head, dim] = Wᵀ).
+void set_head_rows(torch::nn::Linear& w, int64_t head, int64_t head_dim, const torch::Tensor& m) {
+  auto& weight = w->weight;
+  weight.narrow(0, head * head_dim, head_dim).copy_(m.t().to(weight.options()));
+}
+
+/// The distinct (position, token) rows that layer 0 sees in `probe_ids`: X' [R, dim] and the
+/// position of each row. A QK pattern that fits every row fits every sequence made of them.
+std::pair<torch::Tensor, std::vector<int64_t>> distinct_attention_rows(MaskedTransformer& model,
+                                                                       const torch::Tensor& ids) {
+  auto x = model->attention_input(ids).to(torch::kCPU, torch::kDouble);  // [B, N, dim]
+  auto tokens = ids.to(torch::kCPU);
+  std::vector<torch::Tensor> rows;
+  std::vector<int64_t> positions;
+  for (int64_t i = 0; i < tokens.size(1); ++i) {
+    std::map<int64_t, int64_t> first_row_of_token;
+    auto column = tokens.select(1, i);
+    for (int64_t b = 0; b < column.size(0); ++b) {
+      first_row_of_token.emplace(column[b].item<int64_t>(), b);
+    }
+    for (auto [token, b] : first_row_of_token) {
+      rows.push_back(x[b][i]);
+      positions.push_back(i);
+    }
+  }
+  return {torch::stack(rows), positions};
+}
+
+/// qk-svd (PAPER.md): X' = U Σ Vᵀ, B = Uᵀ A U, B_r = U_B S V_Bᵀ, Wq = V Σ⁻¹ U_B S^½,
+/// Wk = V Σ⁻¹ V_B S^½, so that X' Wq Wkᵀ X'ᵀ ≈ A = √d_head · contrast · open.
+nlohmann::json init_qk_svd(MaskedTransformer& model, const torch::Tensor& open,
+                           const InitOptions& options) {
+  torch::NoGradGuard no_grad;
+  const auto& config = model->config();
+  auto [x, positions] = distinct_attention_rows(model, options.probe_ids);
+  auto [u_full, sigma_full, vh_full] = torch::linalg_svd(x, /*full_matrices=*/false);
+  const double cutoff = 1e-6 * sigma_full[0].item<double>();
+  const int64_t rank = (sigma_full > cutoff).sum().item<int64_t>();
+  auto u = u_full.narrow(1, 0, rank);
+  auto sigma_inv = sigma_full.narrow(0, 0, rank).reciprocal();
+  auto v = vh_full.narrow(0, 0, rank).t();  // [dim, rank]
+  auto pos = torch::tensor(positions, torch::kLong);
+  const double gain = std::sqrt(static_cast<double>(config.head_dim)) * options.qk_contrast;
+  const int64_t r = config.head_dim;
+  double residual_sum = 0;
+  for (int64_t l = 0; l < config.depth; ++l) {
+    auto& block = model->blocks()[static_cast<size_t>(l)];
+    for (int64_t h = 0; h < config.heads; ++h) {
+      auto pattern = open_pattern(open, l, h);
+      auto a = gain * pattern.index({pos}).index({torch::indexing::Slice(), pos});  // [R, R]
+      auto b = u.t().matmul(a).matmul(u);
+      auto [ub, s, vbh] = torch::linalg_svd(b, /*full_matrices=*/false);
+      const int64_t keep = std::min(r, s.size(0));
+      auto root = s.narrow(0, 0, keep).sqrt();
+      auto wq = torch::zeros({config.dim, r}, torch::kDouble);
+      auto wk = torch::zeros({config.dim, r}, torch::kDouble);
+      auto left = v * sigma_inv;  // V Σ⁻¹, [dim, rank]
+      wq.narrow(1, 0, keep).copy_(left.matmul(ub.narrow(1, 0, keep)) * root);
+      wk.narrow(1, 0, keep).copy_(left.matmul(vbh.narrow(0, 0, keep).t()) * root);
+      set_head_rows(block->wq, h, r, wq);
+      set_head_rows(block->wk, h, r, wk);
+      auto fitted = x.matmul(wq).matmul(wk.t()).matmul(x.t());
+      residual_sum += ((fitted - a).norm() / a.norm().clamp_min(1e-12)).item<double>();
+    }
+  }
+  return {{"rows", x.size(0)},
+          {"rank", rank},
+          {"relative_residual", residual_sum / static_cast<double>(config.depth * config.heads)}};
+}
+
+/// qk-opt (PAPER.md): Adam fits every layer's and head's Wq, Wk so that
+/// softmax(X Wq Wkᵀ Xᵀ / √d_head) matches softmax(contrast · open) on the probe batch (MSE).
+nlohmann::json init_qk_opt(MaskedTransformer& model, const torch::Tensor& open,
+                           const InitOptions& options) {
+  const auto& config = model->config();
+  const int64_t depth = config.depth, heads = config.heads, r = config.head_dim;
+  constexpr int64_t kFitSequences = 64;  // enough to cover the token variety, cheap to fit
+  const auto& ids = options.probe_ids;
+  torch::Tensor x = model->attention_input(ids.narrow(0, 0, std::min(kFitSequences, ids.size(0))))
+                        .to(torch::kCPU);  // [B, N, dim]
+  std::vector<torch::Tensor> wq_init, wk_init, targets;
+  {
+    torch::NoGradGuard no_grad;
+    for (int64_t l = 0; l < depth; ++l) {
+      auto& block = model->blocks()[static_cast<size_t>(l)];
+      // Linear weight [H·r, dim] → per-head W [H, dim, r].
+      auto per_head = [&](torch::nn::Linear& w) {
+        return w->weight.detach().to(torch::kCPU).view({heads, r, config.dim}).transpose(1, 2);
+      };
+      wq_init.push_back(per_head(block->wq));
+      wk_init.push_back(per_head(block->wk));
+      for (int64_t h = 0; h < heads; ++h) {
+        targets.push_back(torch::softmax(options.qk_contrast * open_pattern(open, l, h), -1));
+      }
+    }
+  }
+  auto wq = torch::stack(wq_init).clone().set_requires_grad(true);  // [L, H, dim, r]
+  auto wk = torch::stack(wk_init).clone().set_requires_grad(true);
+  auto target =
+      torch::stack(targets).view({depth, heads, 1, x.size(1), x.size(1)}).to(torch::kFloat);
+  auto xs = x.view({1, 1, x.size(0), x.size(1), x.size(2)});  // [1, 1, B, N, dim]
+  const double scale = 1.0 / std::sqrt(static_cast<double>(r));
+  torch::optim::Adam adam({wq, wk}, torch::optim::AdamOptions(options.qk_opt_lr));
+  double first_loss = 0, last_loss = 0;
+  for (int64_t step = 0; step < options.qk_opt_steps; ++step) {
+    auto q = torch::matmul(xs, wq.unsqueeze(2));  // [L, H, B, N, r]
+    auto k = torch::matmul(xs, wk.unsqueeze(2));
+    auto probs = torch::softmax(torch::matmul(q, k.transpose(-2, -1)) * scale, -1);
+    auto loss = (probs - target).pow(2).mean();
+    adam.zero_grad();
+    loss.backward();
+    adam.step();
+    last_loss = loss.item<double>();
+    if (step == 0) first_loss = last_loss;
+  }
+  torch::NoGradGuard no_grad;
+  for (int64_t l = 0; l < depth; ++l) {
+    auto& block = model->blocks()[static_cast<size_t>(l)];
+    for (int64_t h = 0; h < heads; ++h) {
+      set_head_rows(block->wq, h, r, wq[l][h]);
+      set_head_rows(block->wk, h, r, wk[l][h]);
+    }
+  }
+  return {{"steps", options.qk_opt_steps}, {"first_loss", first_loss}, {"final_loss", last_loss}};
+}
+
+/// Factors a d×d target into two d×r matrices (top-r SVD): T ≈ left · rightᵀ.
+std::pair<torch::Tensor, torch::Tensor> factor(const torch::Tensor& target, int64_t r) {
+  auto [u, s, vh] = torch::linalg_svd(target, /*full_matrices=*/false);
+  const int64_t keep = std::min(r, s.size(0));
+  auto root = s.narrow(0, 0, keep).sqrt();
+  auto left = torch::zeros({target.size(0), r}, target.options());
+  auto right = torch::zeros({target.size(1), r}, target.options());
+  left.narrow(1, 0, keep).copy_(u.narrow(1, 0, keep) * root);
+  right.narrow(1, 0, keep).copy_(vh.narrow(0, 0, keep).t() * root);
+  return {left, right};
+}
+
+/// mimetic: per head Wq Wkᵀ ≈ 0.7 Z + 0.7 I and Wv Wo ≈ 0.4 Z − 0.4 I, Z uniform with variance
+/// 1/dim (PAPER.md), factorised by SVD.
+nlohmann::json init_mimetic(MaskedTransformer& model, const InitOptions& options) {
+  torch::NoGradGuard no_grad;
+  const auto& config = model->config();
+  const int64_t d = config.dim, r = config.head_dim;
+  auto generator = at::detail::createCPUGenerator(options.seed);
+  const double half_width = std::sqrt(3.0 / static_cast<double>(d));  // U(−a, a) has variance a²/3
+  auto uniform = [&] {
+    return (torch::rand({d, d}, generator, torch::kDouble) * 2 - 1) * half_width;
+  };
+  auto eye = torch::eye(d, torch::kDouble);
+  for (auto& block : model->blocks()) {
+    for (int64_t h = 0; h < config.heads; ++h) {
+      auto [wq, wk] = factor(0.7 * uniform() + 0.7 * eye, r);
+      set_head_rows(block->wq, h, r, wq);
+      set_head_rows(block->wk, h, r, wk);
+      auto [wv, wo] = factor(0.4 * uniform() - 0.4 * eye, r);
+      set_head_rows(block->wv, h, r, wv);
+      // wo.weight is [dim, H·r]: head h's columns are Wo_hᵀ = `wo` ([dim, r]).
+      auto& weight = block->wo->weight;
+      weight.narrow(1, h * r, r).copy_(wo.to(weight.options()));
+    }
+  }
+  return nlohmann::json::object();
+}
+
+}  // namespace
+
+InitMethod parse_init_method(const std::string& name) {
+  for (const auto& [method, method_name] : method_table()) {
+    if (method_name == name) return method;
+  }
+  throw InputError(fmt::format("unknown init method '{}' (expected one of: {})", name,
+                               fmt::join(init_method_names(), ", ")));
+}
+
+std::string init_method_name(InitMethod method) {
+  for (const auto& [m, name] : method_table()) {
+    if (m == method) return name;
+  }
+  throw InternalError("init_method_name: unknown method");
+}
+
+std::vector<std::string> init_method_names() {
+  std::vector<std::string> names;
+  for (const auto& entry : method_table()) names.push_back(entry.second);
+  return names;
+}
+
+bool init_uses_mask(InitMethod method) {
+  return method == InitMethod::kMask || method == InitMethod::kMaskFixed ||
+         method == InitMethod::kMaskZero;
+}
+
+bool init_requires_spec(InitMethod method) {
+  return method == InitMethod::kMask || method == InitMethod::kMaskFixed ||
+         method == InitMethod::kQkSvd || method == InitMethod::kQkOpt;
+}
+
+torch::Tensor mask_tensor(const CompiledMask& spec) {
+  internal_check(
+      spec.mask.size() == static_cast<size_t>(spec.layers * spec.heads * spec.n * spec.n),
+      "mask_tensor: mask size does not match its shape");
+  return torch::tensor(spec.mask, torch::kFloat).view({spec.layers, spec.heads, spec.n, spec.n});
+}
+
+torch::Tensor hard_tensor(const CompiledMask& spec) {
+  if (!spec.hard) return {};
+  std::vector<int64_t> values(spec.hard->begin(), spec.hard->end());
+  return torch::tensor(values, torch::kLong).view({spec.n, spec.n}).to(torch::kBool);
+}
+
+torch::Tensor open_cells(const CompiledMask& spec) {
+  auto open = mask_tensor(spec) > 0.5 * (spec.open_value + spec.close_value);
+  if (auto hard = hard_tensor(spec); hard.defined()) open = open & hard.logical_not();
+  return open;
+}
+
+nlohmann::json apply_init(MaskedTransformer& model, InitMethod method, const CompiledMask* spec,
+                          const InitOptions& options) {
+  if (init_requires_spec(method) && spec == nullptr) {
+    throw InputError(fmt::format("--init {} needs a spec (--spec FILE)", init_method_name(method)));
+  }
+  const auto& config = model->config();
+  switch (method) {
+    case InitMethod::kVanilla:
+      return nlohmann::json::object();
+    case InitMethod::kMask:
+    case InitMethod::kMaskFixed:
+    case InitMethod::kMaskZero: {
+      auto m = spec ? mask_tensor(*spec) : torch::zeros({1, 1, config.seq_len, config.seq_len});
+      if (method == InitMethod::kMaskZero) m = torch::zeros_like(m);
+      model->set_mask(m, /*learnable=*/method != InitMethod::kMaskFixed);
+      if (spec && spec->hard) model->set_hard_mask(hard_tensor(*spec));
+      return nlohmann::json::object();
+    }
+    case InitMethod::kQkSvd:
+    case InitMethod::kQkOpt:
+      internal_check(options.probe_ids.defined(), "apply_init: qk methods need probe_ids");
+      return method == InitMethod::kQkSvd ? init_qk_svd(model, open_cells(*spec), options)
+                                          : init_qk_opt(model, open_cells(*spec), options);
+    case InitMethod::kMimetic:
+      return init_mimetic(model, options);
+  }
+  throw InternalError("apply_init: unknown method");
+}
+
+}  // namespace maskprior::runtime

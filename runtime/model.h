@@ -1,0 +1,95 @@
+// The masked Transformer: pre-LayerNorm encoder (or causal decoder) whose attention adds an
+// optional learnable prior log σ(M) and an optional hard mask (shared/PAPER.md, "The method"):
+//   A = softmax(Q Kᵀ / √d_head + log σ(M) + hard(−∞) [+ causal(−∞)]) V.
+// M has shape [L', H', N, N] with L' ∈ {1, depth}, H' ∈ {1, heads}, broadcast over layers/heads.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace maskprior::runtime {
+
+/// How the model turns the last hidden states into outputs.
+enum class Readout {
+  kClsRegression,  // token 0 (CLS) → LayerNorm → Linear(1): one real number per sequence
+  kCausalLm,       // every position → LayerNorm → Linear(vocab), causal attention
+};
+
+struct ModelConfig {
+  int64_t vocab = 3;     // token ids 0..vocab-1 (Boolean: 0, 1 = (x+1)/2 and 2 = CLS)
+  int64_t seq_len = 16;  // N, including CLS
+  int64_t dim = 256;
+  int64_t depth = 12;
+  int64_t heads = 6;
+  int64_t head_dim = 64;
+  int64_t mlp = 256;
+  Readout readout = Readout::kClsRegression;
+};
+
+/// One pre-LN block: x + Attn(LN(x)), then + MLP(LN(x)). Wq, Wk, Wv have no bias.
+struct BlockImpl : torch::nn::Module {
+  BlockImpl(const ModelConfig& config);
+
+  torch::nn::LayerNorm ln_attention{nullptr}, ln_mlp{nullptr};
+  torch::nn::Linear wq{nullptr}, wk{nullptr}, wv{nullptr}, wo{nullptr};
+  torch::nn::Linear fc_in{nullptr}, fc_out{nullptr};
+  int64_t heads = 0;
+  int64_t head_dim = 0;
+};
+TORCH_MODULE(Block);
+
+/// The model. Inputs are token ids [B, N] (int64); outputs are [B] (kClsRegression) or
+/// [B, N, vocab] logits (kCausalLm).
+class MaskedTransformerImpl : public torch::nn::Module {
+ public:
+  explicit MaskedTransformerImpl(const ModelConfig& config);
+
+  torch::Tensor forward(const torch::Tensor& ids);
+  /// Runs the model without gradients and returns each layer's attention probabilities
+  /// [B, heads, N, N] (row = query, column = key).
+  std::vector<torch::Tensor> attention_maps(const torch::Tensor& ids);
+  /// What layer 0's attention sees: LayerNorm_0(token + position), [B, N, dim]. No gradients.
+  torch::Tensor attention_input(const torch::Tensor& ids);
+
+  /// Installs the prior M ([L', H', N, N] float, checked against the model's shape; InputError
+  /// otherwise) as a parameter (`learnable`) or a buffer; also keeps a copy as buffer `mask_init`.
+  void set_mask(const torch::Tensor& mask, bool learnable);
+  /// Installs a hard mask [N, N] (bool or uint8, true = excluded), a buffer.
+  void set_hard_mask(const torch::Tensor& hard);
+
+  bool has_mask() const { return mask_.defined(); }
+  bool mask_learnable() const { return mask_learnable_; }
+  /// M now / at installation ([L', H', N, N]); undefined tensors when there is no mask.
+  const torch::Tensor& mask() const { return mask_; }
+  const torch::Tensor& mask_init() const { return mask_init_; }
+  const torch::Tensor& hard_mask() const { return hard_; }
+
+  const ModelConfig& config() const { return config_; }
+  std::vector<Block>& blocks() { return blocks_; }
+  torch::nn::Embedding& token_embedding() { return token_embedding_; }
+  torch::Tensor& position_embedding() { return position_embedding_; }
+
+ private:
+  torch::Tensor run(const torch::Tensor& ids, std::vector<torch::Tensor>* attention);
+  torch::Tensor embed(const torch::Tensor& ids);
+  /// The additive attention bias of layer `layer`: [H' or 1, N, N], or undefined if none.
+  torch::Tensor attention_bias(int64_t layer) const;
+
+  ModelConfig config_;
+  torch::nn::Embedding token_embedding_{nullptr};
+  torch::Tensor position_embedding_;  // [N, dim], randn
+  std::vector<Block> blocks_;
+  torch::nn::LayerNorm ln_final_{nullptr};
+  torch::nn::Linear head_{nullptr};
+  torch::Tensor mask_, mask_init_, hard_, causal_;
+  bool mask_learnable_ = false;
+};
+TORCH_MODULE(MaskedTransformer);
+
+/// Number of trainable scalars.
+int64_t parameter_count(MaskedTransformer& model);
+
+}  // namespace maskprior::runtime

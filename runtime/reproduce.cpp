@@ -1,0 +1,297 @@
+#include "runtime/reproduce.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <ostream>
+#include <sstream>
+
+#include "compiler/error.h"
+#include "compiler/tensor_file.h"
+#include "runtime/train.h"
+
+namespace maskprior::runtime {
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+/// A summary metric shown in the tables: its key, column title, and whether it is a percentage.
+struct Column {
+  const char* key;
+  const char* title;
+  bool percent;
+};
+
+// Layer lists (prior mass, drift) are averaged over layers before averaging over seeds.
+constexpr Column kColumns[] = {
+    {"accuracy", "accuracy %", true},        {"unseen_accuracy", "unseen acc %", true},
+    {"unseen_mse", "unseen MSE", false},     {"sequence_accuracy", "sequence acc %", true},
+    {"digit_accuracy", "digit acc %", true}, {"prior_mass_init", "prior mass start", false},
+    {"prior_mass", "prior mass end", false}, {"mask_drift", "mask drift", false},
+};
+
+std::vector<SuiteEntry> boolean_entries(const std::vector<std::string>& tasks,
+                                        const std::vector<std::string>& inits) {
+  std::vector<SuiteEntry> entries;
+  for (const std::string& task : tasks) {
+    for (const std::string& init : inits) {
+      entries.push_back(
+          {task + "-" + init, task, "specs/gotu/" + task + ".mask", init, json::object()});
+    }
+  }
+  return entries;
+}
+
+std::vector<SuiteEntry> arithmetic_entries(const std::vector<std::string>& inits) {
+  std::vector<SuiteEntry> entries;
+  const std::pair<const char*, double> tasks[] = {{"addition", 0.004}, {"multiplication", 0.03}};
+  for (const auto& [task, fraction] : tasks) {
+    for (const std::string& init : inits) {
+      entries.push_back({fmt::format("{}-{}", task, init), task,
+                         fmt::format("specs/arith/{}.mask", task), init,
+                         json{{"train_fraction", fraction}}});
+    }
+  }
+  return entries;
+}
+
+/// The reviewers' questions on parity2: misspecified, neutral, fixed and low-contrast masks.
+std::vector<SuiteEntry> ablation_entries() {
+  const std::string spec = "specs/gotu/parity2.mask";
+  std::vector<SuiteEntry> entries = {
+      {"parity2-vanilla", "parity2", spec, "vanilla", json::object()},
+      {"parity2-mask", "parity2", spec, "mask", json::object()},
+      {"parity2-misspecified", "parity2", "specs/gotu/parity2_misspecified.mask", "mask",
+       json::object()},
+      {"parity2-mask-zero", "parity2", spec, "mask-zero", json::object()},
+      {"parity2-mask-fixed", "parity2", spec, "mask-fixed", json::object()},
+  };
+  for (int contrast : {1, 3, 5}) {
+    entries.push_back({fmt::format("parity2-mask-pm{}", contrast), "parity2", spec, "mask",
+                       json{{"mask_open", contrast}, {"mask_close", -contrast}}});
+  }
+  return entries;
+}
+
+double layer_mean(const json& value) {
+  if (value.is_number()) return value.get<double>();
+  if (!value.is_array() || value.empty()) return NAN;
+  double sum = 0;
+  for (const json& v : value) sum += v.get<double>();
+  return sum / static_cast<double>(value.size());
+}
+
+/// mean and sample standard deviation of the seeds' values of `key` (NaN when absent).
+json aggregate(const std::vector<json>& summaries, const char* key) {
+  std::vector<double> values;
+  for (const json& s : summaries) {
+    if (s.contains(key) && !s[key].is_null()) {
+      const double v = layer_mean(s[key]);
+      if (!std::isnan(v)) values.push_back(v);
+    }
+  }
+  if (values.empty()) return nullptr;
+  double mean = 0;
+  for (double v : values) mean += v;
+  mean /= static_cast<double>(values.size());
+  double var = 0;
+  for (double v : values) var += (v - mean) * (v - mean);
+  const double std =
+      values.size() > 1 ? std::sqrt(var / static_cast<double>(values.size() - 1)) : 0.0;
+  return json{{"mean", mean}, {"std", std}, {"n", values.size()}};
+}
+
+json read_json_file(const fs::path& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError(fmt::format("cannot read {}", path.string()));
+  try {
+    return json::parse(in);
+  } catch (const json::exception& e) {
+    throw InputError(fmt::format("{}: not valid JSON ({})", path.string(), e.what()));
+  }
+}
+
+/// Trains, resumes, or reuses the run in `dir`.
+json run_one(const SuiteEntry& entry, const SuiteOptions& options, uint64_t seed,
+             const fs::path& dir) {
+  const fs::path summary_path = dir / "summary.json";
+  if (fs::exists(summary_path)) {
+    json summary = read_json_file(summary_path);
+    if (!summary.value("interrupted", false)) return summary;
+  }
+  if (fs::exists(dir / "config.json")) return resume(dir.string(), options.overrides);
+  json overrides = entry.overrides;
+  overrides.update(options.overrides);
+  overrides["seed"] = seed;
+  overrides["init"] = entry.init;
+  overrides["out"] = dir.string();
+  if (!entry.spec.empty()) overrides["spec"] = (fs::path(options.source_dir) / entry.spec).string();
+  return train(resolve_config(entry.task, options.preset, overrides));
+}
+
+std::string format_cell(const json& cell, bool percent) {
+  if (cell.is_null()) return "—";
+  const double scale = percent ? 100.0 : 1.0;
+  const double mean = cell["mean"].get<double>() * scale;
+  const double std = cell["std"].get<double>() * scale;
+  if (cell["n"].get<int>() < 2)
+    return percent ? fmt::format("{:.2f}", mean) : fmt::format("{:.4g}", mean);
+  return percent ? fmt::format("{:.2f} ± {:.2f}", mean, std)
+                 : fmt::format("{:.4g} ± {:.2g}", mean, std);
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> suite_names() {
+  return {
+      {"demo", "parity2 (vanilla vs mask) and addition at 0.4% (vanilla vs mask), one seed"},
+      {"gotu", "the four Boolean GOTU tasks with every init method"},
+      {"arith", "addition at 0.4% and multiplication at 3% with vanilla, QK and mask inits"},
+      {"ablations",
+       "parity2: misspecified, neutral (zero), fixed and low-contrast (±1, ±3, ±5) masks"},
+  };
+}
+
+std::vector<SuiteEntry> suite_entries(const std::string& suite) {
+  const std::vector<std::string> gotu_tasks = {"parity2", "maj3", "cyclic3", "threesym"};
+  if (suite == "demo") {
+    std::vector<SuiteEntry> entries = boolean_entries({"parity2"}, {"vanilla", "mask"});
+    for (SuiteEntry& e : arithmetic_entries({"vanilla", "mask"})) {
+      if (e.task == "addition") entries.push_back(e);
+    }
+    return entries;
+  }
+  if (suite == "gotu") {
+    return boolean_entries(gotu_tasks, {"vanilla", "qk-svd", "qk-opt", "mimetic", "mask"});
+  }
+  if (suite == "arith") return arithmetic_entries({"vanilla", "qk-svd", "qk-opt", "mask"});
+  if (suite == "ablations") return ablation_entries();
+  std::string known;
+  for (const auto& [name, description] : suite_names()) known += (known.empty() ? "" : ", ") + name;
+  throw InputError(fmt::format("[reproduce] unknown suite '{}' (known: {})", suite, known));
+}
+
+int suite_default_seeds(const std::string& suite) {
+  return suite == "demo" ? 1 : 5;
+}
+
+std::string results_table(const json& rows) {
+  std::vector<const Column*> shown;
+  for (const Column& c : kColumns) {
+    for (const json& row : rows) {
+      if (!row["metrics"][c.key].is_null()) {
+        shown.push_back(&c);
+        break;
+      }
+    }
+  }
+  std::vector<std::vector<std::string>> cells;
+  std::vector<std::string> header = {"run", "seeds"};
+  for (const Column* c : shown) header.push_back(c->title);
+  cells.push_back(header);
+  for (const json& row : rows) {
+    std::vector<std::string> line = {row["label"].get<std::string>(),
+                                     std::to_string(row["seeds"].size())};
+    for (const Column* c : shown) line.push_back(format_cell(row["metrics"][c->key], c->percent));
+    cells.push_back(line);
+  }
+  // Column widths in code points, so ± and — line up.
+  auto width = [](const std::string& s) {
+    size_t w = 0;
+    for (unsigned char ch : s) w += (ch & 0xC0) != 0x80;
+    return w;
+  };
+  std::vector<size_t> widths(header.size(), 0);
+  for (const auto& line : cells) {
+    for (size_t i = 0; i < line.size(); ++i) widths[i] = std::max(widths[i], width(line[i]));
+  }
+  std::string out;
+  for (size_t r = 0; r < cells.size(); ++r) {
+    out += "|";
+    for (size_t i = 0; i < cells[r].size(); ++i) {
+      out += " " + cells[r][i] + std::string(widths[i] - width(cells[r][i]), ' ') + " |";
+    }
+    out += "\n";
+    if (r == 0) {
+      out += "|";
+      for (size_t w : widths) out += std::string(w + 2, '-') + "|";
+      out += "\n";
+    }
+  }
+  return out;
+}
+
+json run_suite(const SuiteOptions& options, std::ostream& out) {
+  std::vector<SuiteEntry> entries = suite_entries(options.suite);
+  if (!options.only.empty()) {
+    std::erase_if(entries, [&](const SuiteEntry& e) {
+      for (const std::string& o : options.only) {
+        if (e.label.find(o) != std::string::npos) return false;
+      }
+      return true;
+    });
+    if (entries.empty()) throw InputError("[reproduce] --only matches no run of the suite");
+  }
+  const int seeds = options.seeds > 0 ? options.seeds : suite_default_seeds(options.suite);
+  const fs::path root(options.out);
+  fs::create_directories(root);
+
+  json results = {{"suite", options.suite}, {"preset", options.preset}, {"rows", json::array()}};
+  const size_t total = entries.size() * static_cast<size_t>(seeds);
+  size_t done = 0;
+  bool interrupted = false;
+  for (const SuiteEntry& entry : entries) {
+    std::vector<json> summaries;
+    json seed_list = json::array();
+    for (int seed = 0; seed < seeds && !interrupted; ++seed) {
+      ++done;
+      const fs::path dir = root / entry.label / fmt::format("seed{}", seed);
+      out << fmt::format("[{}/{}] {} seed {} -> {}\n", done, total, entry.label, seed, dir.string())
+          << std::flush;
+      json summary = run_one(entry, options, static_cast<uint64_t>(seed), dir);
+      if (summary.value("interrupted", false)) {
+        interrupted = true;
+        break;
+      }
+      summaries.push_back(summary);
+      seed_list.push_back(seed);
+    }
+    if (summaries.empty()) break;
+    json metrics = json::object();
+    for (const Column& c : kColumns) metrics[c.key] = aggregate(summaries, c.key);
+    results["rows"].push_back({{"label", entry.label},
+                               {"task", entry.task},
+                               {"init", entry.init},
+                               {"spec", entry.spec},
+                               {"overrides", entry.overrides},
+                               {"seeds", seed_list},
+                               {"metrics", metrics}});
+    if (interrupted) break;
+  }
+  results["interrupted"] = interrupted;
+
+  // One table per task family, since their metrics differ.
+  std::string markdown =
+      fmt::format("# maskc reproduce {} (preset {})\n\n", options.suite, options.preset);
+  for (const bool arithmetic : {false, true}) {
+    json rows = json::array();
+    for (const json& row : results["rows"]) {
+      const std::string task = row["task"];
+      if ((task == "addition" || task == "multiplication") == arithmetic) rows.push_back(row);
+    }
+    if (!rows.empty()) markdown += results_table(rows) + "\n";
+  }
+  out << "\n" << markdown;
+  if (interrupted) out << "interrupted: run the same command again to continue\n";
+  write_file_atomic((root / "results.json").string(), results.dump(2) + "\n");
+  write_file_atomic((root / "results.md").string(), markdown);
+  out << fmt::format("results: {}, {}\n", (root / "results.md").string(),
+                     (root / "results.json").string());
+  return results;
+}
+
+}  // namespace maskprior::runtime

@@ -1,0 +1,49 @@
+// `maskc reproduce`: named suites of training runs (the paper's comparisons and the reviewers'
+// open questions), run one after another into a results folder, resumable, summarised as tables
+// of mean ± std over seeds.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+namespace maskprior::runtime {
+
+/// One row of a suite's table: a task trained with one init (and overrides) over several seeds.
+struct SuiteEntry {
+  std::string label;  // row label, also the run folder name
+  std::string task;
+  std::string spec;  // path relative to the source tree (specs/...), empty = none
+  std::string init;
+  nlohmann::json overrides;  // TrainConfig keys beyond the preset (e.g. train_fraction)
+};
+
+struct SuiteOptions {
+  std::string suite;  // demo, gotu, arith, ablations
+  std::string out;    // results folder
+  std::string preset = "quick";
+  int seeds = 0;                  // 0 = the suite's default
+  std::string source_dir;         // where specs/ lives
+  nlohmann::json overrides;       // applied to every run (threads, device, epochs, ...)
+  std::vector<std::string> only;  // keep only entries whose label contains one of these
+};
+
+/// Names of the suites with one-line descriptions.
+std::vector<std::pair<std::string, std::string>> suite_names();
+/// The entries of `suite`. Throws InputError for an unknown suite.
+std::vector<SuiteEntry> suite_entries(const std::string& suite);
+/// Seeds a suite runs by default.
+int suite_default_seeds(const std::string& suite);
+
+/// Runs (or resumes, or reuses finished) every run of the suite, prints progress and the tables to
+/// `out`, and writes results.json and results.md into options.out. Returns results.json's content;
+/// "interrupted": true if a run was stopped (Ctrl-C) — rerunning the same command continues.
+nlohmann::json run_suite(const SuiteOptions& options, std::ostream& out);
+
+/// Formats aggregated results (as in results.json's "rows") as a Markdown table.
+std::string results_table(const nlohmann::json& rows);
+
+}  // namespace maskprior::runtime
