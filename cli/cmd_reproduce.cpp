@@ -26,8 +26,10 @@ struct ReproduceFlags {
 void add_reproduce_command(CLI::App& app, int& exit_code) {
   auto flags = std::make_shared<ReproduceFlags>();
   std::string suites_help;
+  std::vector<std::string> suites;
   for (const auto& [name, description] : runtime::suite_names()) {
     suites_help += fmt::format("\n  {:<10} {}", name, description);
+    suites.push_back(name);
   }
   CLI::App* cmd = app.add_subcommand(
       "reproduce",
@@ -35,7 +37,7 @@ void add_reproduce_command(CLI::App& app, int& exit_code) {
       "seeds and print mean ± std tables. Finished runs are reused and interrupted ones resumed,\n"
       "so rerunning the same command continues where it stopped. Suites:" +
           suites_help);
-  cmd->add_option("suite", flags->suite, "Suite to run")->required();
+  cmd->add_option("suite", flags->suite, "Suite to run")->required()->check(CLI::IsMember(suites));
   cmd->add_option("--out", flags->out, "Results folder (default runs/<suite>-<preset>)");
   cmd->add_option("--preset", flags->preset, "Training preset for every run")
       ->check(CLI::IsMember({"quick", "paper"}));
@@ -51,7 +53,6 @@ void add_reproduce_command(CLI::App& app, int& exit_code) {
   cmd->callback([flags, &exit_code] {
     runtime::SuiteOptions options;
     options.suite = flags->suite;
-    runtime::suite_entries(options.suite);  // rejects an unknown suite before anything runs
     options.out =
         flags->out.empty() ? fmt::format("runs/{}-{}", flags->suite, flags->preset) : flags->out;
     options.preset = flags->preset;

@@ -107,6 +107,10 @@ void add_train_command(CLI::App& app, int& exit_code) {
                                  "quick (small, minutes on a CPU) or paper (PAPER.md settings); "
                                  "any other flag overrides it")
                      ->check(CLI::IsMember({runtime::kPresetQuick, runtime::kPresetPaper}));
+  add_flag(cmd, f, "--mask-open", "mask_open", c.mask_open,
+           "override the .mask spec's open value (like maskc compile --open; 0 = the spec's)");
+  add_flag(cmd, f, "--mask-close", "mask_close", c.mask_close,
+           "override the .mask spec's close value (like maskc compile --close; 0 = the spec's)");
   add_flag(cmd, f, "--seed", "seed", c.seed, "seed: model init and data order (default 0)");
   add_flag(cmd, f, "--out", "out", c.out, "run folder for config, metrics, weights, checkpoints");
   add_flag(cmd, f, "--n", "n", c.n, "Boolean tasks: number of input bits (default 15)");

@@ -39,6 +39,8 @@ void for_each_field(Config& c, Visit&& visit) {
   visit("task", c.task);
   visit("spec", c.spec);
   visit("defines", c.defines);
+  visit("mask_open", c.mask_open);
+  visit("mask_close", c.mask_close);
   visit("init", c.init);
   visit("preset", c.preset);
   visit("seed", c.seed);
@@ -174,6 +176,8 @@ CompiledMask load_spec(const TrainConfig& config) {
   if (!ends_with(config.spec, ".mask")) return read_mask_file(config.spec);
   CompileOptions options;
   options.defines = config.defines;
+  if (config.mask_open != 0) options.open_value = config.mask_open;
+  if (config.mask_close != 0) options.close_value = config.mask_close;
   auto spec = compile_file(config.spec, options);
   auto n = spec.params.find("n");
   if (tasks::is_boolean_task(config.task) && !config.defines.contains("n") &&

@@ -17,6 +17,10 @@ struct TrainConfig {
   std::string task;                            // parity2, maj3, cyclic3, threesym, addition, ...
   std::string spec;                            // .mask or .safetensors; empty = none
   std::map<std::string, std::string> defines;  // -D name=value for compiling a .mask spec
+  // Override the spec's `scale` (maskc compile --open/--close) for a .mask spec; 0 = the spec's.
+  // For contrast ablations (±1, ±3, ±5); explicit values in the spec are untouched.
+  double mask_open = 0;
+  double mask_close = 0;
   std::string init = "vanilla";                // see runtime/init.h
   std::string preset;                          // "", quick, paper (already applied)
   uint64_t seed = 0;

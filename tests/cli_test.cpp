@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "compiler/tensor_file.h"
 
 namespace maskprior {
@@ -263,6 +265,34 @@ TEST_F(MaskcTest, ShowErrors) {
   const Result define = maskc("show junk.safetensors -D n=3");
   EXPECT_EQ(define.code, 2);
   EXPECT_CONTAINS(define.err, "only applies to .mask specs");
+}
+
+TEST_F(MaskcTest, ReproduceTabulatesAndReusesFinishedRuns) {
+  // One short parity2 run with the learnable mask: a table row, results files, and the prior's
+  // attention mass (measured, not assumed) near 1 at the start.
+  const std::string args = "reproduce demo --only parity2-mask --epochs 1 --threads 1 --out res";
+  const Result first = maskc(args);
+  ASSERT_EQ(first.code, 0) << first.err;
+  EXPECT_CONTAINS(first.out, "| parity2-mask");
+  EXPECT_CONTAINS(first.out, "prior mass start");
+  const nlohmann::json results = nlohmann::json::parse(read_text(dir_ / "res" / "results.json"));
+  ASSERT_EQ(results["rows"].size(), 1u);
+  EXPECT_GT(results["rows"][0]["metrics"]["prior_mass_init"]["mean"].get<double>(), 0.9);
+  EXPECT_TRUE(fs::exists(dir_ / "res" / "results.md"));
+  EXPECT_TRUE(fs::exists(dir_ / "res" / "parity2-mask" / "seed0" / "summary.json"));
+
+  // Rerunning reuses the finished run: same table, no training.
+  const Result second = maskc(args);
+  ASSERT_EQ(second.code, 0) << second.err;
+  EXPECT_EQ(second.err.find("step "), std::string::npos) << second.err;
+  EXPECT_EQ(read_text(dir_ / "res" / "results.json"), results.dump(2) + "\n");
+}
+
+TEST_F(MaskcTest, ReproduceRejectsUnknownSuite) {
+  const Result r = maskc("reproduce everything --out res");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_CONTAINS(r.err, "everything");
+  EXPECT_FALSE(fs::exists(dir_ / "res"));
 }
 
 }  // namespace
