@@ -4,7 +4,6 @@
 
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <ostream>
 #include <sstream>
 
@@ -105,22 +104,12 @@ json aggregate(const std::vector<json>& summaries, const char* key) {
   return json{{"mean", mean}, {"std", std}, {"n", values.size()}};
 }
 
-json read_json_file(const fs::path& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(fmt::format("cannot read {}", path.string()));
-  try {
-    return json::parse(in);
-  } catch (const json::exception& e) {
-    throw InputError(fmt::format("{}: not valid JSON ({})", path.string(), e.what()));
-  }
-}
-
 /// Trains, resumes, or reuses the run in `dir`.
 json run_one(const SuiteEntry& entry, const SuiteOptions& options, uint64_t seed,
              const fs::path& dir) {
   const fs::path summary_path = dir / "summary.json";
   if (fs::exists(summary_path)) {
-    json summary = read_json_file(summary_path);
+    json summary = read_json_file(summary_path.string());
     if (!summary.value("interrupted", false)) return summary;
   }
   if (fs::exists(dir / "config.json")) return resume(dir.string(), options.overrides);

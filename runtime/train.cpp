@@ -315,15 +315,7 @@ void write_json(const fs::path& path, const json& value) {
   write_file_atomic(path.string(), value.dump(2) + "\n");
 }
 
-json read_json(const fs::path& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(fmt::format("cannot read {}", path.string()));
-  try {
-    return json::parse(in);
-  } catch (const json::exception& e) {
-    throw InputError(fmt::format("{}: not valid JSON: {}", path.string(), e.what()));
-  }
-}
+json read_json(const fs::path& path) { return read_json_file(path.string()); }
 
 /// Keeps the metrics.jsonl lines up to `step` (a resumed run rewrites the later ones).
 void truncate_metrics(const fs::path& path, int64_t step) {
@@ -766,6 +758,16 @@ json resume(const std::string& run_dir, const json& overrides) {
         fmt::format("{} has no checkpoint to resume from ({} missing)", run_dir, kCheckpointFile));
   }
   return run(config, /*resuming=*/true);
+}
+
+nlohmann::json read_json_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError(fmt::format("cannot read {}", path));
+  try {
+    return json::parse(in);
+  } catch (const json::exception& e) {
+    throw InputError(fmt::format("{}: not valid JSON: {}", path, e.what()));
+  }
 }
 
 }  // namespace maskprior::runtime

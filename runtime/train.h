@@ -88,4 +88,7 @@ nlohmann::json train(const TrainConfig& config);
 /// progress, stop_after).
 nlohmann::json resume(const std::string& run_dir, const nlohmann::json& overrides = {});
 
+/// Reads a JSON file of a run folder; InputError naming the file if unreadable or not JSON.
+nlohmann::json read_json_file(const std::string& path);
+
 }  // namespace maskprior::runtime
