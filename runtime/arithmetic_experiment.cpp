@@ -41,16 +41,8 @@ class ArithmeticExperiment : public Experiment {
   std::vector<tasks::TokenSpan> layout() const override { return task_.layout(); }
 
   ModelConfig model_config(const TrainConfig& config) const override {
-    ModelConfig model;
-    model.vocab = tasks::kArithmeticVocab;
-    model.seq_len = task_.sequence_length();
-    model.dim = config.dim;
-    model.depth = config.depth;
-    model.heads = config.heads;
-    model.head_dim = config.head_dim;
-    model.mlp = config.mlp;
-    model.readout = Readout::kCausalLm;
-    return model;
+    return sized_model_config(config, tasks::kArithmeticVocab, task_.sequence_length(),
+                              Readout::kCausalLm);
   }
 
   int64_t train_size() const override { return train_ids_.size(0); }

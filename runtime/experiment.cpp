@@ -81,16 +81,9 @@ class BooleanExperiment : public Experiment {
   std::vector<tasks::TokenSpan> layout() const override { return task_.layout(); }
 
   ModelConfig model_config(const TrainConfig& config) const override {
-    ModelConfig model;
-    model.vocab = 3;
-    model.seq_len = 1 + task_.n;
-    model.dim = config.dim;
-    model.depth = config.depth;
-    model.heads = config.heads;
-    model.head_dim = config.head_dim;
-    model.mlp = config.mlp;
-    model.readout = Readout::kClsRegression;
-    return model;
+    // Tokens 0, 1 = (x+1)/2 and 2 = CLS.
+    return sized_model_config(config, /*vocab=*/3, /*seq_len=*/1 + task_.n,
+                              Readout::kClsRegression);
   }
 
   int64_t train_size() const override { return train_ids_.size(0); }
@@ -219,18 +212,40 @@ nlohmann::json boolean_preset(const std::string& task, const std::string& preset
       fmt::format("unknown preset '{}' (expected {} or {})", preset, kPresetQuick, kPresetPaper));
 }
 
+ModelConfig sized_model_config(const TrainConfig& config, int64_t vocab, int64_t seq_len,
+                               Readout readout) {
+  ModelConfig model;
+  model.vocab = vocab;
+  model.seq_len = seq_len;
+  model.dim = config.dim;
+  model.depth = config.depth;
+  model.heads = config.heads;
+  model.head_dim = config.head_dim;
+  model.mlp = config.mlp;
+  model.readout = readout;
+  return model;
+}
+
+namespace {
+
+InputError unknown_task(const std::string& task) {
+  std::vector<std::string> known = tasks::boolean_task_names();
+  for (const std::string& name : tasks::arithmetic_task_names()) known.push_back(name);
+  return InputError(fmt::format("unknown task '{}' (known: {})", task, fmt::join(known, ", ")));
+}
+
+}  // namespace
+
 std::unique_ptr<Experiment> make_experiment(const TrainConfig& config) {
   if (tasks::is_boolean_task(config.task)) return make_boolean_experiment(config);
   if (tasks::is_arithmetic_task(config.task)) return make_arithmetic_experiment(config);
-  throw InputError(fmt::format("unknown task '{}' (known: {})", config.task,
-                               fmt::join(tasks::boolean_task_names(), ", ")));
+  throw unknown_task(config.task);
 }
 
 nlohmann::json task_preset(const std::string& task, const std::string& preset) {
   if (tasks::is_boolean_task(task)) return boolean_preset(task, preset);
   if (tasks::is_arithmetic_task(task)) return arithmetic_preset(task, preset);
-  throw InputError(fmt::format("unknown task '{}' (known: {})", task,
-                               fmt::join(tasks::boolean_task_names(), ", ")));
+  throw unknown_task(task);
 }
 
 }  // namespace maskprior::runtime

@@ -48,6 +48,10 @@ class Experiment {
   virtual void to(torch::Device device) = 0;
 };
 
+/// A model config with the task's vocab, length and readout and the sizes of `config`.
+ModelConfig sized_model_config(const TrainConfig& config, int64_t vocab, int64_t seq_len,
+                               Readout readout);
+
 /// The experiment for config.task (data built from config.seed, config.n, ...).
 /// Throws InputError for an unknown task, listing the known ones.
 std::unique_ptr<Experiment> make_experiment(const TrainConfig& config);
