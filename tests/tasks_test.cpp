@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "tests/test_util.h"
 #include "compiler/error.h"
 #include "tasks/arithmetic_task.h"
 #include "tasks/boolean_task.h"
@@ -15,16 +16,7 @@ size_t count_seen(const BooleanDataset& data) {
   return static_cast<size_t>(std::count(data.seen.begin(), data.seen.end(), 1));
 }
 
-/// The message of the InputError `f` throws ("" if it throws none).
-template <class F>
-std::string input_error(F f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
+using maskprior::testing::input_error;
 
 TEST(BooleanTask, CubeIndexConvention) {
   const BooleanTask task = make_boolean_task("parity2", 4);

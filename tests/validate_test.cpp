@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "tests/test_util.h"
 #include "compiler/compiled_mask.h"
 #include "tasks/truth_table.h"
 #include "validate/dependencies.h"
@@ -76,15 +77,7 @@ std::vector<std::string> names(const std::vector<size_t>& indices,
   return out;
 }
 
-template <class F>
-std::string input_error(F f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
+using maskprior::testing::input_error;
 
 // ---------------------------------------------------------------------------------------------
 // Walsh spectra.

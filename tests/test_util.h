@@ -1,0 +1,21 @@
+// Helpers shared by the test suites.
+#pragma once
+
+#include <string>
+
+#include "compiler/error.h"
+
+namespace maskprior::testing {
+
+/// The message of the InputError `f` throws ("" if it throws none).
+template <class F>
+std::string input_error(F f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace maskprior::testing
