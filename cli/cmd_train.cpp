@@ -69,11 +69,19 @@ void print_summary(const nlohmann::json& summary, const std::string& out) {
     for (const auto& v : summary[key]) parts.push_back(fmt::format("{:.3f}", v.get<double>()));
     return fmt::format("[{}]", fmt::join(parts, ", "));
   };
-  std::cout << fmt::format(
-      "{} {} seed {}: accuracy {} (unseen {}), seen mse {}, unseen mse {}, train loss {}\n",
-      summary.value("task", ""), summary.value("init", ""), summary.value("seed", 0),
-      number("accuracy"), number("unseen_accuracy"), number("seen_mse"), number("unseen_mse"),
-      number("train_loss"));
+  const std::string head = fmt::format("{} {} seed {}", summary.value("task", ""),
+                                       summary.value("init", ""), summary.value("seed", 0));
+  if (summary.contains("sequence_accuracy")) {  // arithmetic
+    std::cout << fmt::format(
+        "{}: sequence accuracy {}, digit accuracy {}, test loss {}, train loss {}\n", head,
+        number("sequence_accuracy"), number("digit_accuracy"), number("test_loss"),
+        number("train_loss"));
+  } else {
+    std::cout << fmt::format(
+        "{}: accuracy {} (unseen {}), seen mse {}, unseen mse {}, train loss {}\n", head,
+        number("accuracy"), number("unseen_accuracy"), number("seen_mse"), number("unseen_mse"),
+        number("train_loss"));
+  }
   std::cout << fmt::format("prior mass per layer: {} at step 0, {} at the end\n",
                            list("prior_mass_init"), list("prior_mass"));
   if (summary.contains("mask_drift")) {
