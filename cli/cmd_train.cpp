@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/spec_flags.h"
 #include "runtime/init.h"
 #include "runtime/train.h"
 
@@ -22,7 +23,7 @@ inline constexpr int kExitInterrupted = 130;  // 128 + SIGINT, the shell's conve
 struct TrainFlags {
   runtime::TrainConfig config;
   std::vector<std::pair<CLI::Option*, std::string>> given;
-  std::vector<std::string> defines;
+  SpecFlags spec_flags;  // -D NAME=VALUE, parsed and checked as by compile/show/validate
   std::string resume;
   bool quiet = false;
   bool json = false;
@@ -43,18 +44,6 @@ nlohmann::json overrides_of(const TrainFlags& flags) {
     if (option->count() > 0) overrides[key] = all.at(key);
   }
   return overrides;
-}
-
-std::map<std::string, std::string> parse_defines(const std::vector<std::string>& defines) {
-  std::map<std::string, std::string> parsed;
-  for (const auto& d : defines) {
-    const auto eq = d.find('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == d.size()) {
-      throw CLI::ValidationError("-D", fmt::format("expected NAME=VALUE, got '{}'", d));
-    }
-    parsed[d.substr(0, eq)] = d.substr(eq + 1);
-  }
-  return parsed;
 }
 
 void print_summary(const nlohmann::json& summary, const std::string& out) {
@@ -156,7 +145,7 @@ void add_train_command(CLI::App& app, int& exit_code) {
            "sequences in the fixed batch that attention metrics use");
   add_flag(cmd, f, "--stop-after", "stop_after", c.stop_after,
            "stop with a checkpoint after this step, as if interrupted (for testing resume)");
-  cmd->add_option("-D,--define", f.defines, "override a spec parameter: -D name=value");
+  add_define_flag(*cmd, f.spec_flags);
   auto* resume = cmd->add_option("--resume", f.resume,
                                  "continue the interrupted run in this folder (other settings come "
                                  "from its config.json; only --threads/--device may change)");
@@ -177,14 +166,16 @@ void add_train_command(CLI::App& app, int& exit_code) {
                                      "--threads, --device and --quiet may be given");
         }
       }
-      if (preset->count() > 0 || !f.defines.empty()) {
+      if (preset->count() > 0 || !f.spec_flags.defines.empty()) {
         throw CLI::ValidationError("--resume", "--preset and -D cannot change a run being resumed");
       }
       out = f.resume;
       summary = runtime::resume(f.resume, overrides);
     } else {
       if (f.config.task.empty()) throw CLI::RequiredError("--task");
-      if (!f.defines.empty()) overrides["defines"] = parse_defines(f.defines);
+      if (!f.spec_flags.defines.empty()) {
+        overrides["defines"] = compile_options(f.spec_flags).defines;
+      }
       const auto config = runtime::resolve_config(f.config.task, f.config.preset, overrides);
       out = config.out;
       summary = runtime::train(config);

@@ -278,7 +278,7 @@ json run_suite(const SuiteOptions& options, std::ostream& out) {
   }
   out << "\n" << markdown;
   if (interrupted) out << "interrupted: run the same command again to continue\n";
-  write_file_atomic((root / "results.json").string(), results.dump(2) + "\n");
+  write_json_file((root / "results.json").string(), results);
   write_file_atomic((root / "results.md").string(), markdown);
   out << fmt::format("results: {}, {}\n", (root / "results.md").string(),
                      (root / "results.json").string());

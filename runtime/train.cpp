@@ -312,10 +312,12 @@ Tensor file_tensor(const torch::Tensor& value) {
 }
 
 void write_json(const fs::path& path, const json& value) {
-  write_file_atomic(path.string(), value.dump(2) + "\n");
+  write_json_file(path.string(), value);
 }
 
-json read_json(const fs::path& path) { return read_json_file(path.string()); }
+json read_json(const fs::path& path) {
+  return read_json_file(path.string());
+}
 
 /// Keeps the metrics.jsonl lines up to `step` (a resumed run rewrites the later ones).
 void truncate_metrics(const fs::path& path, int64_t step) {
@@ -758,6 +760,10 @@ json resume(const std::string& run_dir, const json& overrides) {
         fmt::format("{} has no checkpoint to resume from ({} missing)", run_dir, kCheckpointFile));
   }
   return run(config, /*resuming=*/true);
+}
+
+void write_json_file(const std::string& path, const nlohmann::json& value) {
+  write_file_atomic(path, value.dump(2) + "\n");
 }
 
 nlohmann::json read_json_file(const std::string& path) {

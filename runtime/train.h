@@ -21,8 +21,8 @@ struct TrainConfig {
   // For contrast ablations (±1, ±3, ±5); explicit values in the spec are untouched.
   double mask_open = 0;
   double mask_close = 0;
-  std::string init = "vanilla";                // see runtime/init.h
-  std::string preset;                          // "", quick, paper (already applied)
+  std::string init = "vanilla";  // see runtime/init.h
+  std::string preset;            // "", quick, paper (already applied)
   uint64_t seed = 0;
   std::string out;                // run folder; empty = none written
   int n = 15;                     // Boolean tasks: input bits
@@ -90,5 +90,7 @@ nlohmann::json resume(const std::string& run_dir, const nlohmann::json& override
 
 /// Reads a JSON file of a run folder; InputError naming the file if unreadable or not JSON.
 nlohmann::json read_json_file(const std::string& path);
+/// Writes `value` as indented JSON atomically (temporary file + rename).
+void write_json_file(const std::string& path, const nlohmann::json& value);
 
 }  // namespace maskprior::runtime
