@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "compiler/compiled_mask.h"
+#include "compiler/compile.h"
 
 namespace maskprior {
 namespace {

@@ -1,17 +1,45 @@
 #include "cli/cli.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
-#include <CLI/CLI.hpp>
-#include <exception>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
 #include <iostream>
+#include <string_view>
 
 #include "cli/commands.h"
-#include "compiler/error.h"
 
 namespace maskprior::cli {
 
+namespace {
+
+constexpr std::string_view kRuntimeProgram = "maskc-runtime";
+
+bool is_runtime_command(std::string_view name) {
+  return name == "train" || name == "reproduce";
+}
+
+/// Replaces this process with maskc-runtime from maskc's own folder; returns only on failure.
+int exec_runtime(char** argv) {
+  std::error_code error;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", error);
+  const auto program =
+      (error ? std::filesystem::path(argv[0]) : self).parent_path() / std::string(kRuntimeProgram);
+  ::execv(program.c_str(), argv);
+  const int reason = errno;
+  std::cerr << fmt::format(
+      "maskc: error: `{}` runs in {}, which could not be started: {}\n"
+      "(a build configured with -DMASKPRIOR_WITH_TORCH=OFF has no training runtime)\n",
+      argv[1], program.string(), std::strerror(reason));
+  return kExitUsage;
+}
+
+}  // namespace
+
 int run(int argc, char** argv) {
+  if (argc > 1 && is_runtime_command(argv[1])) return exec_runtime(argv);
   CLI::App app{"maskc — compile, inspect, validate and train with attention-mask priors"};
   app.set_version_flag("--version", std::string("maskc ") + MASKPRIOR_VERSION);
   app.require_subcommand(1);
@@ -19,33 +47,10 @@ int run(int argc, char** argv) {
   add_compile_command(app, exit_code);
   add_show_command(app, exit_code);
   add_validate_command(app, exit_code);
-  add_train_command(app, exit_code);
-  add_reproduce_command(app, exit_code);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    app.exit(e);
-    return kExitUsage;
-  } catch (const SpecError& e) {
-    std::cerr << e.what() << '\n';
-    return kExitInputError;
-  } catch (const InputError& e) {
-    std::cerr << "maskc: error: " << e.what() << '\n';
-    return kExitInputError;
-  } catch (const InternalError& e) {
-    std::cerr << "maskc: " << e.what() << " (this is a bug in maskprior)\n";
-    return kExitInternal;
-  } catch (const std::exception& e) {
-    std::cerr << "maskc: error: " << e.what() << '\n';
-    return kExitInputError;
-  }
-  return exit_code;
+  // Listed here for --help; they run in maskc-runtime (see exec_runtime).
+  app.add_subcommand("train", "Train a masked Transformer on a task with a spec's prior");
+  app.add_subcommand("reproduce", "Run a suite of training runs over seeds and tabulate them");
+  return run_app(app, argc, argv, exit_code);
 }
 
 }  // namespace maskprior::cli

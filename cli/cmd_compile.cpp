@@ -6,8 +6,8 @@
 
 #include "cli/commands.h"
 #include "cli/spec_flags.h"
-#include "compiler/compiled_mask.h"
-#include "compiler/tensor_file.h"
+#include "compiler/compile.h"
+#include "io/tensor_file.h"
 
 namespace maskprior::cli {
 namespace {

@@ -3,7 +3,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
-#include "runtime/reproduce.h"
+#include "train/reproduce.h"
 
 namespace maskprior::cli {
 
@@ -27,7 +27,7 @@ void add_reproduce_command(CLI::App& app, int& exit_code) {
   auto flags = std::make_shared<ReproduceFlags>();
   std::string suites_help;
   std::vector<std::string> suites;
-  for (const auto& [name, description] : runtime::suite_names()) {
+  for (const auto& [name, description] : training::suite_names()) {
     suites_help += fmt::format("\n  {:<10} {}", name, description);
     suites.push_back(name);
   }
@@ -51,7 +51,7 @@ void add_reproduce_command(CLI::App& app, int& exit_code) {
       ->check(CLI::Range(int64_t{1}, int64_t{1000000}));
   cmd->add_option("--only", flags->only, "Keep only rows whose label contains one of these");
   cmd->callback([flags, &exit_code] {
-    runtime::SuiteOptions options;
+    training::SuiteOptions options;
     options.suite = flags->suite;
     options.out =
         flags->out.empty() ? fmt::format("runs/{}-{}", flags->suite, flags->preset) : flags->out;
@@ -63,7 +63,7 @@ void add_reproduce_command(CLI::App& app, int& exit_code) {
     options.overrides["device"] = flags->device;
     if (flags->threads > 0) options.overrides["threads"] = flags->threads;
     if (flags->epochs > 0) options.overrides["epochs"] = flags->epochs;
-    const nlohmann::json results = runtime::run_suite(options, std::cout);
+    const nlohmann::json results = training::run_suite(options, std::cout);
     exit_code = results.value("interrupted", false) ? kExitInputError : kExitOk;
   });
 }

@@ -6,9 +6,9 @@
 
 #include "cli/commands.h"
 #include "cli/spec_flags.h"
-#include "compiler/compiled_mask.h"
-#include "compiler/render.h"
-#include "compiler/tensor_file.h"
+#include "compiler/compile.h"
+#include "io/tensor_file.h"
+#include "render/render.h"
 
 namespace maskprior::cli {
 namespace {

@@ -10,7 +10,8 @@
 #include "cli/commands.h"
 #include "cli/spec_flags.h"
 #include "runtime/init.h"
-#include "runtime/train.h"
+#include "train/presets.h"
+#include "train/train.h"
 
 namespace maskprior::cli {
 
@@ -21,7 +22,7 @@ inline constexpr int kExitInterrupted = 130;  // 128 + SIGINT, the shell's conve
 /// The parsed flags: values land in `config`; `given` remembers which TrainConfig key each
 /// option sets, so that only flags the user typed override the preset.
 struct TrainFlags {
-  runtime::TrainConfig config;
+  training::TrainConfig config;
   std::vector<std::pair<CLI::Option*, std::string>> given;
   SpecFlags spec_flags;  // -D NAME=VALUE, parsed and checked as by compile/show/validate
   std::string resume;
@@ -38,7 +39,7 @@ CLI::Option* add_flag(CLI::App* cmd, TrainFlags& flags, const std::string& names
 }
 
 nlohmann::json overrides_of(const TrainFlags& flags) {
-  const auto all = runtime::to_json(flags.config);
+  const auto all = training::to_json(flags.config);
   nlohmann::json overrides = nlohmann::json::object();
   for (const auto& [option, key] : flags.given) {
     if (option->count() > 0) overrides[key] = all.at(key);
@@ -103,7 +104,7 @@ void add_train_command(CLI::App& app, int& exit_code) {
   auto* preset = cmd->add_option("--preset", c.preset,
                                  "quick (small, minutes on a CPU) or paper (PAPER.md settings); "
                                  "any other flag overrides it")
-                     ->check(CLI::IsMember({runtime::kPresetQuick, runtime::kPresetPaper}));
+                     ->check(CLI::IsMember({training::kPresetQuick, training::kPresetPaper}));
   add_flag(cmd, f, "--mask-open", "mask_open", c.mask_open,
            "override the .mask spec's open value (like maskc compile --open; 0 = the spec's)");
   add_flag(cmd, f, "--mask-close", "mask_close", c.mask_close,
@@ -170,15 +171,15 @@ void add_train_command(CLI::App& app, int& exit_code) {
         throw CLI::ValidationError("--resume", "--preset and -D cannot change a run being resumed");
       }
       out = f.resume;
-      summary = runtime::resume(f.resume, overrides);
+      summary = training::resume(f.resume, overrides);
     } else {
       if (f.config.task.empty()) throw CLI::RequiredError("--task");
       if (!f.spec_flags.defines.empty()) {
         overrides["defines"] = compile_options(f.spec_flags).defines;
       }
-      const auto config = runtime::resolve_config(f.config.task, f.config.preset, overrides);
+      const auto config = training::resolve_config(f.config.task, f.config.preset, overrides);
       out = config.out;
-      summary = runtime::train(config);
+      summary = training::train(config);
     }
     if (summary.value("interrupted", false)) {
       std::cerr << fmt::format("maskc: training stopped at step {}{}\n", summary.value("steps", 0),

@@ -5,7 +5,7 @@
 
 #include "cli/commands.h"
 #include "cli/spec_flags.h"
-#include "compiler/compiled_mask.h"
+#include "compiler/compile.h"
 #include "tasks/truth_table.h"
 #include "validate/validate.h"
 

@@ -1,4 +1,5 @@
-// The compiler pipeline: parse -> declarations -> size check -> allocate -> rules -> warnings.
+// The compiler pipeline: parse -> declarations -> size check -> resolve -> allocate -> rules ->
+// warnings.
 #include <fmt/format.h>
 #include <openssl/evp.h>
 
@@ -6,11 +7,12 @@
 #include <set>
 #include <sstream>
 
-#include "compiler/compiled_mask.h"
+#include "compiler/compile.h"
 #include "compiler/declarations.h"
 #include "compiler/expand.h"
 #include "compiler/lower.h"
 #include "compiler/parse.h"
+#include "compiler/resolve.h"
 #include "compiler/source.h"
 #include "compiler/warnings.h"
 
@@ -36,6 +38,7 @@ CompiledMask compile_source(const std::string& source, const std::string& filena
   const ast::Spec spec = parse_spec(text);
   const Declarations decls = resolve_declarations(spec, text, options);
   check_output_size(decls, text, options.max_bytes);
+  resolve_rules(spec, decls, text);
 
   CompiledMask out;
   out.name = decls.name;

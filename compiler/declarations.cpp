@@ -133,6 +133,79 @@ int64_t positive_count(const ast::Statement& st, const Declarations& d, const So
   return n;
 }
 
+// One declaration statement; `seen` keeps single declarations single, `default_st` is set by
+// `default` (its value is evaluated after --open/--close apply).
+void declare(Declarations& d, const ast::Statement& st, std::set<ast::StatementKind>& seen,
+             const ast::Statement*& default_st, const SourceText& source,
+             const CompileOptions& options) {
+  switch (st.kind) {
+    case ast::StatementKind::kParam:
+      declare_param(d, st, source, options);
+      break;
+    case ast::StatementKind::kTokens:
+      once(seen, st, source, "tokens");
+      declare_tokens(d, st, source);
+      break;
+    case ast::StatementKind::kDigits: {
+      Span& span = span_named(d, st.name, st.name_pos, source, "digits");
+      if (span.digits) source.fail(st.pos, fmt::format("duplicate `digits` for span {}", st.name));
+      span.digits = st.lsb_first ? DigitOrder::kLsbFirst : DigitOrder::kMsbFirst;
+      break;
+    }
+    case ast::StatementKind::kGrid:
+      declare_grid(d, st, source);
+      break;
+    case ast::StatementKind::kScale:
+      once(seen, st, source, "scale");
+      for (const ast::ScaleItem& item : st.scale) {
+        const double v = evaluate(*item.value, d.params, source).real;
+        (item.is_open ? d.open_value : d.close_value) = v;
+      }
+      break;
+    case ast::StatementKind::kLayers:
+      once(seen, st, source, "layers");
+      d.layers = positive_count(st, d, source, "layers");
+      break;
+    case ast::StatementKind::kHeads:
+      once(seen, st, source, "heads");
+      d.heads = positive_count(st, d, source, "heads");
+      break;
+    case ast::StatementKind::kDefault:
+      once(seen, st, source, "default");
+      default_st = &st;
+      break;
+    default:
+      break;
+  }
+}
+
+// Throws InputError for a -D naming no parameter of the spec.
+void check_defines(const Declarations& d, const SourceText& source, const CompileOptions& options) {
+  for (const auto& [name, value] : options.defines) {
+    if (d.params.count(name) == 0) {
+      std::string known;
+      for (const auto& [p, v] : d.params) known += (known.empty() ? "" : ", ") + p;
+      throw InputError(fmt::format("-D {}={}: {} has no parameter {} (its parameters: {})", name,
+                                   value, source.filename(), name, known.empty() ? "none" : known));
+    }
+  }
+}
+
+// The value every cell starts with: `default_st` (null if none) after --open/--close.
+double default_value(const Declarations& d, const ast::Statement* default_st,
+                     const SourceText& source) {
+  if (default_st == nullptr) return d.close_value;
+  switch (default_st->default_kind) {
+    case ast::DefaultKind::kOpen:
+      return d.open_value;
+    case ast::DefaultKind::kClose:
+      return d.close_value;
+    case ast::DefaultKind::kValue:
+      return evaluate(*default_st->value, d.params, source).real;
+  }
+  return d.close_value;
+}
+
 }  // namespace
 
 Declarations resolve_declarations(const ast::Spec& spec, const SourceText& source,
@@ -155,75 +228,16 @@ Declarations resolve_declarations(const ast::Spec& spec, const SourceText& sourc
       source.fail(st.pos, fmt::format("declarations must come before the first rule (line {})",
                                       spec.statements[d.first_rule].pos.line));
     }
-    switch (st.kind) {
-      case ast::StatementKind::kParam:
-        declare_param(d, st, source, options);
-        break;
-      case ast::StatementKind::kTokens:
-        once(seen, st, source, "tokens");
-        declare_tokens(d, st, source);
-        break;
-      case ast::StatementKind::kDigits: {
-        Span& span = span_named(d, st.name, st.name_pos, source, "digits");
-        if (span.digits)
-          source.fail(st.pos, fmt::format("duplicate `digits` for span {}", st.name));
-        span.digits = st.lsb_first ? DigitOrder::kLsbFirst : DigitOrder::kMsbFirst;
-        break;
-      }
-      case ast::StatementKind::kGrid:
-        declare_grid(d, st, source);
-        break;
-      case ast::StatementKind::kScale:
-        once(seen, st, source, "scale");
-        for (const ast::ScaleItem& item : st.scale) {
-          const double v = evaluate(*item.value, d.params, source).real;
-          (item.is_open ? d.open_value : d.close_value) = v;
-        }
-        break;
-      case ast::StatementKind::kLayers:
-        once(seen, st, source, "layers");
-        d.layers = positive_count(st, d, source, "layers");
-        break;
-      case ast::StatementKind::kHeads:
-        once(seen, st, source, "heads");
-        d.heads = positive_count(st, d, source, "heads");
-        break;
-      case ast::StatementKind::kDefault:
-        once(seen, st, source, "default");
-        default_st = &st;
-        break;
-      default:
-        break;
-    }
+    declare(d, st, seen, default_st, source, options);
   }
 
-  for (const auto& [name, value] : options.defines) {
-    if (d.params.count(name) == 0) {
-      std::string known;
-      for (const auto& [p, v] : d.params) known += (known.empty() ? "" : ", ") + p;
-      throw InputError(fmt::format("-D {}={}: {} has no parameter {} (its parameters: {})", name,
-                                   value, source.filename(), name, known.empty() ? "none" : known));
-    }
-  }
+  check_defines(d, source, options);
   if (!d.has_tokens) {
     source.fail(spec.name_pos, "the spec declares no tokens; expected a `tokens` statement");
   }
   if (options.open_value) d.open_value = *options.open_value;
   if (options.close_value) d.close_value = *options.close_value;
-  d.default_value = d.close_value;
-  if (default_st != nullptr) {
-    switch (default_st->default_kind) {
-      case ast::DefaultKind::kOpen:
-        d.default_value = d.open_value;
-        break;
-      case ast::DefaultKind::kClose:
-        d.default_value = d.close_value;
-        break;
-      case ast::DefaultKind::kValue:
-        d.default_value = evaluate(*default_st->value, d.params, source).real;
-        break;
-    }
-  }
+  d.default_value = default_value(d, default_st, source);
   return d;
 }
 

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "compiler/ast.h"
-#include "compiler/compiled_mask.h"
+#include "compiler/compile.h"
 #include "compiler/eval.h"
 #include "compiler/source.h"
 

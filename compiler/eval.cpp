@@ -80,13 +80,8 @@ Value real_op(char op, double a, double b, const ast::Expr& e, const SourceText&
 Value call(const ast::Expr& e, const Scope& scope, const SourceText& source) {
   std::vector<Value> args;
   for (const auto& a : e.args) args.push_back(evaluate(*a, scope, source));
-  auto expect_args = [&](size_t n, const char* what) {
-    if (args.size() != n) {
-      source.fail(e.pos, fmt::format("{}() takes {}, got {}", e.name, what, args.size()));
-    }
-  };
+  check_call(e, source);
   if (e.name == "abs") {
-    expect_args(1, "one argument");
     if (args[0].is_integer) {
       if (args[0].integer == std::numeric_limits<int64_t>::min()) {
         source.fail(e.pos, "integer overflow in abs()");
@@ -96,39 +91,53 @@ Value call(const ast::Expr& e, const Scope& scope, const SourceText& source) {
     return Value::of_real(std::fabs(args[0].real));
   }
   if (e.name == "log") {
-    expect_args(1, "one argument");
     if (args[0].real <= 0.0) {
       source.fail(e.pos,
                   fmt::format("log() needs a positive argument, got {}", args[0].to_string()));
     }
     return checked_real(std::log(args[0].real), e, source);
   }
-  if (e.name == "exp") {
-    expect_args(1, "one argument");
-    return checked_real(std::exp(args[0].real), e, source);
+  if (e.name == "exp") return checked_real(std::exp(args[0].real), e, source);
+  // min, max
+  const bool want_min = e.name == "min";
+  Value best = args[0];
+  for (size_t i = 1; i < args.size(); ++i) {
+    const Value& v = args[i];
+    const bool better = want_min ? v.real < best.real : v.real > best.real;
+    if (better) best = v;
+  }
+  // mixed integer/real: the result is real unless every argument is an integer
+  bool all_integer = true;
+  for (const Value& v : args) all_integer = all_integer && v.is_integer;
+  return all_integer ? best : Value::of_real(best.real);
+}
+
+}  // namespace
+
+std::string unknown_name_message(const std::string& name, const Scope& scope) {
+  std::string known;
+  for (const auto& [known_name, value] : scope) known += (known.empty() ? "" : ", ") + known_name;
+  return fmt::format("unknown name {}; expected a parameter or loop variable{}", name,
+                     known.empty() ? "" : " (" + known + ")");
+}
+
+void check_call(const ast::Expr& e, const SourceText& source) {
+  const size_t count = e.args.size();
+  if (e.name == "abs" || e.name == "log" || e.name == "exp") {
+    if (count != 1) {
+      source.fail(e.pos, fmt::format("{}() takes one argument, got {}", e.name, count));
+    }
+    return;
   }
   if (e.name == "min" || e.name == "max") {
-    if (args.size() < 2) {
-      source.fail(e.pos,
-                  fmt::format("{}() takes two or more arguments, got {}", e.name, args.size()));
+    if (count < 2) {
+      source.fail(e.pos, fmt::format("{}() takes two or more arguments, got {}", e.name, count));
     }
-    const bool want_min = e.name == "min";
-    Value best = args[0];
-    for (size_t i = 1; i < args.size(); ++i) {
-      const Value& v = args[i];
-      const bool better = want_min ? v.real < best.real : v.real > best.real;
-      if (better) best = v;
-    }
-    // mixed integer/real: the result is real unless every argument is an integer
-    bool all_integer = true;
-    for (const Value& v : args) all_integer = all_integer && v.is_integer;
-    return all_integer ? best : Value::of_real(best.real);
+    return;
   }
   source.fail(e.pos,
               fmt::format("unknown function {}(); the functions are {}", e.name, kFunctions));
 }
-
-}  // namespace
 
 std::string Value::to_string() const {
   if (is_integer) return std::to_string(integer);
@@ -141,12 +150,7 @@ Value evaluate(const ast::Expr& e, const Scope& scope, const SourceText& source)
       return e.is_integer ? Value::of_integer(e.integer) : checked_real(e.number, e, source);
     case ast::ExprKind::kName: {
       const auto it = scope.find(e.name);
-      if (it == scope.end()) {
-        std::string known;
-        for (const auto& [name, value] : scope) known += (known.empty() ? "" : ", ") + name;
-        source.fail(e.pos, fmt::format("unknown name {}; expected a parameter or loop variable{}",
-                                       e.name, known.empty() ? "" : " (" + known + ")"));
-      }
+      if (it == scope.end()) source.fail(e.pos, unknown_name_message(e.name, scope));
       return it->second;
     }
     case ast::ExprKind::kNegate: {

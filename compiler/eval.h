@@ -24,6 +24,12 @@ struct Value {
 /// Names visible to an expression: parameters, loop variables, `d` inside `set distance`.
 using Scope = std::map<std::string, Value>;
 
+/// "unknown name NAME; expected a parameter or loop variable (the names of `scope`)".
+std::string unknown_name_message(const std::string& name, const Scope& scope);
+
+/// Throws SpecError at call `e` when it names no function or passes the wrong number of arguments.
+void check_call(const ast::Expr& e, const SourceText& source);
+
 /// Evaluates `e`. Throws SpecError at the offending token for an unknown name, division or
 /// modulo by zero, integer overflow, a bad function call or a result that is not finite.
 Value evaluate(const ast::Expr& e, const Scope& scope, const SourceText& source);

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 
@@ -10,6 +11,10 @@ namespace {
 
 // Guards against loops that would run for hours: rule applications after unrolling.
 constexpr int64_t kMaxApplications = 1'000'000;
+
+bool is_head_block(const ast::Statement& st) {
+  return st.kind == ast::StatementKind::kHeadBlock || st.kind == ast::StatementKind::kHeadsBlock;
+}
 
 struct Context {
   const Declarations& decls;
@@ -42,20 +47,10 @@ float rule_value(const ast::Statement& st, const BlockState& state, const Contex
 }
 
 void run_rule(const ast::Statement& st, const BlockState& state, Context& ctx) {
-  if (st.action == ast::RuleAction::kHard && state.restricting_block != nullptr) {
-    ctx.source.fail(st.pos, fmt::format("`hard` applies to every layer and head (the hard mask is "
-                                        "one [N, N] matrix); expected it outside the head/layer "
-                                        "block of line {}",
-                                        state.restricting_block->pos.line));
-  }
+  check_rule_placement(st, state.restricting_block, ctx.source);
   if (++ctx.applications > kMaxApplications) {
     ctx.source.fail(st.pos, fmt::format("more than {} rule applications after unrolling loops",
                                         kMaxApplications));
-  }
-  if (st.shape.kind == ast::ShapeKind::kDistance && st.action != ast::RuleAction::kSet) {
-    ctx.source.fail(st.shape.pos,
-                    "`distance` gives each cell its own value; expected "
-                    "`set distance X = EXPR(d)`");
   }
   LoweredRule rule;
   rule.statement = &st;
@@ -70,41 +65,6 @@ void run_rule(const ast::Statement& st, const BlockState& state, Context& ctx) {
   ctx.emit(rule);
 }
 
-// [begin, end) from a block's expressions; `what` is "layer"/"head", `count` the declared number.
-IndexRange block_range(const ast::Statement& st, bool is_range, const BlockState& state,
-                       const Context& ctx, const char* what, int64_t count) {
-  const std::string index_what = std::string("a ") + what + " index";
-  const int64_t begin = evaluate_integer(*st.value, state.scope, ctx.source, index_what);
-  const int64_t end =
-      is_range ? evaluate_integer(*st.value2, state.scope, ctx.source, index_what) : begin + 1;
-  const ast::Pos end_pos = is_range ? st.value2->pos : st.value->pos;
-  if (begin < 0 || begin >= count) {
-    ctx.source.fail(st.value->pos,
-                    fmt::format("{} {} is outside 0..{} (the spec declares {} {}{})", what, begin,
-                                count, count, what, count == 1 ? "" : "s"));
-  }
-  if (end > count) {
-    ctx.source.fail(end_pos, fmt::format("{} range end {} is past the {} declared {}s", what, end,
-                                         count, what));
-  }
-  if (end <= begin) {
-    ctx.source.fail(end_pos, fmt::format("{} range {}..{} is empty", what, begin, end));
-  }
-  return IndexRange{begin, end};
-}
-
-IndexRange intersect(IndexRange outer, IndexRange inner, const ast::Statement& st,
-                     const Context& ctx, const char* what) {
-  IndexRange r{std::max(outer.begin, inner.begin), std::min(outer.end, inner.end)};
-  if (r.end <= r.begin) {
-    ctx.source.fail(st.pos,
-                    fmt::format("this {} block selects {}s {}..{}, none of which is in "
-                                "the enclosing block's {}..{}",
-                                what, what, inner.begin, inner.end, outer.begin, outer.end));
-  }
-  return r;
-}
-
 void run_statements(const std::vector<ast::Statement>& body, const BlockState& state, Context& ctx);
 
 void run_statement(const ast::Statement& st, const BlockState& state, Context& ctx) {
@@ -113,42 +73,23 @@ void run_statement(const ast::Statement& st, const BlockState& state, Context& c
       run_rule(st, state, ctx);
       return;
     case ast::StatementKind::kFor: {
-      if (state.scope.count(st.name) != 0) {
-        ctx.source.fail(st.name_pos, fmt::format("loop variable {} hides a parameter or outer "
-                                                 "loop variable of the same name",
-                                                 st.name));
-      }
-      const int64_t begin = evaluate_integer(*st.value, state.scope, ctx.source, "a loop bound");
-      const int64_t end = evaluate_integer(*st.value2, state.scope, ctx.source, "a loop bound");
-      if (end < begin) {
-        ctx.source.fail(st.value2->pos,
-                        fmt::format("loop range {}..{} ends before it starts", begin, end));
-      }
+      check_loop_variable(st, state.scope, ctx.source);
+      const IndexRange range = loop_range(st, state.scope, ctx.source);
       BlockState inner = state;
-      for (int64_t i = begin; i < end; ++i) {
+      for (int64_t i = range.begin; i < range.end; ++i) {
         inner.scope[st.name] = Value::of_integer(i);
         run_statements(st.body, inner, ctx);
       }
       return;
     }
     case ast::StatementKind::kHeadBlock:
-    case ast::StatementKind::kHeadsBlock: {
-      const bool is_range = st.kind == ast::StatementKind::kHeadsBlock;
-      BlockState inner = state;
-      inner.heads =
-          intersect(state.heads, block_range(st, is_range, state, ctx, "head", ctx.decls.heads), st,
-                    ctx, "head");
-      inner.restricting_block = &st;
-      run_statements(st.body, inner, ctx);
-      return;
-    }
+    case ast::StatementKind::kHeadsBlock:
     case ast::StatementKind::kLayerBlock:
     case ast::StatementKind::kLayersBlock: {
-      const bool is_range = st.kind == ast::StatementKind::kLayersBlock;
       BlockState inner = state;
-      inner.layers =
-          intersect(state.layers, block_range(st, is_range, state, ctx, "layer", ctx.decls.layers),
-                    st, ctx, "layer");
+      IndexRange& planes = is_head_block(st) ? inner.heads : inner.layers;
+      planes = intersect_blocks(planes, block_range(st, state.scope, ctx.decls, ctx.source), st,
+                                ctx.source);
       inner.restricting_block = &st;
       run_statements(st.body, inner, ctx);
       return;
@@ -165,6 +106,76 @@ void run_statements(const std::vector<ast::Statement>& body, const BlockState& s
 }
 
 }  // namespace
+
+void check_rule_placement(const ast::Statement& rule, const ast::Statement* restricting_block,
+                          const SourceText& source) {
+  if (rule.action == ast::RuleAction::kHard && restricting_block != nullptr) {
+    source.fail(rule.pos, fmt::format("`hard` applies to every layer and head (the hard mask is "
+                                      "one [N, N] matrix); expected it outside the head/layer "
+                                      "block of line {}",
+                                      restricting_block->pos.line));
+  }
+  if (rule.shape.kind == ast::ShapeKind::kDistance && rule.action != ast::RuleAction::kSet) {
+    source.fail(rule.shape.pos,
+                "`distance` gives each cell its own value; expected "
+                "`set distance X = EXPR(d)`");
+  }
+}
+
+void check_loop_variable(const ast::Statement& st, const Scope& scope, const SourceText& source) {
+  if (scope.count(st.name) != 0) {
+    source.fail(st.name_pos, fmt::format("loop variable {} hides a parameter or outer loop "
+                                         "variable of the same name",
+                                         st.name));
+  }
+}
+
+IndexRange loop_range(const ast::Statement& st, const Scope& scope, const SourceText& source) {
+  const int64_t begin = evaluate_integer(*st.value, scope, source, "a loop bound");
+  const int64_t end = evaluate_integer(*st.value2, scope, source, "a loop bound");
+  if (end < begin) {
+    source.fail(st.value2->pos, fmt::format("loop range {}..{} ends before it starts", begin, end));
+  }
+  return IndexRange{begin, end};
+}
+
+// [begin, end) from a block's expressions, within the declared number of layers or heads.
+IndexRange block_range(const ast::Statement& st, const Scope& scope, const Declarations& decls,
+                       const SourceText& source) {
+  const bool is_range =
+      st.kind == ast::StatementKind::kHeadsBlock || st.kind == ast::StatementKind::kLayersBlock;
+  const char* what = is_head_block(st) ? "head" : "layer";
+  const int64_t count = is_head_block(st) ? decls.heads : decls.layers;
+  const std::string index_what = std::string("a ") + what + " index";
+  const int64_t begin = evaluate_integer(*st.value, scope, source, index_what);
+  const int64_t end =
+      is_range ? evaluate_integer(*st.value2, scope, source, index_what) : begin + 1;
+  const ast::Pos end_pos = is_range ? st.value2->pos : st.value->pos;
+  if (begin < 0 || begin >= count) {
+    source.fail(st.value->pos, fmt::format("{} {} is outside 0..{} (the spec declares {} {}{})",
+                                           what, begin, count, count, what, count == 1 ? "" : "s"));
+  }
+  if (end > count) {
+    source.fail(end_pos,
+                fmt::format("{} range end {} is past the {} declared {}s", what, end, count, what));
+  }
+  if (end <= begin) {
+    source.fail(end_pos, fmt::format("{} range {}..{} is empty", what, begin, end));
+  }
+  return IndexRange{begin, end};
+}
+
+IndexRange intersect_blocks(IndexRange outer, IndexRange inner, const ast::Statement& st,
+                            const SourceText& source) {
+  const char* what = is_head_block(st) ? "head" : "layer";
+  const IndexRange r{std::max(outer.begin, inner.begin), std::min(outer.end, inner.end)};
+  if (r.end <= r.begin) {
+    source.fail(st.pos, fmt::format("this {} block selects {}s {}..{}, none of which is in "
+                                    "the enclosing block's {}..{}",
+                                    what, what, inner.begin, inner.end, outer.begin, outer.end));
+  }
+  return r;
+}
 
 void expand_rules(const ast::Spec& spec, const Declarations& decls, const SourceText& source,
                   const std::function<void(const LoweredRule&)>& emit) {

@@ -27,6 +27,26 @@ struct LoweredRule {
   CellWrites cells;
 };
 
+/// Throws SpecError for a rule that cannot stand where it is: `hard` inside the head/layer block
+/// `restricting_block` (null outside any), `open distance` / `close distance`.
+void check_rule_placement(const ast::Statement& rule, const ast::Statement* restricting_block,
+                          const SourceText& source);
+
+/// Throws SpecError when `for` statement `st` names its variable like a name of `scope`.
+void check_loop_variable(const ast::Statement& st, const Scope& scope, const SourceText& source);
+
+/// The half-open range of `for` statement `st`; throws SpecError for a reversed range.
+IndexRange loop_range(const ast::Statement& st, const Scope& scope, const SourceText& source);
+
+/// The layers or heads that head/layer block `st` names; throws SpecError outside the declared
+/// count or for an empty range.
+IndexRange block_range(const ast::Statement& st, const Scope& scope, const Declarations& decls,
+                       const SourceText& source);
+
+/// `inner` within the enclosing block's `outer`; throws SpecError at block `st` if disjoint.
+IndexRange intersect_blocks(IndexRange outer, IndexRange inner, const ast::Statement& st,
+                            const SourceText& source);
+
 /// Runs the rules of `spec` in file order (loops unrolled, blocks applied) and hands each
 /// application to `emit`. Throws SpecError for bad ranges, head/layer indexes outside the
 /// declared counts, `hard` inside a head/layer block and every selector or shape error.

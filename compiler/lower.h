@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "compiler/compiled_mask.h"
+#include "core/compiled_mask.h"
 #include "compiler/declarations.h"
 #include "compiler/expand.h"
 

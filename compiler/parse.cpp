@@ -250,14 +250,10 @@ ast::Statement build_rule(const Node& n) {
   return st;
 }
 
-ast::Statement build_statement(const Node& n) {
-  ast::Statement st;
-  st.pos = pos_of(n);
+// A declaration node (`param`, `tokens`, `digits`, `grid`, `scale`, `layers`, `heads`,
+// `default`) into `st`; false for any other node.
+bool build_declaration(const Node& n, ast::Statement& st) {
   const auto& ch = n.children;
-  if (n.is_type<g::open_rule>() || n.is_type<g::close_rule>() || n.is_type<g::set_rule>() ||
-      n.is_type<g::hard_rule>()) {
-    return build_rule(n);
-  }
   if (n.is_type<g::param_decl>()) {
     st.kind = ast::StatementKind::kParam;
     st.name = ch.at(0)->string();
@@ -307,7 +303,22 @@ ast::Statement build_statement(const Node& n) {
       st.default_kind = ast::DefaultKind::kValue;
       st.value = build_expr(v);
     }
-  } else if (n.is_type<g::for_block>()) {
+  } else {
+    return false;
+  }
+  return true;
+}
+
+ast::Statement build_statement(const Node& n) {
+  ast::Statement st;
+  st.pos = pos_of(n);
+  const auto& ch = n.children;
+  if (n.is_type<g::open_rule>() || n.is_type<g::close_rule>() || n.is_type<g::set_rule>() ||
+      n.is_type<g::hard_rule>()) {
+    return build_rule(n);
+  }
+  if (build_declaration(n, st)) return st;
+  if (n.is_type<g::for_block>()) {
     st.kind = ast::StatementKind::kFor;
     st.name = ch.at(0)->string();
     st.name_pos = pos_of(*ch[0]);

@@ -5,18 +5,22 @@
 namespace maskprior {
 namespace {
 
-const Span& find_span(const std::string& name, ast::Pos pos, const Declarations& decls,
-                      const SourceText& source) {
-  if (const Span* span = decls.layout.find(name)) return *span;
-  std::string known;
-  for (const Span& s : decls.layout.spans) known += (known.empty() ? "" : ", ") + s.name;
-  source.fail(pos, fmt::format("unknown span {}; expected one of: {}", name, known));
-}
-
 // An index or range bound; a negative literal (`-1`) counts from the end of the span.
 int64_t bound(const ast::Expr& e, const Span& span, const Scope& scope, const SourceText& source) {
   const int64_t v = evaluate_integer(e, scope, source, "an index");
   return is_negative_literal(e) ? span.length + v : v;
+}
+
+void check_bound(int64_t v, const ast::Expr& e, bool is_end, const Span& span,
+                 const SourceText& source) {
+  if (v >= 0 && v <= span.length) return;
+  if (!is_end) {
+    source.fail(e.pos, fmt::format("range start {} is outside span {} of length {}", v, span.name,
+                                   span.length));
+  }
+  source.fail(e.pos, fmt::format("range end {} is outside span {} of length {} "
+                                 "(ranges are half-open: the end may be {})",
+                                 v, span.name, span.length, span.length));
 }
 
 void append_item(const ast::SelectorItem& item, const Scope& scope, const Declarations& decls,
@@ -61,15 +65,8 @@ void append_item(const ast::SelectorItem& item, const Scope& scope, const Declar
   }
   const int64_t begin = index.begin ? bound(*index.begin, span, scope, source) : 0;
   const int64_t end = index.end ? bound(*index.end, span, scope, source) : span.length;
-  if (begin < 0 || begin > span.length) {
-    source.fail(index.begin->pos, fmt::format("range start {} is outside span {} of length {}",
-                                              begin, span.name, span.length));
-  }
-  if (end < 0 || end > span.length) {
-    source.fail(index.end->pos, fmt::format("range end {} is outside span {} of length {} "
-                                            "(ranges are half-open: the end may be {})",
-                                            end, span.name, span.length, span.length));
-  }
+  if (index.begin) check_bound(begin, *index.begin, false, span, source);
+  if (index.end) check_bound(end, *index.end, true, span, source);
   if (begin > end) {
     source.fail(index.pos,
                 fmt::format("range {}[{}..{}] ends before it starts", span.name, begin, end));
@@ -78,6 +75,28 @@ void append_item(const ast::SelectorItem& item, const Scope& scope, const Declar
 }
 
 }  // namespace
+
+const Span& find_span(const std::string& name, ast::Pos pos, const Declarations& decls,
+                      const SourceText& source) {
+  if (const Span* span = decls.layout.find(name)) return *span;
+  std::string known;
+  for (const Span& s : decls.layout.spans) known += (known.empty() ? "" : ", ") + s.name;
+  source.fail(pos, fmt::format("unknown span {}; expected one of: {}", name, known));
+}
+
+int64_t range_bound(const ast::Expr& e, bool is_end, const Span& span, const Scope& scope,
+                    const SourceText& source) {
+  const int64_t v = bound(e, span, scope, source);
+  check_bound(v, e, is_end, span, source);
+  return v;
+}
+
+std::vector<int64_t> resolve_selector_item(const ast::SelectorItem& item, const Scope& scope,
+                                           const Declarations& decls, const SourceText& source) {
+  std::vector<int64_t> out;
+  append_item(item, scope, decls, source, out);
+  return out;
+}
 
 std::vector<int64_t> resolve_selector(const ast::Selector& selector, const Scope& scope,
                                       const Declarations& decls, const SourceText& source) {

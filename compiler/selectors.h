@@ -15,6 +15,19 @@ namespace maskprior {
 std::vector<int64_t> resolve_selector(const ast::Selector& selector, const Scope& scope,
                                       const Declarations& decls, const SourceText& source);
 
+/// The tokens one selector item names, in order (what `resolve_selector` does for each item).
+std::vector<int64_t> resolve_selector_item(const ast::SelectorItem& item, const Scope& scope,
+                                           const Declarations& decls, const SourceText& source);
+
+/// The span called `name`; throws SpecError at `pos` naming the declared spans if there is none.
+const Span& find_span(const std::string& name, ast::Pos pos, const Declarations& decls,
+                      const SourceText& source);
+
+/// Range bound `e` of `span` (the start, or the end when `is_end`), a negative literal counting
+/// from the end; throws SpecError unless it lies in 0..len.
+int64_t range_bound(const ast::Expr& e, bool is_end, const Span& span, const Scope& scope,
+                    const SourceText& source);
+
 /// A whole span used as an operand (`x`, or `before x`: the tokens just before x's).
 struct SpanOperand {
   const Span* span = nullptr;

@@ -210,13 +210,18 @@ const Span& grid_span(const ast::Shape& shape, const Declarations& decls, const 
   return *op.span;
 }
 
-CellWrites local_shape(const ast::Shape& shape, const Scope& scope, const Declarations& decls,
-                       const SourceText& source) {
-  const Span& span = grid_span(shape, decls, source, "local");
+// `radius` is required; each option at most once.
+void check_local_options(const ast::Shape& shape, const SourceText& source) {
   if (shape.radius_count == 0) source.fail(shape.pos, "`local` needs `radius R`");
   if (shape.radius_count > 1) source.fail(shape.radius_pos, "`radius` is given twice");
   if (shape.metric_count > 1) source.fail(shape.metric_pos, "`metric` is given twice");
   if (shape.dilation_count > 1) source.fail(shape.dilation_pos, "`dilation` is given twice");
+}
+
+CellWrites local_shape(const ast::Shape& shape, const Scope& scope, const Declarations& decls,
+                       const SourceText& source) {
+  const Span& span = grid_span(shape, decls, source, "local");
+  check_local_options(shape, source);
   const int64_t radius = evaluate_integer(*shape.size, scope, source, "the radius");
   if (radius < 0) source.fail(shape.size->pos, fmt::format("radius {} must be at least 0", radius));
   int64_t dilation = 1;
@@ -227,7 +232,9 @@ CellWrites local_shape(const ast::Shape& shape, const Scope& scope, const Declar
     }
   }
   const bool manhattan = shape.metric == ast::Metric::kManhattan;
-  const auto [height, width] = *span.grid;
+  // named copies, not a structured binding: the lambda below captures them
+  const int64_t height = span.grid->first;
+  const int64_t width = span.grid->second;
   const int64_t offset = span.offset;
   const int64_t reach = std::min(radius, std::max(height, width)) / dilation * dilation;
 
@@ -372,6 +379,32 @@ CellWrites causal_shape(const ast::Shape& shape, const Scope& scope, const Decla
 }
 
 }  // namespace
+
+void check_shape_operands(const ast::Shape& shape, const Declarations& decls,
+                          const SourceText& source) {
+  switch (shape.kind) {
+    case ast::ShapeKind::kAlign:
+    case ast::ShapeKind::kProduct: {
+      const char* name = shape.kind == ast::ShapeKind::kAlign ? "align" : "product";
+      digits_by_place(resolve_span_operand(shape.a, decls, source, "the first operand"), shape.a,
+                      source, name);
+      digits_by_place(resolve_span_operand(shape.b, decls, source, "the second operand"), shape.b,
+                      source, name);
+      digits_by_place(resolve_span_operand(shape.c, decls, source, "the result"), shape.c, source,
+                      name);
+      return;
+    }
+    case ast::ShapeKind::kLocal:
+      grid_span(shape, decls, source, "local");
+      check_local_options(shape, source);
+      return;
+    case ast::ShapeKind::kShift:
+      grid_span(shape, decls, source, "shift");
+      return;
+    default:
+      return;
+  }
+}
 
 CellWrites shape_cells(const ast::Shape& shape, const ast::Expr* distance_value, const Scope& scope,
                        const Declarations& decls, const SourceText& source) {

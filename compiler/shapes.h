@@ -30,4 +30,9 @@ struct CellWrites {
 CellWrites shape_cells(const ast::Shape& shape, const ast::Expr* distance_value, const Scope& scope,
                        const Declarations& decls, const SourceText& source);
 
+/// The checks of `shape` that need no value: the whole-span operands of align, product, local and
+/// shift (`before`, digits, grid) and local's options. Throws the SpecError shape_cells would.
+void check_shape_operands(const ast::Shape& shape, const Declarations& decls,
+                          const SourceText& source);
+
 }  // namespace maskprior

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "compiler/ast.h"
-#include "compiler/error.h"
+#include "core/error.h"
 
 namespace maskprior {
 

@@ -4,7 +4,7 @@
 #include <set>
 
 #include "compiler/ast.h"
-#include "compiler/compiled_mask.h"
+#include "core/compiled_mask.h"
 #include "compiler/declarations.h"
 #include "compiler/lower.h"
 

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <random>
 
-#include "compiler/error.h"
+#include "core/error.h"
 #include "tasks/random.h"
 
 namespace maskprior::runtime {
@@ -18,7 +18,7 @@ inline constexpr uint64_t kProbeSeed = 0xa7'1d'5eedULL;  // fixed: every run pro
 
 class ArithmeticExperiment : public Experiment {
  public:
-  explicit ArithmeticExperiment(const TrainConfig& config)
+  explicit ArithmeticExperiment(const ExperimentConfig& config)
       : task_(tasks::make_arithmetic_task(config.task)) {
     const auto split =
         tasks::split_problems(task_, config.train_fraction, config.test_size, config.seed);
@@ -38,9 +38,9 @@ class ArithmeticExperiment : public Experiment {
     train_eval_ids_ = train_ids_.index_select(0, picked);
   }
 
-  std::vector<tasks::TokenSpan> layout() const override { return task_.layout(); }
+  Layout layout() const override { return task_.layout(); }
 
-  ModelConfig model_config(const TrainConfig& config) const override {
+  ModelConfig model_config(const ExperimentConfig& config) const override {
     return sized_model_config(config, tasks::kArithmeticVocab, task_.sequence_length(),
                               Readout::kCausalLm);
   }
@@ -150,52 +150,8 @@ nlohmann::json arithmetic_metrics(const LogitsFn& forward, const torch::Tensor& 
           {"test_loss", loss_sum / total}};
 }
 
-std::unique_ptr<Experiment> make_arithmetic_experiment(const TrainConfig& config) {
+std::unique_ptr<Experiment> make_arithmetic_experiment(const ExperimentConfig& config) {
   return std::make_unique<ArithmeticExperiment>(config);
-}
-
-nlohmann::json arithmetic_preset(const std::string& task, const std::string& preset) {
-  tasks::make_arithmetic_task(task);  // InputError for an unknown task
-  // PAPER.md: addition is trained on 0.4% of the problems, multiplication on 3%.
-  const double train_fraction = task == "addition" ? 0.004 : 0.03;
-  if (preset == kPresetQuick) {
-    // A small decoder that finishes in well under 5 minutes on 2 CPU cores (docs/arithmetic.md):
-    // about 1,600 (addition) or 1,900 (multiplication) steps of batch 64.
-    return {{"train_fraction", train_fraction},
-            {"test_size", 10000},
-            {"dim", 64},
-            {"depth", 2},
-            {"heads", 4},
-            {"head_dim", 16},
-            {"mlp", 256},
-            {"optimizer", "adamw"},
-            {"lr", 1e-3},
-            {"weight_decay", 1e-3},
-            {"epochs", task == "addition" ? 25 : 4},
-            {"batch_size", 64},
-            {"schedule", "cosine"},
-            {"warmup", 0},
-            {"eval_every", 500}};
-  }
-  if (preset == kPresetPaper) {
-    // PAPER.md, "Arithmetic (low data)".
-    return {{"train_fraction", train_fraction},
-            {"test_size", 10000},
-            {"dim", 256},
-            {"depth", 6},
-            {"heads", 4},
-            {"head_dim", 64},
-            {"mlp", 256},
-            {"optimizer", "adamw"},
-            {"lr", 1e-3},
-            {"weight_decay", 1e-3},
-            {"epochs", 50},
-            {"batch_size", 256},
-            {"schedule", "cosine"},
-            {"warmup", 0}};
-  }
-  throw InputError(
-      fmt::format("unknown preset '{}' (expected {} or {})", preset, kPresetQuick, kPresetPaper));
 }
 
 }  // namespace maskprior::runtime

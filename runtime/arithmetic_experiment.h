@@ -17,7 +17,6 @@
 
 #include "runtime/experiment.h"
 #include "runtime/model.h"
-#include "runtime/train.h"
 #include "tasks/arithmetic_task.h"
 
 namespace maskprior::runtime {
@@ -50,10 +49,6 @@ nlohmann::json arithmetic_metrics(const LogitsFn& forward, const torch::Tensor& 
 /// The experiment for config.task ∈ {addition, multiplication}: training set = a seeded
 /// config.train_fraction of all problems, test set = config.test_size other problems
 /// (tasks::split_problems with config.seed).
-std::unique_ptr<Experiment> make_arithmetic_experiment(const TrainConfig& config);
-
-/// Presets of the arithmetic tasks (quick: a small decoder for 2 CPU cores, see
-/// docs/arithmetic.md; paper: PAPER.md settings).
-nlohmann::json arithmetic_preset(const std::string& task, const std::string& preset);
+std::unique_ptr<Experiment> make_arithmetic_experiment(const ExperimentConfig& config);
 
 }  // namespace maskprior::runtime

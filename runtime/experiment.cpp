@@ -7,9 +7,10 @@
 #include <map>
 #include <random>
 
-#include "compiler/error.h"
+#include "core/error.h"
 #include "runtime/arithmetic_experiment.h"
 #include "tasks/arithmetic_task.h"
+#include "tasks/task_names.h"
 
 namespace maskprior::runtime {
 
@@ -56,7 +57,7 @@ std::string subset_name(const std::vector<int>& subset) {
 
 class BooleanExperiment : public Experiment {
  public:
-  explicit BooleanExperiment(const TrainConfig& config)
+  explicit BooleanExperiment(const ExperimentConfig& config)
       : task_(tasks::make_boolean_task(config.task, config.n)) {
     auto train = tasks::training_set(task_, config.seed);
     train_ids_ = boolean_ids(train);
@@ -78,9 +79,9 @@ class BooleanExperiment : public Experiment {
     }
   }
 
-  std::vector<tasks::TokenSpan> layout() const override { return task_.layout(); }
+  Layout layout() const override { return task_.layout(); }
 
-  ModelConfig model_config(const TrainConfig& config) const override {
+  ModelConfig model_config(const ExperimentConfig& config) const override {
     // Tokens 0, 1 = (x+1)/2 and 2 = CLS.
     return sized_model_config(config, /*vocab=*/3, /*seq_len=*/1 + task_.n,
                               Readout::kClsRegression);
@@ -162,57 +163,11 @@ torch::Tensor map_in_chunks(const torch::Tensor& inputs, int64_t chunk,
   return torch::cat(parts, 0);
 }
 
-std::unique_ptr<Experiment> make_boolean_experiment(const TrainConfig& config) {
+std::unique_ptr<Experiment> make_boolean_experiment(const ExperimentConfig& config) {
   return std::make_unique<BooleanExperiment>(config);
 }
 
-nlohmann::json boolean_preset(const std::string& task, const std::string& preset) {
-  if (preset == kPresetQuick) {
-    // A small model that finishes in a few minutes on 2 CPU cores.
-    return {{"n", 15},
-            {"dim", 64},
-            {"depth", 2},
-            {"heads", 2},
-            {"head_dim", 16},
-            {"mlp", 64},
-            {"lr", 1e-3},
-            {"epochs", 5},
-            {"batch_size", 256},
-            {"optimizer", "adam"},
-            {"weight_decay", 1e-3},
-            {"schedule", "constant"},
-            {"warmup", 0}};
-  }
-  if (preset == kPresetPaper) {
-    // PAPER.md, Boolean GOTU reference settings (Abbe et al.'s model, Adam, batch 256).
-    static const std::map<std::string, std::pair<double, int64_t>> kLrEpochs = {
-        {"parity2", {1e-5, 20}},
-        {"maj3", {1e-5, 30}},
-        {"cyclic3", {2e-5, 80}},
-        {"threesym", {2e-5, 40}}};
-    auto it = kLrEpochs.find(task);
-    if (it == kLrEpochs.end()) {
-      throw InputError(fmt::format("no paper preset for task '{}'", task));
-    }
-    return {{"n", 15},
-            {"dim", 256},
-            {"depth", 12},
-            {"heads", 6},
-            {"head_dim", 64},
-            {"mlp", 256},
-            {"optimizer", "adam"},
-            {"lr", it->second.first},
-            {"weight_decay", 1e-3},
-            {"epochs", it->second.second},
-            {"batch_size", 256},
-            {"schedule", "constant"},
-            {"warmup", 0}};
-  }
-  throw InputError(
-      fmt::format("unknown preset '{}' (expected {} or {})", preset, kPresetQuick, kPresetPaper));
-}
-
-ModelConfig sized_model_config(const TrainConfig& config, int64_t vocab, int64_t seq_len,
+ModelConfig sized_model_config(const ExperimentConfig& config, int64_t vocab, int64_t seq_len,
                                Readout readout) {
   ModelConfig model;
   model.vocab = vocab;
@@ -226,26 +181,10 @@ ModelConfig sized_model_config(const TrainConfig& config, int64_t vocab, int64_t
   return model;
 }
 
-namespace {
-
-InputError unknown_task(const std::string& task) {
-  std::vector<std::string> known = tasks::boolean_task_names();
-  for (const std::string& name : tasks::arithmetic_task_names()) known.push_back(name);
-  return InputError(fmt::format("unknown task '{}' (known: {})", task, fmt::join(known, ", ")));
-}
-
-}  // namespace
-
-std::unique_ptr<Experiment> make_experiment(const TrainConfig& config) {
+std::unique_ptr<Experiment> make_experiment(const ExperimentConfig& config) {
   if (tasks::is_boolean_task(config.task)) return make_boolean_experiment(config);
   if (tasks::is_arithmetic_task(config.task)) return make_arithmetic_experiment(config);
-  throw unknown_task(config.task);
-}
-
-nlohmann::json task_preset(const std::string& task, const std::string& preset) {
-  if (tasks::is_boolean_task(task)) return boolean_preset(task, preset);
-  if (tasks::is_arithmetic_task(task)) return arithmetic_preset(task, preset);
-  throw unknown_task(task);
+  throw tasks::unknown_task(config.task);
 }
 
 }  // namespace maskprior::runtime

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "runtime/experiment_config.h"
 #include "runtime/model.h"
-#include "runtime/train.h"
 #include "tasks/boolean_task.h"
 
 namespace maskprior::runtime {
@@ -30,9 +30,9 @@ class Experiment {
   virtual ~Experiment() = default;
 
   /// The task's token layout (span names and lengths, in order); a spec must match it.
-  virtual std::vector<tasks::TokenSpan> layout() const = 0;
+  virtual Layout layout() const = 0;
   /// vocab, seq_len and readout for the task; sizes (dim, depth, ...) from `config`.
-  virtual ModelConfig model_config(const TrainConfig& config) const = 0;
+  virtual ModelConfig model_config(const ExperimentConfig& config) const = 0;
   /// Rows of the training set.
   virtual int64_t train_size() const = 0;
   /// The training rows `rows` (int64 indices into [0, train_size())), on the current device.
@@ -49,16 +49,12 @@ class Experiment {
 };
 
 /// A model config with the task's vocab, length and readout and the sizes of `config`.
-ModelConfig sized_model_config(const TrainConfig& config, int64_t vocab, int64_t seq_len,
+ModelConfig sized_model_config(const ExperimentConfig& config, int64_t vocab, int64_t seq_len,
                                Readout readout);
 
 /// The experiment for config.task (data built from config.seed, config.n, ...).
 /// Throws InputError for an unknown task, listing the known ones.
-std::unique_ptr<Experiment> make_experiment(const TrainConfig& config);
-
-/// The settings of `preset` (quick or paper) for `task`, as a JSON object of TrainConfig keys.
-/// Throws InputError for an unknown task or preset.
-nlohmann::json task_preset(const std::string& task, const std::string& preset);
+std::unique_ptr<Experiment> make_experiment(const ExperimentConfig& config);
 
 /// Evaluates `fn(batch)` over `inputs` in chunks of `chunk` rows without gradients, concatenating
 /// the outputs along dim 0 (helper for experiments' evaluate).
@@ -66,8 +62,5 @@ torch::Tensor map_in_chunks(const torch::Tensor& inputs, int64_t chunk,
                             const std::function<torch::Tensor(const torch::Tensor&)>& fn);
 
 /// Boolean GOTU tasks (parity2, maj3, cyclic3, threesym) on config.n bits.
-std::unique_ptr<Experiment> make_boolean_experiment(const TrainConfig& config);
-/// Presets of the Boolean tasks (quick: a small model for 2 CPU cores; paper: PAPER.md settings).
-nlohmann::json boolean_preset(const std::string& task, const std::string& preset);
-
+std::unique_ptr<Experiment> make_boolean_experiment(const ExperimentConfig& config);
 }  // namespace maskprior::runtime

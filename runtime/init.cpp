@@ -6,7 +6,8 @@
 #include <cmath>
 #include <map>
 
-#include "compiler/error.h"
+#include "core/cells.h"
+#include "core/error.h"
 
 namespace maskprior::runtime {
 
@@ -227,9 +228,7 @@ bool init_requires_spec(InitMethod method) {
 }
 
 torch::Tensor mask_tensor(const CompiledMask& spec) {
-  internal_check(
-      spec.mask.size() == static_cast<size_t>(spec.layers * spec.heads * spec.n * spec.n),
-      "mask_tensor: mask size does not match its shape");
+  check_invariants(spec);
   return torch::tensor(spec.mask, torch::kFloat).view({spec.layers, spec.heads, spec.n, spec.n});
 }
 
@@ -240,9 +239,10 @@ torch::Tensor hard_tensor(const CompiledMask& spec) {
 }
 
 torch::Tensor open_cells(const CompiledMask& spec) {
-  auto open = mask_tensor(spec) > 0.5 * (spec.open_value + spec.close_value);
-  if (auto hard = hard_tensor(spec); hard.defined()) open = open & hard.logical_not();
-  return open;
+  const std::vector<uint8_t> pattern = open_pattern(spec);
+  return torch::from_blob(const_cast<uint8_t*>(pattern.data()),
+                          {spec.layers, spec.heads, spec.n, spec.n}, torch::kUInt8)
+      .to(torch::kBool);
 }
 
 nlohmann::json apply_init(MaskedTransformer& model, InitMethod method, const CompiledMask* spec,

@@ -25,7 +25,7 @@
 #include <string>
 #include <vector>
 
-#include "compiler/compiled_mask.h"
+#include "core/compiled_mask.h"
 #include "runtime/model.h"
 
 namespace maskprior::runtime {
@@ -55,16 +55,8 @@ struct InitOptions {
 torch::Tensor mask_tensor(const CompiledMask& spec);
 /// The spec's hard mask as bool [N, N] (true = excluded), or an undefined tensor.
 torch::Tensor hard_tensor(const CompiledMask& spec);
-/// The spec's open cells, bool [L, H, N, N]: M > (open + close) / 2 and not hard-excluded.
+/// The spec's open pattern (core/cells.h open_pattern) as bool [L, H, N, N].
 torch::Tensor open_cells(const CompiledMask& spec);
-
-/// Persistence of the prior (PAPER.md "Open questions"), measured on the probe batch `probe_ids`:
-/// with `open` ([L', H', N, N] bool, defined): `prior_mass` (per layer: attention mass on open
-/// cells, averaged over sequences, heads and rows with an open cell) and `attention_correlation`
-/// (per layer: Pearson correlation of the mean attention map with the open pattern); for a model
-/// with M: `mask_drift` (per layer: ‖log σ(M_t) − log σ(M_0)‖_F). Lists have one entry per layer.
-nlohmann::json persistence_metrics(MaskedTransformer& model, const torch::Tensor& probe_ids,
-                                   const torch::Tensor& open);
 
 /// Applies `method` to a freshly built model (spec may be null where not required; InputError
 /// otherwise). Returns facts about the fit (e.g. qk-svd residual, qk-opt final loss) as JSON.

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <limits>
 
-#include "compiler/error.h"
+#include "core/error.h"
 
 namespace maskprior::runtime {
 

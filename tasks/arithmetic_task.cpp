@@ -6,7 +6,7 @@
 #include <cmath>
 #include <random>
 
-#include "compiler/error.h"
+#include "core/error.h"
 #include "tasks/random.h"
 
 namespace maskprior::tasks {
@@ -32,12 +32,12 @@ int ArithmeticTask::answer_offset() const {
   return 2 * operand_digits + 2;
 }
 
-std::vector<TokenSpan> ArithmeticTask::layout() const {
-  return {{"a", operand_digits},
-          {op == '+' ? "plus" : "times", 1},
-          {"b", operand_digits},
-          {"eq", 1},
-          {"c", answer_digits}};
+Layout ArithmeticTask::layout() const {
+  return make_layout({{"a", operand_digits},
+                      {op == '+' ? "plus" : "times", 1},
+                      {"b", operand_digits},
+                      {"eq", 1},
+                      {"c", answer_digits}});
 }
 
 std::pair<int64_t, int64_t> ArithmeticTask::operands(int64_t problem) const {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "tasks/boolean_task.h"  // TokenSpan
+#include "core/layout.h"
 
 namespace maskprior::tasks {
 
@@ -28,7 +28,7 @@ struct ArithmeticTask {
   int sequence_length() const;  // 2·operand_digits + 2 + K
   int answer_offset() const;    // index of c[0] in the sequence
   /// `a[3], plus|times, b[3], eq, c[K]` (the span names of specs/arith/*.mask).
-  std::vector<TokenSpan> layout() const;
+  Layout layout() const;
   /// Problem index p ↔ (a, b) = (p / 10^d, p % 10^d).
   std::pair<int64_t, int64_t> operands(int64_t problem) const;
   int64_t result(int64_t a, int64_t b) const;

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <random>
 
-#include "compiler/error.h"
+#include "core/error.h"
 #include "tasks/random.h"
 
 namespace maskprior::tasks {
@@ -61,8 +61,8 @@ BooleanTask make_task(std::string name, int n, std::vector<int> variables, Targe
 
 }  // namespace
 
-std::vector<TokenSpan> BooleanTask::layout() const {
-  return {{"cls", 1}, {"x", n}};
+Layout BooleanTask::layout() const {
+  return make_layout({{"cls", 1}, {"x", n}});
 }
 
 std::vector<int8_t> BooleanTask::point(uint64_t p) const {

@@ -11,13 +11,9 @@
 #include <string>
 #include <vector>
 
-namespace maskprior::tasks {
+#include "core/layout.h"
 
-/// A span of the token layout a task expects (`cls` has length 1).
-struct TokenSpan {
-  std::string name;
-  int64_t length = 1;
-};
+namespace maskprior::tasks {
 
 struct BooleanTask {
   std::string name;            // parity2, maj3, cyclic3, threesym
@@ -29,7 +25,7 @@ struct BooleanTask {
   std::string description;                                // formula, for reports
 
   /// `cls, x[n]`.
-  std::vector<TokenSpan> layout() const;
+  Layout layout() const;
   /// x of cube point p (see the indexing convention above).
   std::vector<int8_t> point(uint64_t p) const;
   /// The attainable value nearest to y (ties go to the smaller value).

@@ -11,7 +11,7 @@
 #include <optional>
 #include <sstream>
 
-#include "compiler/error.h"
+#include "core/error.h"
 
 namespace maskprior::tasks {
 namespace {

@@ -7,16 +7,26 @@
 #include <string>
 #include <vector>
 
-#include "compiler/error.h"
+#include "core/error.h"
 #include "runtime/arithmetic_experiment.h"
 #include "runtime/experiment.h"
 #include "runtime/init.h"
 #include "runtime/model.h"
-#include "runtime/train.h"
 #include "tasks/arithmetic_task.h"
+#include "train/presets.h"
+#include "train/train.h"
 
 namespace maskprior::runtime {
 namespace {
+
+using training::config_from_json;
+using training::kPresetPaper;
+using training::kPresetQuick;
+using training::resolve_config;
+using training::resume;
+using training::to_json;
+using training::train;
+using training::TrainConfig;
 
 using nlohmann::json;
 
@@ -77,7 +87,7 @@ TEST(ArithmeticExperiment, BatchesHoldTheSplitsProblems) {
   TrainConfig config = tiny_config("addition", "vanilla");
   config.train_fraction = 0.004;
   config.seed = 3;
-  auto experiment = make_arithmetic_experiment(config);
+  auto experiment = make_arithmetic_experiment(training::experiment_config(config));
   const auto task = tasks::make_arithmetic_task("addition");
   const auto split = tasks::split_problems(task, 0.004, 200, /*seed=*/3);
   ASSERT_EQ(experiment->train_size(), 4000);
@@ -97,14 +107,14 @@ TEST(ArithmeticExperiment, BatchesHoldTheSplitsProblems) {
     EXPECT_EQ(task.decode_answer(row(batch.targets[static_cast<int64_t>(i)])), a + b);
   }
 
-  const auto model = experiment->model_config(config);
+  const auto model = experiment->model_config(training::experiment_config(config));
   EXPECT_EQ(model.vocab, 13);
   EXPECT_EQ(model.seq_len, 12);
   EXPECT_EQ(model.readout, Readout::kCausalLm);
   const auto layout = experiment->layout();
-  ASSERT_EQ(layout.size(), 5u);
-  EXPECT_EQ(layout.back().name, "c");
-  EXPECT_EQ(layout.back().length, 4);
+  ASSERT_EQ(layout.spans.size(), 5u);
+  EXPECT_EQ(layout.spans.back().name, "c");
+  EXPECT_EQ(layout.spans.back().length, 4);
 
   // The probe is the same batch every time.
   EXPECT_TRUE(torch::equal(experiment->probe_inputs(32), experiment->probe_inputs(32)));
@@ -115,7 +125,7 @@ TEST(ArithmeticExperiment, RejectsASplitWithoutTestProblems) {
   TrainConfig config = tiny_config("multiplication", "vanilla");
   config.train_fraction = 1.0;
   try {
-    make_arithmetic_experiment(config);
+    make_arithmetic_experiment(training::experiment_config(config));
     FAIL() << "expected InputError";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("no test problem left"), std::string::npos) << e.what();
@@ -235,8 +245,8 @@ TEST(ArithmeticPresets, QuickAndPaperResolve) {
   const auto quick = resolve_config("addition", kPresetQuick, {{"train_fraction", 0.01}});
   EXPECT_DOUBLE_EQ(quick.train_fraction, 0.01);  // flags override the preset
   EXPECT_EQ(resolve_config("addition", kPresetQuick, json::object()).train_fraction, 0.004);
-  EXPECT_THROW(arithmetic_preset("addition", "huge"), InputError);
-  EXPECT_THROW(arithmetic_preset("subtraction", kPresetQuick), InputError);
+  EXPECT_THROW(training::task_preset("addition", "huge"), InputError);
+  EXPECT_THROW(training::task_preset("subtraction", kPresetQuick), InputError);
 }
 
 TEST(ArithmeticTraining, ShortRunBeatsChanceOnDigits) {

@@ -16,7 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "compiler/tensor_file.h"
+#include "io/tensor_file.h"
 
 namespace maskprior {
 namespace {

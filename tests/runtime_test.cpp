@@ -9,15 +9,25 @@
 #include <fstream>
 #include <sstream>
 
-#include "compiler/error.h"
-#include "compiler/tensor_file.h"
+#include "core/error.h"
+#include "io/tensor_file.h"
 #include "runtime/experiment.h"
 #include "runtime/init.h"
 #include "runtime/model.h"
-#include "runtime/train.h"
+#include "train/presets.h"
+#include "train/train.h"
 
 namespace maskprior::runtime {
 namespace {
+
+using training::config_from_json;
+using training::kPresetPaper;
+using training::kPresetQuick;
+using training::resolve_config;
+using training::resume;
+using training::to_json;
+using training::train;
+using training::TrainConfig;
 
 namespace fs = std::filesystem;
 using nlohmann::json;

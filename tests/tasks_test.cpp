@@ -4,7 +4,7 @@
 #include <set>
 
 #include "tests/test_util.h"
-#include "compiler/error.h"
+#include "core/error.h"
 #include "tasks/arithmetic_task.h"
 #include "tasks/boolean_task.h"
 #include "tasks/truth_table.h"
@@ -22,8 +22,8 @@ TEST(BooleanTask, CubeIndexConvention) {
   const BooleanTask task = make_boolean_task("parity2", 4);
   EXPECT_EQ(task.point(0), (std::vector<int8_t>{1, 1, 1, 1}));
   EXPECT_EQ(task.point(0b0101), (std::vector<int8_t>{-1, 1, -1, 1}));
-  EXPECT_EQ(task.layout().size(), 2u);
-  EXPECT_EQ(task.layout()[1].length, 4);
+  EXPECT_EQ(task.layout().spans.size(), 2u);
+  EXPECT_EQ(task.layout().spans[1].length, 4);
 }
 
 TEST(BooleanTask, Parity2SplitSizes) {
@@ -128,8 +128,8 @@ TEST(ArithmeticTask, EncodesOurFormat) {
     const auto [a, b] = mul.operands(p);
     EXPECT_EQ(mul.decode_answer({tokens.begin() + mul.answer_offset(), tokens.end()}), a * b);
   }
-  EXPECT_EQ(mul.layout().back().name, "c");
-  EXPECT_EQ(mul.layout().back().length, 6);
+  EXPECT_EQ(mul.layout().spans.back().name, "c");
+  EXPECT_EQ(mul.layout().spans.back().length, 6);
   EXPECT_NE(input_error([] { make_arithmetic_task("division"); }).find("division"),
             std::string::npos);
 }

@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "compiler/render.h"
-#include "compiler/tensor_file.h"
+#include "render/render.h"
+#include "io/tensor_file.h"
 
 namespace maskprior {
 namespace {

@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "compiler/error.h"
+#include "core/error.h"
 
 namespace maskprior::testing {
 

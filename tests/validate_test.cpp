@@ -8,7 +8,7 @@
 #include <random>
 
 #include "tests/test_util.h"
-#include "compiler/compiled_mask.h"
+#include "compiler/compile.h"
 #include "tasks/truth_table.h"
 #include "validate/dependencies.h"
 #include "validate/mdi.h"

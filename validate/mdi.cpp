@@ -7,7 +7,7 @@
 #include <bit>
 #include <cmath>
 
-#include "compiler/error.h"
+#include "core/error.h"
 #include "validate/dependencies.h"
 
 namespace maskprior::validate {

@@ -14,9 +14,7 @@ ReachabilityGraph::ReachabilityGraph(const CompiledMask& mask, int64_t depth)
     throw InputError(fmt::format("--depth {} exceeds the {} layers of spec '{}'", depth,
                                  mask.layers, mask.name));
   }
-  internal_check(
-      mask.mask.size() == static_cast<size_t>(mask.layers * mask.heads * mask.n * mask.n),
-      "mask tensor size does not match [L, H, N, N]");
+  check_invariants(mask);
   direction_ = mask.open_value >= mask.close_value ? 1.0 : -1.0;
   const double midpoint = direction_ * 0.5 * (mask.open_value + mask.close_value);
   const int64_t n = mask.n;

@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "compiler/compiled_mask.h"
+#include "core/compiled_mask.h"
 
 namespace maskprior::validate {
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "compiler/compiled_mask.h"
+#include "core/compiled_mask.h"
 #include "tasks/truth_table.h"
 #include "validate/mdi.h"
 #include "validate/reachability.h"

@@ -6,7 +6,7 @@
 #include <bit>
 #include <cmath>
 
-#include "compiler/error.h"
+#include "core/error.h"
 
 namespace maskprior::validate {
 namespace {

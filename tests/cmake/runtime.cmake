@@ -1,6 +1,6 @@
 # Tests of runtime: the masked Transformer, initialisations, training, resume; `maskc train`.
 maskprior_test(runtime_test SOURCES runtime_test.cpp
-  LIBS maskprior_runtime maskprior_tensorio fmt::fmt)
+  LIBS maskprior_train maskprior_compiler maskprior_io fmt::fmt)
 
 # `maskc train` end to end: exit codes 0 / 1 (input error) / 2 (usage error) and the run folder.
 set(_train_small "--n 6 --dim 16 --depth 1 --heads 1 --head-dim 8 --mlp 16 --epochs 2 \

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "compiler/compiled_mask.h"
+#include "core/compiled_mask.h"
 
 namespace maskprior {
 

@@ -1,4 +1,4 @@
-#include "compiler/render.h"
+#include "render/render.h"
 
 #include <fmt/format.h>
 #include <png.h>
@@ -9,7 +9,7 @@
 #include <set>
 #include <vector>
 
-#include "compiler/tensor_file.h"
+#include "io/tensor_file.h"
 
 namespace maskprior {
 namespace {
@@ -88,7 +88,7 @@ std::string plural(int64_t count, const char* noun) {
   return fmt::format("{} {}{}", count, noun, count == 1 ? "" : "s");
 }
 
-std::string layout_text(const Layout& layout) {
+std::string layout_with_offsets(const Layout& layout) {
   std::vector<std::string> spans;
   for (const Span& s : layout.spans) {
     std::string text = s.length == 1 ? fmt::format("{} @{}", s.name, s.offset)
@@ -167,7 +167,7 @@ std::string render_summary(const CompiledMask& mask, int64_t layer, int64_t head
   std::string out = fmt::format(
       "mask {}: {}, {}, N = {}; layer {}, head {} (rows = query, columns = key)\n", mask.name,
       plural(mask.layers, "layer"), plural(mask.heads, "head"), mask.n, layer, head);
-  out += fmt::format("layout: {}\n", layout_text(mask.layout));
+  out += fmt::format("layout: {}\n", layout_with_offsets(mask.layout));
   out += fmt::format("cells: {} open, {} closed, {} other, {} hard-excluded", s.open, s.closed,
                      s.other, s.hard);
   if (s.open + s.closed + s.other > 0) out += fmt::format("; values {} to {}", s.min, s.max);

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-namespace maskprior::runtime {
+namespace maskprior::training {
 
 /// One row of a suite's table: a task trained with one init (and overrides) over several seeds.
 struct SuiteEntry {
@@ -46,4 +46,4 @@ nlohmann::json run_suite(const SuiteOptions& options, std::ostream& out);
 /// Formats aggregated results (as in results.json's "rows") as a Markdown table.
 std::string results_table(const nlohmann::json& rows);
 
-}  // namespace maskprior::runtime
+}  // namespace maskprior::training

@@ -3,7 +3,7 @@
 //    {name: {dtype, shape, data_offsets: [begin, end]}, "__metadata__": {string: string}}, data.
 //  - npy v1.0: "\x93NUMPY", 1, 0, u16 header length, Python dict literal, data (C order).
 // Big tensors go from the CompiledMask's vectors straight to the file and back, never copied.
-#include "compiler/tensor_file.h"
+#include "io/tensor_file.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -446,16 +446,6 @@ json layout_json(const Layout& layout) {
   return spans;
 }
 
-void check_consistent(const CompiledMask& m) {
-  const auto cells = static_cast<size_t>(m.layers * m.heads * m.n * m.n);
-  internal_check(m.layers >= 1 && m.heads >= 1 && m.n >= 0, "mask has a non-positive shape");
-  internal_check(m.mask.size() == cells, "mask tensor size does not match [L, H, N, N]");
-  internal_check(m.provenance.size() == cells, "provenance size does not match [L, H, N, N]");
-  internal_check(!m.hard || m.hard->size() == static_cast<size_t>(m.n * m.n),
-                 "hard mask size does not match [N, N]");
-  internal_check(m.layout.size() == m.n, "layout size does not match N");
-}
-
 std::string npy_header(const std::vector<int64_t>& shape) {
   std::string dict = fmt::format("{{'descr': '<f4', 'fortran_order': False, 'shape': ({}{}), }}",
                                  fmt::join(shape, ", "), shape.size() == 1 ? "," : "");
@@ -773,7 +763,7 @@ SafetensorsData read_safetensors(const std::string& path) {
 }
 
 void write_mask_file(const CompiledMask& mask, const std::string& path, TensorFormat format) {
-  check_consistent(mask);
+  check_invariants(mask);
   if (format == TensorFormat::kNpy) {
     write_npy_mask(mask, path);
   } else {

@@ -1,4 +1,4 @@
-#include "runtime/train.h"
+#include "train/train.h"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -15,13 +15,18 @@
 #include <set>
 #include <sstream>
 
-#include "compiler/error.h"
-#include "compiler/tensor_file.h"
+#include "compiler/compile.h"
+#include "core/error.h"
+#include "io/tensor_file.h"
 #include "runtime/experiment.h"
 #include "runtime/init.h"
+#include "runtime/metrics.h"
 #include "runtime/model.h"
+#include "train/presets.h"
 
-namespace maskprior::runtime {
+namespace maskprior::training {
+
+using namespace runtime;  // NOLINT(google-build-using-namespace): the layer below
 
 namespace {
 
@@ -141,39 +146,10 @@ double learning_rate(const TrainConfig& config, int64_t step, int64_t total_step
 // ---------------------------------------------------------------------------------------------
 // Spec loading and checks against the task and the model.
 
-std::string layout_text(const std::vector<tasks::TokenSpan>& spans) {
-  std::vector<std::string> parts;
-  int64_t n = 0;
-  for (const auto& s : spans) {
-    parts.push_back(s.length == 1 ? s.name : fmt::format("{}[{}]", s.name, s.length));
-    n += s.length;
-  }
-  return fmt::format("`{}` (N = {})", fmt::join(parts, ", "), n);
-}
-
-std::vector<tasks::TokenSpan> spec_spans(const CompiledMask& spec) {
-  std::vector<tasks::TokenSpan> spans;
-  for (const auto& s : spec.layout.spans) spans.push_back({s.name, s.length});
-  return spans;
-}
-
-bool same_layout(const std::vector<tasks::TokenSpan>& a, const std::vector<tasks::TokenSpan>& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (a[i].name != b[i].name || a[i].length != b[i].length) return false;
-  }
-  return true;
-}
-
-bool ends_with(const std::string& text, const std::string& suffix) {
-  return text.size() >= suffix.size() &&
-         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 /// Compiles (.mask) or reads (tensor file) the spec. A .mask spec with a parameter `n` is compiled
 /// with n = config.n for Boolean tasks unless -D n=... was given.
 CompiledMask load_spec(const TrainConfig& config) {
-  if (!ends_with(config.spec, ".mask")) return read_mask_file(config.spec);
+  if (!config.spec.ends_with(".mask")) return read_mask_file(config.spec);
   CompileOptions options;
   options.defines = config.defines;
   if (config.mask_open != 0) options.open_value = config.mask_open;
@@ -188,13 +164,12 @@ CompiledMask load_spec(const TrainConfig& config) {
   return spec;
 }
 
-void check_spec(const CompiledMask& spec, const TrainConfig& config,
-                const std::vector<tasks::TokenSpan>& task_layout, const ModelConfig& model) {
-  const auto spans = spec_spans(spec);
-  if (!same_layout(spans, task_layout) || spec.n != model.seq_len) {
+void check_spec(const CompiledMask& spec, const TrainConfig& config, const Layout& task_layout,
+                const ModelConfig& model) {
+  if (!same_spans(spec.layout, task_layout) || spec.n != model.seq_len) {
     throw InputError(fmt::format(
         "spec {} has layout {} but task {} expects {}; write the spec for this task's layout",
-        config.spec, layout_text(spans), config.task, layout_text(task_layout)));
+        config.spec, layout_text(spec.layout), config.task, layout_text(task_layout)));
   }
   if (spec.layers != 1 && spec.layers != model.depth) {
     throw InputError(fmt::format("spec {} has {} layers but the model has depth {} (use 1 or {})",
@@ -244,52 +219,7 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const TrainConfig& confi
   return std::make_unique<torch::optim::Adam>(make(options), options);
 }
 
-// ---------------------------------------------------------------------------------------------
-// Persistence metrics (PAPER.md "Open questions"): attention mass on the prior's open cells,
-// correlation of mean attention with the pattern, drift of log σ(M).
-
-double pearson(const torch::Tensor& a, const torch::Tensor& b) {
-  auto x = a.flatten().to(torch::kDouble), y = b.flatten().to(torch::kDouble);
-  x = x - x.mean();
-  y = y - y.mean();
-  const double denominator = (x.norm() * y.norm()).item<double>();
-  return denominator > 0 ? (x * y).sum().item<double>() / denominator : 0.0;
-}
-
 }  // namespace
-
-json persistence_metrics(MaskedTransformer& model, const torch::Tensor& probe,
-                         const torch::Tensor& open) {
-  json metrics = json::object();
-  if (open.defined()) {
-    const auto maps = model->attention_maps(probe);
-    std::vector<double> mass, correlation;
-    for (size_t l = 0; l < maps.size(); ++l) {
-      const auto& probs = maps[l];  // [B, H, N, N]
-      auto pattern = open.select(0, open.size(0) == 1 ? 0 : static_cast<int64_t>(l))
-                         .to(probs.dtype())
-                         .expand({probs.size(1), probs.size(2), probs.size(3)});  // [H, N, N]
-      auto row_mass = (probs * pattern).sum(-1).mean(0);                          // [H, N]
-      auto has_open = pattern.sum(-1) > 0;
-      mass.push_back(row_mass.index({has_open}).mean().item<double>());
-      correlation.push_back(pearson(probs.mean(0), pattern));
-    }
-    metrics["prior_mass"] = mass;
-    metrics["attention_correlation"] = correlation;
-  }
-  if (model->has_mask()) {
-    torch::NoGradGuard no_grad;
-    namespace F = torch::nn::functional;
-    auto diff = F::logsigmoid(model->mask()) - F::logsigmoid(model->mask_init());
-    auto per_mask_layer = diff.pow(2).sum({1, 2, 3}).sqrt();  // [L']
-    std::vector<double> drift;
-    for (int64_t l = 0; l < model->config().depth; ++l) {
-      drift.push_back(per_mask_layer[per_mask_layer.size(0) == 1 ? 0 : l].item<double>());
-    }
-    metrics["mask_drift"] = drift;
-  }
-  return metrics;
-}
 
 namespace {
 
@@ -343,19 +273,15 @@ void write_weights(const fs::path& path, MaskedTransformer& model, const TrainCo
 
 /// The learned M as a mask file (the spec's metadata and provenance, M replaced).
 void write_learned_mask(const fs::path& path, MaskedTransformer& model, const CompiledMask* spec,
-                        const std::vector<tasks::TokenSpan>& layout) {
+                        const Layout& layout) {
   auto m = model->mask().detach().to(torch::kCPU, torch::kFloat).contiguous();
   CompiledMask learned;
   if (spec) {
     learned = *spec;
   } else {
-    int64_t offset = 0;
-    for (const auto& s : layout) {
-      learned.layout.spans.push_back({s.name, offset, s.length, std::nullopt, std::nullopt});
-      offset += s.length;
-    }
+    learned.layout = layout;
     learned.name = "zero";
-    learned.n = offset;
+    learned.n = layout.size();
     learned.layers = m.size(0);
     learned.heads = m.size(1);
     learned.provenance.assign(static_cast<size_t>(m.numel()), 0);
@@ -470,8 +396,8 @@ json run(const TrainConfig& config, bool resuming) {
   const auto method = parse_init_method(config.init);
   const fs::path out = config.out;
 
-  auto experiment = make_experiment(config);
-  const auto model_config = experiment->model_config(config);
+  auto experiment = make_experiment(experiment_config(config));
+  const auto model_config = experiment->model_config(experiment_config(config));
   std::optional<CompiledMask> spec;
   if (!config.spec.empty()) {
     spec = load_spec(config);
@@ -634,6 +560,21 @@ json run(const TrainConfig& config, bool resuming) {
 
 }  // namespace
 
+runtime::ExperimentConfig experiment_config(const TrainConfig& config) {
+  runtime::ExperimentConfig e;
+  e.task = config.task;
+  e.seed = config.seed;
+  e.n = config.n;
+  e.train_fraction = config.train_fraction;
+  e.test_size = config.test_size;
+  e.dim = config.dim;
+  e.depth = config.depth;
+  e.heads = config.heads;
+  e.head_dim = config.head_dim;
+  e.mlp = config.mlp;
+  return e;
+}
+
 json to_json(const TrainConfig& config) {
   json j = json::object();
   for_each_field(config, [&](const char* key, const auto& value) { j[key] = value; });
@@ -776,4 +717,4 @@ nlohmann::json read_json_file(const std::string& path) {
   }
 }
 
-}  // namespace maskprior::runtime
+}  // namespace maskprior::training

@@ -1,4 +1,4 @@
-#include "runtime/reproduce.h"
+#include "train/reproduce.h"
 
 #include <fmt/format.h>
 
@@ -7,11 +7,11 @@
 #include <ostream>
 #include <sstream>
 
-#include "compiler/error.h"
-#include "compiler/tensor_file.h"
-#include "runtime/train.h"
+#include "core/error.h"
+#include "io/tensor_file.h"
+#include "train/train.h"
 
-namespace maskprior::runtime {
+namespace maskprior::training {
 
 namespace {
 
@@ -285,4 +285,4 @@ json run_suite(const SuiteOptions& options, std::ostream& out) {
   return results;
 }
 
-}  // namespace maskprior::runtime
+}  // namespace maskprior::training

@@ -1,4 +1,4 @@
-#include "compiler/error.h"
+#include "core/error.h"
 
 #include <fmt/format.h>
 
@@ -26,6 +26,7 @@ std::string format_diagnostic(const Diagnostic& d) {
   return out;
 }
 
-SpecError::SpecError(Diagnostic d) : std::runtime_error(format_diagnostic(d)), diagnostic_(std::move(d)) {}
+SpecError::SpecError(Diagnostic d)
+    : std::runtime_error(format_diagnostic(d)), diagnostic_(std::move(d)) {}
 
 }  // namespace maskprior

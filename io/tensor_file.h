@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "compiler/compiled_mask.h"
+#include "core/compiled_mask.h"
 
 namespace maskprior {
 

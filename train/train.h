@@ -9,7 +9,9 @@
 #include <map>
 #include <string>
 
-namespace maskprior::runtime {
+#include "runtime/experiment_config.h"
+
+namespace maskprior::training {
 
 /// Every setting of a run. `to_json`/`from_json` round-trip it (config.json of a run folder).
 struct TrainConfig {
@@ -64,12 +66,10 @@ struct TrainConfig {
 };
 
 nlohmann::json to_json(const TrainConfig& config);
+/// The settings an experiment (runtime/experiment.h) is built from.
+runtime::ExperimentConfig experiment_config(const TrainConfig& config);
 /// Reads a config; unknown keys or wrong types throw InputError naming the key.
 TrainConfig config_from_json(const nlohmann::json& json);
-
-/// Names of the presets.
-inline constexpr const char* kPresetQuick = "quick";
-inline constexpr const char* kPresetPaper = "paper";
 
 /// Builds the resolved config: defaults, then `preset` for `task` (quick or paper; "" = none),
 /// then `overrides` (JSON object of TrainConfig keys, e.g. the flags given on the command line).
@@ -93,4 +93,4 @@ nlohmann::json read_json_file(const std::string& path);
 /// Writes `value` as indented JSON atomically (temporary file + rename).
 void write_json_file(const std::string& path, const nlohmann::json& value);
 
-}  // namespace maskprior::runtime
+}  // namespace maskprior::training

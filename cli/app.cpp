@@ -1,0 +1,38 @@
+#include <exception>
+#include <iostream>
+
+#include "cli/cli.h"
+#include "cli/commands.h"
+#include "core/error.h"
+
+namespace maskprior::cli {
+
+int run_app(CLI::App& app, int argc, char** argv, const int& exit_code) {
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return kExitUsage;
+  } catch (const SpecError& e) {
+    std::cerr << e.what() << '\n';
+    return kExitInputError;
+  } catch (const InputError& e) {
+    std::cerr << "maskc: error: " << e.what() << '\n';
+    return kExitInputError;
+  } catch (const InternalError& e) {
+    std::cerr << "maskc: " << e.what() << " (this is a bug in maskprior)\n";
+    return kExitInternal;
+  } catch (const std::exception& e) {
+    std::cerr << "maskc: error: " << e.what() << '\n';
+    return kExitInputError;
+  }
+  return exit_code;
+}
+
+}  // namespace maskprior::cli

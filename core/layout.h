@@ -1,0 +1,42 @@
+// The token layout of a spec or a task: named spans in sequence order. One span type serves the
+// compiler, the tasks, the validator and the runtime.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace maskprior {
+
+enum class DigitOrder { kLsbFirst, kMsbFirst };
+
+/// A named run of tokens in the sequence layout (`cls` is a span of length 1).
+struct Span {
+  std::string name;
+  int64_t offset = 0;  // index of the span's first token in the sequence
+  int64_t length = 0;
+  std::optional<std::pair<int64_t, int64_t>> grid;  // (H, W), row-major, from `grid SPAN H x W`
+  std::optional<DigitOrder> digits;                 // from `digits SPAN lsb_first|msb_first`
+};
+
+/// The sequence layout, spans in order; N = sum of lengths.
+struct Layout {
+  std::vector<Span> spans;
+
+  int64_t size() const;
+  /// The span called `name`, or nullptr.
+  const Span* find(const std::string& name) const;
+  /// Label of token t for display: `cls`, `x[3]` (a length-1 span prints bare).
+  std::string token_label(int64_t t) const;
+};
+
+/// `cls, x[15]` — a layout as spans are written in a spec (a length-1 span prints bare).
+std::string layout_text(const Layout& layout);
+/// True when both layouts have the same span names and lengths in the same order.
+bool same_spans(const Layout& a, const Layout& b);
+/// A layout of `spans` (name, length) placed one after another from offset 0.
+Layout make_layout(const std::vector<std::pair<std::string, int64_t>>& spans);
+
+}  // namespace maskprior

@@ -1,0 +1,20 @@
+// Persistence metrics of a prior (PAPER.md "Open questions"), measured during training.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <nlohmann/json.hpp>
+
+#include "runtime/model.h"
+
+namespace maskprior::runtime {
+
+/// Persistence of the prior (PAPER.md "Open questions"), measured on the probe batch `probe_ids`:
+/// with `open` ([L', H', N, N] bool, defined): `prior_mass` (per layer: attention mass on open
+/// cells, averaged over sequences, heads and rows with an open cell) and `attention_correlation`
+/// (per layer: Pearson correlation of the mean attention map with the open pattern); for a model
+/// with M: `mask_drift` (per layer: ‖log σ(M_t) − log σ(M_0)‖_F). Lists have one entry per layer.
+nlohmann::json persistence_metrics(MaskedTransformer& model, const torch::Tensor& probe_ids,
+                                   const torch::Tensor& open);
+
+}  // namespace maskprior::runtime

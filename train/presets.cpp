@@ -1,0 +1,77 @@
+#include "train/presets.h"
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "tasks/arithmetic_task.h"
+#include "tasks/boolean_task.h"
+#include "tasks/task_names.h"
+
+namespace maskprior::training {
+
+namespace {
+
+using nlohmann::json;
+
+// family or task -> preset -> TrainConfig keys. A task's row is merged over its family's row.
+// boolean quick: a small model that finishes in a few minutes on 2 CPU cores.
+// boolean paper: PAPER.md, Boolean GOTU reference settings (Abbe et al.'s model, Adam, batch 256).
+// arithmetic quick: a small decoder that finishes in well under 5 minutes on 2 CPU cores
+//   (docs/arithmetic.md): about 1,600 (addition) or 1,900 (multiplication) steps of batch 64.
+// arithmetic paper: PAPER.md, "Arithmetic (low data)". Addition is trained on 0.4% of the
+//   problems, multiplication on 3%.
+const json& preset_table() {
+  static const json kTable = json::parse(R"({
+    "boolean": {
+      "quick": {"n": 15, "dim": 64, "depth": 2, "heads": 2, "head_dim": 16, "mlp": 64,
+                "lr": 1e-3, "epochs": 5, "batch_size": 256, "optimizer": "adam",
+                "weight_decay": 1e-3, "schedule": "constant", "warmup": 0},
+      "paper": {"n": 15, "dim": 256, "depth": 12, "heads": 6, "head_dim": 64, "mlp": 256,
+                "optimizer": "adam", "weight_decay": 1e-3, "batch_size": 256,
+                "schedule": "constant", "warmup": 0}
+    },
+    "parity2": {"paper": {"lr": 1e-5, "epochs": 20}},
+    "maj3": {"paper": {"lr": 1e-5, "epochs": 30}},
+    "cyclic3": {"paper": {"lr": 2e-5, "epochs": 80}},
+    "threesym": {"paper": {"lr": 2e-5, "epochs": 40}},
+    "arithmetic": {
+      "quick": {"test_size": 10000, "dim": 64, "depth": 2, "heads": 4, "head_dim": 16,
+                "mlp": 256, "optimizer": "adamw", "lr": 1e-3, "weight_decay": 1e-3,
+                "batch_size": 64, "schedule": "cosine", "warmup": 0, "eval_every": 500},
+      "paper": {"test_size": 10000, "dim": 256, "depth": 6, "heads": 4, "head_dim": 64,
+                "mlp": 256, "optimizer": "adamw", "lr": 1e-3, "weight_decay": 1e-3,
+                "epochs": 50, "batch_size": 256, "schedule": "cosine", "warmup": 0}
+    },
+    "addition": {"quick": {"train_fraction": 0.004, "epochs": 25},
+                 "paper": {"train_fraction": 0.004}},
+    "multiplication": {"quick": {"train_fraction": 0.03, "epochs": 4},
+                       "paper": {"train_fraction": 0.03}}
+  })");
+  return kTable;
+}
+
+std::string family_of(const std::string& task) {
+  if (tasks::is_boolean_task(task)) return "boolean";
+  if (tasks::is_arithmetic_task(task)) return "arithmetic";
+  throw tasks::unknown_task(task);
+}
+
+}  // namespace
+
+std::vector<std::string> preset_names() {
+  return {kPresetQuick, kPresetPaper};
+}
+
+json task_preset(const std::string& task, const std::string& preset) {
+  const json& table = preset_table();
+  const json& family = table.at(family_of(task));
+  if (!family.contains(preset)) {
+    throw InputError(
+        fmt::format("unknown preset '{}' (expected {} or {})", preset, kPresetQuick, kPresetPaper));
+  }
+  json settings = family.at(preset);
+  settings.update(table.value(task, json::object()).value(preset, json::object()));
+  return settings;
+}
+
+}  // namespace maskprior::training

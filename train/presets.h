@@ -1,0 +1,22 @@
+// Presets: named bundles of TrainConfig settings per task, kept as data (train/presets.cpp).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+namespace maskprior::training {
+
+/// Names of the presets.
+inline constexpr const char* kPresetQuick = "quick";
+inline constexpr const char* kPresetPaper = "paper";
+
+/// Every preset name, in the order `--help` lists them.
+std::vector<std::string> preset_names();
+
+/// The settings of `preset` for `task` as a JSON object of TrainConfig keys: the task family's
+/// row, then the task's own row on top. Throws InputError for an unknown task or preset.
+nlohmann::json task_preset(const std::string& task, const std::string& preset);
+
+}  // namespace maskprior::training
