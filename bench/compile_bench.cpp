@@ -53,7 +53,7 @@ double fill_seconds() {
 
 void BM_FillBuffer(benchmark::State& state) {
   for (auto _ : state) state.SetIterationTime(fill_seconds());
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * kCells * sizeof(float)));
+  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(kCells * sizeof(float)));
 }
 
 void BM_CompileLocal128(benchmark::State& state) {
@@ -69,7 +69,7 @@ void BM_CompileLocal128(benchmark::State& state) {
   }
   state.counters["fill_s"] = fill;
   state.counters["ratio_to_fill"] = compile / static_cast<double>(state.iterations()) / fill;
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * kCells * sizeof(float)));
+  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(kCells * sizeof(float)));
 }
 
 void BM_CompileParity2(benchmark::State& state) {

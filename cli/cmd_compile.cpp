@@ -7,7 +7,7 @@
 #include "cli/commands.h"
 #include "cli/spec_flags.h"
 #include "compiler/compile.h"
-#include "io/tensor_file.h"
+#include "io/mask_file.h"
 
 namespace maskprior::cli {
 namespace {

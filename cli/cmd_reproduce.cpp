@@ -1,8 +1,11 @@
+// `maskc reproduce`: runs a suite of training runs (train/reproduce.h) and prints its tables.
 #include <fmt/format.h>
 
 #include <iostream>
 
 #include "cli/commands.h"
+#include "train/config.h"
+#include "train/presets.h"
 #include "train/reproduce.h"
 
 namespace maskprior::cli {
@@ -40,13 +43,13 @@ void add_reproduce_command(CLI::App& app, int& exit_code) {
   cmd->add_option("suite", flags->suite, "Suite to run")->required()->check(CLI::IsMember(suites));
   cmd->add_option("--out", flags->out, "Results folder (default runs/<suite>-<preset>)");
   cmd->add_option("--preset", flags->preset, "Training preset for every run")
-      ->check(CLI::IsMember({"quick", "paper"}));
+      ->check(CLI::IsMember(training::preset_names()));
   cmd->add_option("--seeds", flags->seeds, "Seeds per row, 0..K-1 (default: 1 for demo, else 5)")
       ->check(CLI::Range(1, 1000));
   cmd->add_option("--threads", flags->threads, "CPU threads for LibTorch (0 = default)")
       ->check(CLI::Range(0, 1024));
-  cmd->add_option("--device", flags->device, "auto | cpu | cuda")
-      ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+  const auto& device = training::config_field("device");
+  cmd->add_option("--device", flags->device, device.help)->check(CLI::IsMember(device.allowed));
   cmd->add_option("--epochs", flags->epochs, "Override the preset's epochs for every run")
       ->check(CLI::Range(int64_t{1}, int64_t{1000000}));
   cmd->add_option("--only", flags->only, "Keep only rows whose label contains one of these");

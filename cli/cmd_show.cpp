@@ -7,8 +7,9 @@
 #include "cli/commands.h"
 #include "cli/spec_flags.h"
 #include "compiler/compile.h"
-#include "io/tensor_file.h"
-#include "render/render.h"
+#include "io/mask_file.h"
+#include "render/grid.h"
+#include "render/png.h"
 
 namespace maskprior::cli {
 namespace {

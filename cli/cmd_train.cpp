@@ -1,16 +1,21 @@
-// `maskc train`: builds a TrainConfig from a preset and flags, or resumes a run folder.
+// `maskc train`: builds a TrainConfig from a preset and flags, or resumes a run folder. Every
+// config flag is a row of the table in train/config.cpp: name, help, allowed values and whether
+// --resume accepts it come from there.
 #include <fmt/format.h>
 
+#include <cstdint>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <type_traits>
+#include <variant>
 #include <vector>
 
 #include "cli/commands.h"
 #include "cli/spec_flags.h"
-#include "runtime/init.h"
-#include "train/presets.h"
+#include "train/config.h"
 #include "train/train.h"
 
 namespace maskprior::cli {
@@ -19,32 +24,76 @@ namespace {
 
 inline constexpr int kExitInterrupted = 130;  // 128 + SIGINT, the shell's convention
 
-/// The parsed flags: values land in `config`; `given` remembers which TrainConfig key each
-/// option sets, so that only flags the user typed override the preset.
+/// The parsed flags: values land in `config`; `given` remembers each config flag's row, so that
+/// only flags the user typed override the preset.
 struct TrainFlags {
   training::TrainConfig config;
-  std::vector<std::pair<CLI::Option*, std::string>> given;
+  std::vector<std::pair<CLI::Option*, const training::ConfigField*>> given;
   SpecFlags spec_flags;  // -D NAME=VALUE, parsed and checked as by compile/show/validate
   std::string resume;
-  bool quiet = false;
   bool json = false;
 };
 
-template <class T>
-CLI::Option* add_flag(CLI::App* cmd, TrainFlags& flags, const std::string& names,
-                      const std::string& key, T& value, const std::string& help) {
-  auto* option = cmd->add_option(names, value, help);
-  flags.given.emplace_back(option, key);
-  return option;
+/// Registers the flag of one row of the config table, bound to its member of flags.config: a
+/// bool's flag sets the opposite of the default, the map (defines) is -D NAME=VALUE, the rest
+/// take a value (checked against the row's allowed values, if any).
+void add_field_flag(CLI::App& cmd, TrainFlags& flags, const training::ConfigField& field) {
+  CLI::Option* option = std::visit(
+      [&](auto member) -> CLI::Option* {
+        auto& value = flags.config.*member;
+        using T = std::decay_t<decltype(value)>;
+        if constexpr (std::is_same_v<T, bool>) {
+          const bool flipped = !value;
+          return cmd.add_flag_function(
+              field.flags, [&value, flipped](std::int64_t) { value = flipped; }, field.help);
+        } else if constexpr (std::is_same_v<T, std::map<std::string, std::string>>) {
+          return add_define_flag(cmd, flags.spec_flags)->description(field.help);
+        } else {
+          return cmd.add_option(field.flags, value, field.help);
+        }
+      },
+      field.member);
+  if (!field.allowed.empty()) option->check(CLI::IsMember(field.allowed));
+  flags.given.emplace_back(option, &field);
 }
 
-nlohmann::json overrides_of(const TrainFlags& flags) {
+/// The flag of a row as a user reads it: "--lr", "-q/--quiet".
+std::string flag_text(const training::ConfigField& field) {
+  std::string text = field.flags;
+  for (char& c : text) c = c == ',' ? '/' : c;
+  return text;
+}
+
+/// The flags of the rows --resume accepts: "--threads, --device, -q/--quiet, --stop-after".
+std::string resumable_flags() {
+  std::vector<std::string> names;
+  for (const auto& field : training::config_fields()) {
+    if (field.resumable) names.push_back(flag_text(field));
+  }
+  return fmt::format("{}", fmt::join(names, ", "));
+}
+
+/// The config keys of the flags the user typed, with their parsed values.
+nlohmann::json overrides_of(TrainFlags& flags) {
+  flags.config.defines = compile_options(flags.spec_flags).defines;
   const auto all = training::to_json(flags.config);
   nlohmann::json overrides = nlohmann::json::object();
-  for (const auto& [option, key] : flags.given) {
-    if (option->count() > 0) overrides[key] = all.at(key);
+  for (const auto& [option, field] : flags.given) {
+    if (option->count() > 0) overrides[field->key] = all.at(field->key);
   }
   return overrides;
+}
+
+/// A run being resumed takes its settings from its config.json: a flag of a row --resume does not
+/// accept is a usage error (the library refuses it too, see training::check_resume_overrides).
+void check_resume_flags(const TrainFlags& flags) {
+  for (const auto& [option, field] : flags.given) {
+    if (option->count() == 0 || field->resumable) continue;
+    throw CLI::ValidationError(
+        "--resume", fmt::format("{} cannot change a run being resumed (its settings come from "
+                                "{}/config.json); only {} may be given",
+                                flag_text(*field), flags.resume, resumable_flags()));
+  }
 }
 
 void print_summary(const nlohmann::json& summary, const std::string& out) {
@@ -82,6 +131,36 @@ void print_summary(const nlohmann::json& summary, const std::string& out) {
                            out.empty() ? "" : "; run folder " + out);
 }
 
+/// Trains or resumes as the flags say; returns the exit code.
+int run_train(TrainFlags& f, bool resuming) {
+  auto overrides = overrides_of(f);
+  nlohmann::json summary;
+  std::string out;
+  if (resuming) {
+    check_resume_flags(f);
+    out = f.resume;
+    summary = training::resume(f.resume, overrides);
+  } else {
+    if (f.config.task.empty()) throw CLI::RequiredError("--task");
+    const auto config = training::resolve_config(f.config.task, f.config.preset, overrides);
+    out = config.out;
+    summary = training::train(config);
+  }
+  if (summary.value("interrupted", false)) {
+    std::cerr << fmt::format("maskc: training stopped at step {}{}\n", summary.value("steps", 0),
+                             out.empty() ? " (no --out, nothing saved)"
+                                         : "; continue with: maskc train --resume " + out);
+    const int signal = summary.value("signal", 0);
+    return signal != 0 ? 128 + signal : kExitInterrupted;
+  }
+  if (f.json) {
+    std::cout << summary.dump(2) << '\n';
+  } else {
+    print_summary(summary, out);
+  }
+  return kExitOk;
+}
+
 }  // namespace
 
 void add_train_command(CLI::App& app, int& exit_code) {
@@ -92,109 +171,15 @@ void add_train_command(CLI::App& app, int& exit_code) {
       "--out runs/m\n"
       "  maskc train --resume runs/m");
   auto flags = std::make_shared<TrainFlags>();
-  auto& c = flags->config;
-  auto& f = *flags;
-
-  add_flag(cmd, f, "--task", "task", c.task, "task: parity2, maj3, cyclic3, threesym, ...");
-  add_flag(cmd, f, "--spec", "spec", c.spec,
-           "prior: a .mask file (compiled now) or a .safetensors mask file; optional for vanilla, "
-           "mask-zero and mimetic (then it only defines the pattern the metrics measure)");
-  add_flag(cmd, f, "--init", "init", c.init, "initialisation (default vanilla)")
-      ->check(CLI::IsMember(runtime::init_method_names()));
-  auto* preset = cmd->add_option("--preset", c.preset,
-                                 "quick (small, minutes on a CPU) or paper (PAPER.md settings); "
-                                 "any other flag overrides it")
-                     ->check(CLI::IsMember({training::kPresetQuick, training::kPresetPaper}));
-  add_flag(cmd, f, "--mask-open", "mask_open", c.mask_open,
-           "override the .mask spec's open value (like maskc compile --open; 0 = the spec's)");
-  add_flag(cmd, f, "--mask-close", "mask_close", c.mask_close,
-           "override the .mask spec's close value (like maskc compile --close; 0 = the spec's)");
-  add_flag(cmd, f, "--seed", "seed", c.seed, "seed: model init and data order (default 0)");
-  add_flag(cmd, f, "--out", "out", c.out, "run folder for config, metrics, weights, checkpoints");
-  add_flag(cmd, f, "--n", "n", c.n, "Boolean tasks: number of input bits (default 15)");
-  add_flag(cmd, f, "--train-fraction", "train_fraction", c.train_fraction,
-           "arithmetic tasks: share of problems trained on");
-  add_flag(cmd, f, "--test-size", "test_size", c.test_size, "arithmetic tasks: test problems");
-  add_flag(cmd, f, "--dim", "dim", c.dim, "model width");
-  add_flag(cmd, f, "--depth", "depth", c.depth, "layers");
-  add_flag(cmd, f, "--heads", "heads", c.heads, "attention heads");
-  add_flag(cmd, f, "--head-dim", "head_dim", c.head_dim, "width of one head");
-  add_flag(cmd, f, "--mlp", "mlp", c.mlp, "MLP hidden width");
-  add_flag(cmd, f, "--optimizer", "optimizer", c.optimizer, "adam | adamw")
-      ->check(CLI::IsMember({"adam", "adamw"}));
-  add_flag(cmd, f, "--lr", "lr", c.lr, "learning rate");
-  add_flag(cmd, f, "--weight-decay", "weight_decay", c.weight_decay, "weight decay");
-  add_flag(cmd, f, "--mask-weight-decay", "mask_weight_decay", c.mask_weight_decay,
-           "weight decay of a learnable M (default: the same as --weight-decay)");
-  add_flag(cmd, f, "--epochs", "epochs", c.epochs, "passes over the training set");
-  add_flag(cmd, f, "--batch-size", "batch_size", c.batch_size, "batch size");
-  add_flag(cmd, f, "--schedule", "schedule", c.schedule, "constant | cosine (after warm-up)")
-      ->check(CLI::IsMember({"constant", "cosine"}));
-  add_flag(cmd, f, "--warmup", "warmup", c.warmup, "linear warm-up steps");
-  add_flag(cmd, f, "--qk-contrast", "qk_contrast", c.qk_contrast,
-           "qk-svd/qk-opt: target logit gap between open and closed cells (default 10)");
-  add_flag(cmd, f, "--qk-opt-steps", "qk_opt_steps", c.qk_opt_steps, "qk-opt: Adam steps");
-  add_flag(cmd, f, "--qk-opt-lr", "qk_opt_lr", c.qk_opt_lr, "qk-opt: Adam learning rate");
-  add_flag(cmd, f, "--threads", "threads", c.threads, "CPU threads (0 = LibTorch's default)");
-  add_flag(cmd, f, "--device", "device", c.device, "auto | cpu | cuda")
-      ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
-  add_flag(cmd, f, "--eval-every", "eval_every", c.eval_every,
-           "steps between evaluations (0 = every epoch)");
-  add_flag(cmd, f, "--checkpoint-every", "checkpoint_every", c.checkpoint_every,
-           "steps between checkpoints (0 = every epoch)");
-  add_flag(cmd, f, "--probe-size", "probe_size", c.probe_size,
-           "sequences in the fixed batch that attention metrics use");
-  add_flag(cmd, f, "--stop-after", "stop_after", c.stop_after,
-           "stop with a checkpoint after this step, as if interrupted (for testing resume)");
-  add_define_flag(*cmd, f.spec_flags);
-  auto* resume = cmd->add_option("--resume", f.resume,
-                                 "continue the interrupted run in this folder (other settings come "
-                                 "from its config.json; only --threads/--device may change)");
-  cmd->add_flag("-q,--quiet", f.quiet, "no progress output");
-  cmd->add_flag("--json", f.json, "print the summary as JSON");
-
-  cmd->callback([flags, preset, resume, &exit_code] {
-    auto& f = *flags;
-    auto overrides = overrides_of(f);
-    if (f.quiet) overrides["progress"] = false;
-    nlohmann::json summary;
-    std::string out;
-    if (resume->count() > 0) {
-      for (const auto& [key, value] : overrides.items()) {
-        if (key != "threads" && key != "device" && key != "progress") {
-          throw CLI::ValidationError("--resume",
-                                     "takes its settings from the run folder; only "
-                                     "--threads, --device and --quiet may be given");
-        }
-      }
-      if (preset->count() > 0 || !f.spec_flags.defines.empty()) {
-        throw CLI::ValidationError("--resume", "--preset and -D cannot change a run being resumed");
-      }
-      out = f.resume;
-      summary = training::resume(f.resume, overrides);
-    } else {
-      if (f.config.task.empty()) throw CLI::RequiredError("--task");
-      if (!f.spec_flags.defines.empty()) {
-        overrides["defines"] = compile_options(f.spec_flags).defines;
-      }
-      const auto config = training::resolve_config(f.config.task, f.config.preset, overrides);
-      out = config.out;
-      summary = training::train(config);
-    }
-    if (summary.value("interrupted", false)) {
-      std::cerr << fmt::format("maskc: training stopped at step {}{}\n", summary.value("steps", 0),
-                               out.empty() ? " (no --out, nothing saved)"
-                                           : "; continue with: maskc train --resume " + out);
-      exit_code = kExitInterrupted;
-      return;
-    }
-    if (f.json) {
-      std::cout << summary.dump(2) << '\n';
-    } else {
-      print_summary(summary, out);
-    }
-    exit_code = kExitOk;
-  });
+  for (const auto& field : training::config_fields()) add_field_flag(*cmd, *flags, field);
+  auto* resume = cmd->add_option(
+      "--resume", flags->resume,
+      fmt::format("continue the interrupted run in this folder (other settings come from its "
+                  "config.json; only {} may be given)",
+                  resumable_flags()));
+  cmd->add_flag("--json", flags->json, "print the summary as JSON");
+  cmd->callback(
+      [flags, resume, &exit_code] { exit_code = run_train(*flags, resume->count() > 0); });
 }
 
 }  // namespace maskprior::cli

@@ -13,9 +13,9 @@ namespace maskprior {
 /// Options of one compile: command-line overrides and the size cap.
 struct CompileOptions {
   std::map<std::string, std::string> defines;  // -D NAME=VALUE (value text, parsed as EXPR literal)
-  std::optional<double> open_value;             // --open, overrides `scale open = ...`
-  std::optional<double> close_value;            // --close
-  uint64_t max_bytes = uint64_t{4} << 30;       // refuse outputs larger than this (mask+provenance)
+  std::optional<double> open_value;            // --open, overrides `scale open = ...`
+  std::optional<double> close_value;           // --close
+  uint64_t max_bytes = uint64_t{4} << 30;      // refuse outputs larger than this (mask+provenance)
 };
 
 /// Compiles spec text; `filename` is used in diagnostics. Throws SpecError on the first error.

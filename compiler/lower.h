@@ -4,9 +4,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/compiled_mask.h"
 #include "compiler/declarations.h"
 #include "compiler/expand.h"
+#include "core/compiled_mask.h"
 
 namespace maskprior {
 

@@ -4,9 +4,9 @@
 #include <set>
 
 #include "compiler/ast.h"
-#include "core/compiled_mask.h"
 #include "compiler/declarations.h"
 #include "compiler/lower.h"
+#include "core/compiled_mask.h"
 
 namespace maskprior {
 

@@ -19,7 +19,7 @@ std::string format_diagnostic(const Diagnostic& d) {
     out += "\n  " + d.source_line + "\n  ";
     // Keep tabs so the caret lines up under tab-indented source.
     for (int i = 1; i < d.where.column && i - 1 < static_cast<int>(d.source_line.size()); ++i) {
-      out += d.source_line[i - 1] == '\t' ? '\t' : ' ';
+      out += d.source_line[static_cast<size_t>(i - 1)] == '\t' ? '\t' : ' ';
     }
     out += '^';
   }

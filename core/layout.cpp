@@ -22,10 +22,10 @@ std::string Layout::token_label(int64_t t) const {
   for (const Span& s : spans) {
     if (t >= s.offset && t < s.offset + s.length) {
       if (s.length == 1) return s.name;
-      return s.name + "[" + std::to_string(t - s.offset) + "]";
+      return fmt::format("{}[{}]", s.name, t - s.offset);
     }
   }
-  return "#" + std::to_string(t);
+  return fmt::format("#{}", t);
 }
 
 std::string layout_text(const Layout& layout) {

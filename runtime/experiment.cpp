@@ -5,11 +5,13 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <numeric>
 #include <random>
 
 #include "core/error.h"
 #include "runtime/arithmetic_experiment.h"
 #include "tasks/arithmetic_task.h"
+#include "tasks/random.h"
 #include "tasks/task_names.h"
 
 namespace maskprior::runtime {
@@ -127,12 +129,9 @@ class BooleanExperiment : public Experiment {
   torch::Tensor probe_inputs(int64_t size) const override {
     const int64_t rows = cube_ids_.size(0);
     std::vector<int64_t> order(static_cast<size_t>(rows));
-    for (int64_t i = 0; i < rows; ++i) order[static_cast<size_t>(i)] = i;
+    std::iota(order.begin(), order.end(), int64_t{0});
     std::mt19937_64 engine(kProbeSeed);
-    for (int64_t i = rows - 1; i > 0; --i) {  // Fisher–Yates; modulo bias is irrelevant here
-      std::swap(order[static_cast<size_t>(i)],
-                order[static_cast<size_t>(engine() % static_cast<uint64_t>(i + 1))]);
-    }
+    tasks::shuffle_in_place(order, engine);
     order.resize(static_cast<size_t>(std::min(size, rows)));
     return cube_ids_.index_select(0, torch::tensor(order, torch::kLong).to(cube_ids_.device()));
   }

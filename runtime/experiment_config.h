@@ -5,15 +5,18 @@
 #include <cstdint>
 #include <string>
 
+#include "tasks/arithmetic_task.h"
+
 namespace maskprior::runtime {
 
 /// What an experiment needs from a run's settings: the task, its data, the model's sizes.
 struct ExperimentConfig {
-  std::string task;               // parity2, maj3, cyclic3, threesym, addition, multiplication
-  uint64_t seed = 0;              // data sampling (maj3's training set, arithmetic splits)
-  int n = 15;                     // Boolean tasks: input bits
-  double train_fraction = 0.004;  // arithmetic tasks: share of problems trained on
-  int64_t test_size = 10000;      // arithmetic tasks: problems evaluated
+  std::string task;   // parity2, maj3, cyclic3, threesym, addition, multiplication
+  uint64_t seed = 0;  // data sampling (maj3's training set, arithmetic splits)
+  int n = 15;         // Boolean tasks: input bits
+  // Arithmetic tasks: share of problems trained on (addition's paper value unless set).
+  double train_fraction = tasks::paper_train_fraction("addition");
+  int64_t test_size = 10000;  // arithmetic tasks: problems evaluated
   int64_t dim = 256;
   int64_t depth = 12;
   int64_t heads = 6;

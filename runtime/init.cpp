@@ -22,8 +22,8 @@ const std::vector<std::pair<InitMethod, std::string>>& method_table() {
   return table;
 }
 
-/// The spec's open pattern for model layer l, head h (broadcast over L', H'), float [N, N].
-torch::Tensor open_pattern(const torch::Tensor& open, int64_t layer, int64_t head) {
+/// Layer l, head h of an open_cells pattern (broadcast over L', H') as double [N, N].
+torch::Tensor head_pattern(const torch::Tensor& open, int64_t layer, int64_t head) {
   return open.select(0, open.size(0) == 1 ? 0 : layer)
       .select(0, open.size(1) == 1 ? 0 : head)
       .to(torch::kDouble);
@@ -77,7 +77,7 @@ nlohmann::json init_qk_svd(MaskedTransformer& model, const torch::Tensor& open,
   for (int64_t l = 0; l < config.depth; ++l) {
     auto& block = model->blocks()[static_cast<size_t>(l)];
     for (int64_t h = 0; h < config.heads; ++h) {
-      auto pattern = open_pattern(open, l, h);
+      auto pattern = head_pattern(open, l, h);
       auto a = gain * pattern.index({pos}).index({torch::indexing::Slice(), pos});  // [R, R]
       auto b = u.t().matmul(a).matmul(u);
       auto [ub, s, vbh] = torch::linalg_svd(b, /*full_matrices=*/false);
@@ -121,7 +121,7 @@ nlohmann::json init_qk_opt(MaskedTransformer& model, const torch::Tensor& open,
       wq_init.push_back(per_head(block->wq));
       wk_init.push_back(per_head(block->wk));
       for (int64_t h = 0; h < heads; ++h) {
-        targets.push_back(torch::softmax(options.qk_contrast * open_pattern(open, l, h), -1));
+        targets.push_back(torch::softmax(options.qk_contrast * head_pattern(open, l, h), -1));
       }
     }
   }
@@ -239,7 +239,7 @@ torch::Tensor hard_tensor(const CompiledMask& spec) {
 }
 
 torch::Tensor open_cells(const CompiledMask& spec) {
-  const std::vector<uint8_t> pattern = open_pattern(spec);
+  const std::vector<uint8_t> pattern = maskprior::open_pattern(spec);
   return torch::from_blob(const_cast<uint8_t*>(pattern.data()),
                           {spec.layers, spec.heads, spec.n, spec.n}, torch::kUInt8)
       .to(torch::kBool);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <random>
 
 #include "core/error.h"
@@ -97,6 +98,11 @@ ArithmeticTask make_arithmetic_task(const std::string& name) {
   return task;
 }
 
+double paper_train_fraction(const std::string& name) {
+  make_arithmetic_task(name);  // InputError for an unknown name
+  return name == "addition" ? 0.004 : 0.03;
+}
+
 ArithmeticSplit split_problems(const ArithmeticTask& task, double train_fraction, int64_t test_size,
                                uint64_t seed) {
   if (!(train_fraction > 0.0 && train_fraction <= 1.0)) {
@@ -110,14 +116,11 @@ ArithmeticSplit split_problems(const ArithmeticTask& task, double train_fraction
         fmt::format("train fraction {} selects no problem out of {}", train_fraction, total));
   }
   const int64_t test_count = std::min(test_size, total - train_count);
-  // Partial Fisher–Yates: the first train_count + test_count slots become a uniform sample.
+  // The first train_count + test_count slots become a uniform sample of the problems.
   std::vector<int64_t> order(static_cast<size_t>(total));
-  for (int64_t p = 0; p < total; ++p) order[static_cast<size_t>(p)] = p;
+  std::iota(order.begin(), order.end(), int64_t{0});
   std::mt19937_64 rng(seed);
-  for (int64_t i = 0; i < train_count + test_count; ++i) {
-    const auto j = i + static_cast<int64_t>(uniform_below(rng, static_cast<uint64_t>(total - i)));
-    std::swap(order[static_cast<size_t>(i)], order[static_cast<size_t>(j)]);
-  }
+  shuffle_prefix(order, static_cast<size_t>(train_count + test_count), rng);
   ArithmeticSplit split;
   split.train.assign(order.begin(), order.begin() + train_count);
   split.test.assign(order.begin() + train_count, order.begin() + train_count + test_count);

@@ -24,7 +24,9 @@ std::vector<double> values_over(const Target& f, int n, const std::vector<int>& 
   std::vector<double> values;
   const uint64_t count = uint64_t{1} << variables.size();
   for (uint64_t a = 0; a < count; ++a) {
-    for (size_t i = 0; i < variables.size(); ++i) x[variables[i]] = (a >> i & 1) ? -1 : 1;
+    for (size_t i = 0; i < variables.size(); ++i) {
+      x[static_cast<size_t>(variables[i])] = (a >> i & 1) ? -1 : 1;
+    }
     values.push_back(f(x));
   }
   std::sort(values.begin(), values.end());
@@ -115,9 +117,10 @@ BooleanTask make_boolean_task(const std::string& name, int n) {
     task = make_task(
         name, n, all,
         [n](std::span<const int8_t> x) {
+          const auto m = static_cast<size_t>(n);
           int sum = 0;
-          for (int i = 0; i + 2 < n; ++i) sum += x[i] * x[i + 1] * x[i + 2];
-          sum += x[n - 2] * x[n - 1] * x[0] + x[n - 1] * x[0] * x[1];  // the windows that wrap
+          for (size_t i = 0; i + 2 < m; ++i) sum += x[i] * x[i + 1] * x[i + 2];
+          sum += x[m - 2] * x[m - 1] * x[0] + x[m - 1] * x[0] * x[1];  // the windows that wrap
           return double(sum);
         },
         [](std::span<const int8_t> x) { return x[0] == 1 || x[1] == 1 || x[2] == 1; },

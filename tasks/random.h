@@ -1,10 +1,13 @@
 // Seeded randomness that gives the same numbers on every platform and standard library.
-// std::mt19937_64 is fully specified by the standard; the distributions are not, so the mapping
-// from engine output to a range is written out here.
+// std::mt19937_64 is fully specified by the standard; the distributions (and std::shuffle) are
+// not, so the mapping from engine output to a range, and the shuffles, are written out here.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <random>
+#include <utility>
+#include <vector>
 
 namespace maskprior::tasks {
 
@@ -15,6 +18,31 @@ inline uint64_t uniform_below(std::mt19937_64& rng, uint64_t bound) {
   uint64_t draw = rng();
   while (draw >= limit) draw = rng();
   return draw % bound;
+}
+
+/// One Fisher–Yates step: swaps items[slot] with an item drawn uniformly from items[first, last)
+/// (first < last; the draw may be `slot` itself).
+template <class T>
+void swap_with_uniform(std::vector<T>& items, size_t slot, size_t first, size_t last,
+                       std::mt19937_64& rng) {
+  using std::swap;
+  swap(items[slot], items[first + static_cast<size_t>(uniform_below(rng, last - first))]);
+}
+
+/// A uniformly random permutation of `items` (Fisher–Yates from the back: slot i, from the last
+/// down to 1, swaps with a uniform slot in [0, i]). One draw per slot i ≥ 1.
+template <class T>
+void shuffle_in_place(std::vector<T>& items, std::mt19937_64& rng) {
+  for (size_t i = items.size(); i-- > 1;) swap_with_uniform(items, i, 0, i + 1, rng);
+}
+
+/// A partial Fisher–Yates from the front: afterwards items[0, count) is a uniform sample without
+/// replacement, in random order, and the rest holds the unpicked items. One draw per picked slot.
+/// Unlike shuffle_in_place it stops after `count` draws, which sampling a few of many items needs
+/// (arithmetic splits pick thousands of a million problems); count ≤ items.size().
+template <class T>
+void shuffle_prefix(std::vector<T>& items, size_t count, std::mt19937_64& rng) {
+  for (size_t i = 0; i < count; ++i) swap_with_uniform(items, i, i, items.size(), rng);
 }
 
 }  // namespace maskprior::tasks

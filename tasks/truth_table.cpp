@@ -98,6 +98,99 @@ bool to_cube_order(TruthTable& table, const std::vector<CsvRow>& rows) {
   return true;
 }
 
+/// The header line of a CSV truth table: which column is what.
+struct CsvHeader {
+  std::vector<std::string> names;
+  int line = 0;
+  std::vector<size_t> input_columns;
+  std::vector<size_t> output_columns;
+  std::optional<size_t> seen_column;
+};
+
+InputError csv_error(const std::string& filename, int line, const std::string& message) {
+  return InputError(fmt::format("{}:{}: {}", filename, line, message));
+}
+
+/// Reads the header `fields` (line `line`) and names the table's inputs and outputs.
+CsvHeader parse_header(const std::vector<std::string>& fields, int line,
+                       const std::string& filename, TruthTable& table) {
+  CsvHeader header;
+  header.names = fields;
+  header.line = line;
+  for (size_t c = 0; c < fields.size(); ++c) {
+    const std::string& name = fields[c];
+    if (name.empty()) throw csv_error(filename, line, fmt::format("column {} has no name", c + 1));
+    if (std::count(fields.begin(), fields.end(), name) > 1) {
+      throw csv_error(filename, line, fmt::format("column '{}' appears twice", name));
+    }
+    if (name == "seen") {
+      header.seen_column = c;
+    } else if (is_output_name(name)) {
+      header.output_columns.push_back(c);
+      table.outputs.push_back(name);
+    } else {
+      header.input_columns.push_back(c);
+      table.inputs.push_back(name);
+    }
+  }
+  if (header.output_columns.empty()) {
+    throw csv_error(filename, line, "missing output column: name it `y` (or `y0, y1, ...`)");
+  }
+  if (header.input_columns.empty()) {
+    throw csv_error(filename, line, "no input columns (e.g. `x0, x1`)");
+  }
+  return header;
+}
+
+/// Reads the data row `fields` (line `line`) under `header`.
+CsvRow parse_row(const std::vector<std::string>& fields, int line, const std::string& filename,
+                 const CsvHeader& header) {
+  if (fields.size() != header.names.size()) {
+    throw csv_error(filename, line,
+                    fmt::format("expected {} values (as in the header on line {}), found {}",
+                                header.names.size(), header.line, fields.size()));
+  }
+  CsvRow row;
+  row.line = line;
+  std::vector<double> values(fields.size());
+  for (size_t c = 0; c < fields.size(); ++c) {
+    if (!parse_number(fields[c], values[c])) {
+      throw csv_error(filename, line,
+                      fmt::format("column '{}': '{}' is not a number", header.names[c], fields[c]));
+    }
+  }
+  for (size_t c : header.input_columns) row.inputs.push_back(values[c]);
+  for (size_t c : header.output_columns) row.outputs.push_back(values[c]);
+  if (header.seen_column) {
+    const double s = values[*header.seen_column];
+    if (s != 0.0 && s != 1.0) {
+      throw csv_error(
+          filename, line,
+          fmt::format("column 'seen': '{}' is not 0 or 1", fields[*header.seen_column]));
+    }
+    row.seen = s == 1.0 ? 1 : 0;
+  }
+  return row;
+}
+
+/// Stores the distinct rows in `table`: in cube order when they are a complete Boolean cube, else
+/// in file order.
+void fill_rows(TruthTable& table, const std::vector<CsvRow>& rows, bool has_seen) {
+  table.rows = static_cast<int64_t>(rows.size());
+  table.y.assign(table.outputs.size(), {});
+  if (has_seen) table.seen.resize(rows.size());
+  if (!to_cube_order(table, rows)) {
+    table.x.reserve(rows.size() * table.inputs.size());
+    for (auto& column : table.y) column.reserve(rows.size());
+    for (size_t r = 0; r < rows.size(); ++r) {
+      table.x.insert(table.x.end(), rows[r].inputs.begin(), rows[r].inputs.end());
+      for (size_t o = 0; o < table.outputs.size(); ++o) table.y[o].push_back(rows[r].outputs[o]);
+      if (has_seen) table.seen[r] = rows[r].seen;
+    }
+  }
+  for (const auto& column : table.y) table.values.push_back(distinct_values(column));
+}
+
 }  // namespace
 
 TruthTable boolean_truth_table(const BooleanTask& task) {
@@ -138,8 +231,12 @@ TruthTable arithmetic_truth_table(const ArithmeticTask& task) {
   for (int64_t p = 0; p < table.rows; ++p) {
     const std::vector<int64_t> tokens = task.encode(p);
     // Operand digits sit at 0..d−1 and d+1..2d; answer digits from answer_offset().
-    for (int i = 0; i < d; ++i) table.x.push_back(static_cast<double>(tokens[i]));
-    for (int i = 0; i < d; ++i) table.x.push_back(static_cast<double>(tokens[d + 1 + i]));
+    for (int i = 0; i < d; ++i) {
+      table.x.push_back(static_cast<double>(tokens[static_cast<size_t>(i)]));
+    }
+    for (int i = 0; i < d; ++i) {
+      table.x.push_back(static_cast<double>(tokens[static_cast<size_t>(d + 1 + i)]));
+    }
     for (int j = 0; j < task.answer_digits; ++j) {
       table.y[static_cast<size_t>(j)][static_cast<size_t>(p)] =
           static_cast<double>(tokens[static_cast<size_t>(answer + j)]);
@@ -150,17 +247,10 @@ TruthTable arithmetic_truth_table(const ArithmeticTask& task) {
 }
 
 TruthTable parse_truth_table_csv(const std::string& text, const std::string& filename) {
-  auto fail = [&](int line, const std::string& message) -> InputError {
-    return InputError(fmt::format("{}:{}: {}", filename, line, message));
-  };
   std::istringstream stream(text);
   std::string line;
   int line_number = 0;
-  std::vector<std::string> header;
-  int header_line = 0;
-  std::vector<size_t> input_columns;
-  std::vector<size_t> output_columns;
-  std::optional<size_t> seen_column;
+  std::optional<CsvHeader> header;
   std::vector<CsvRow> rows;
   std::map<std::vector<double>, size_t> row_of_inputs;  // inputs -> index into rows
 
@@ -171,82 +261,26 @@ TruthTable parse_truth_table_csv(const std::string& text, const std::string& fil
     const std::string content = trim(line);
     if (content.empty() || content.front() == '#') continue;
     const std::vector<std::string> fields = split_fields(content);
-    if (header.empty()) {
-      header = fields;
-      header_line = line_number;
-      for (size_t c = 0; c < header.size(); ++c) {
-        const std::string& name = header[c];
-        if (name.empty()) throw fail(line_number, fmt::format("column {} has no name", c + 1));
-        if (std::count(header.begin(), header.end(), name) > 1) {
-          throw fail(line_number, fmt::format("column '{}' appears twice", name));
-        }
-        if (name == "seen") {
-          seen_column = c;
-        } else if (is_output_name(name)) {
-          output_columns.push_back(c);
-          table.outputs.push_back(name);
-        } else {
-          input_columns.push_back(c);
-          table.inputs.push_back(name);
-        }
-      }
-      if (output_columns.empty()) {
-        throw fail(line_number, "missing output column: name it `y` (or `y0, y1, ...`)");
-      }
-      if (input_columns.empty()) throw fail(line_number, "no input columns (e.g. `x0, x1`)");
+    if (!header) {
+      header = parse_header(fields, line_number, filename, table);
       continue;
     }
-    if (fields.size() != header.size()) {
-      throw fail(line_number, fmt::format("expected {} values (as in the header on line {}), "
-                                          "found {}",
-                                          header.size(), header_line, fields.size()));
-    }
-    CsvRow row;
-    row.line = line_number;
-    std::vector<double> values(fields.size());
-    for (size_t c = 0; c < fields.size(); ++c) {
-      if (!parse_number(fields[c], values[c])) {
-        throw fail(line_number,
-                   fmt::format("column '{}': '{}' is not a number", header[c], fields[c]));
-      }
-    }
-    for (size_t c : input_columns) row.inputs.push_back(values[c]);
-    for (size_t c : output_columns) row.outputs.push_back(values[c]);
-    if (seen_column) {
-      const double s = values[*seen_column];
-      if (s != 0.0 && s != 1.0) {
-        throw fail(line_number,
-                   fmt::format("column 'seen': '{}' is not 0 or 1", fields[*seen_column]));
-      }
-      row.seen = s == 1.0 ? 1 : 0;
-    }
+    CsvRow row = parse_row(fields, line_number, filename, *header);
     const auto [it, inserted] = row_of_inputs.emplace(row.inputs, rows.size());
     if (!inserted) {
       const CsvRow& first = rows[it->second];
       if (first.outputs != row.outputs || first.seen != row.seen) {
-        throw fail(line_number, fmt::format("same inputs as line {} but a different {}", first.line,
-                                            first.outputs != row.outputs ? "output" : "seen flag"));
+        throw csv_error(filename, line_number,
+                        fmt::format("same inputs as line {} but a different {}", first.line,
+                                    first.outputs != row.outputs ? "output" : "seen flag"));
       }
       continue;
     }
     rows.push_back(std::move(row));
   }
-  if (header.empty()) throw fail(line_number, "empty truth table: no header line");
-  if (rows.empty()) throw fail(line_number, "truth table has a header but no rows");
-
-  table.rows = static_cast<int64_t>(rows.size());
-  table.y.assign(table.outputs.size(), {});
-  if (seen_column) table.seen.resize(rows.size());
-  if (!to_cube_order(table, rows)) {
-    table.x.reserve(rows.size() * table.inputs.size());
-    for (auto& column : table.y) column.reserve(rows.size());
-    for (size_t r = 0; r < rows.size(); ++r) {
-      table.x.insert(table.x.end(), rows[r].inputs.begin(), rows[r].inputs.end());
-      for (size_t o = 0; o < table.outputs.size(); ++o) table.y[o].push_back(rows[r].outputs[o]);
-      if (seen_column) table.seen[r] = rows[r].seen;
-    }
-  }
-  for (const auto& column : table.y) table.values.push_back(distinct_values(column));
+  if (!header) throw csv_error(filename, line_number, "empty truth table: no header line");
+  if (rows.empty()) throw csv_error(filename, line_number, "truth table has a header but no rows");
+  fill_rows(table, rows, header->seen_column.has_value());
   return table;
 }
 

@@ -16,7 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "io/tensor_file.h"
+#include "io/mask_file.h"
 
 namespace maskprior {
 namespace {
@@ -83,11 +83,25 @@ class MaskcTest : public ::testing::Test {
   EXPECT_NE((haystack).find(needle), std::string::npos) << "missing: " << (needle) << "\nin:\n" \
                                                         << (haystack)
 
+/// The 1-based number of the first line of specs/gotu/parity2.mask that starts with `prefix`.
+int parity2_line(const std::string& prefix) {
+  std::ifstream in(std::string(MASKPRIOR_SOURCE_DIR) + "/specs/gotu/parity2.mask");
+  std::string text;
+  for (int number = 1; std::getline(in, text); ++number) {
+    if (text.rfind(prefix, 0) == 0) return number;
+  }
+  ADD_FAILURE() << "specs/gotu/parity2.mask has no line starting with " << prefix;
+  return -1;
+}
+
 /// The parity2 spec cell for cell, N = 1 + n: the diagonal, cls -> x[0], x[1], and x[0] <-> x[1]
 /// open (10); everything else closed (-10). Provenance: the line of the last rule to write a cell
-/// (12 diagonal, 13 cls -> ..., 14 pair), 0 where the default holds.
+/// (found by its text, not its number), 0 where the default holds.
 void expect_parity2(const CompiledMask& m, int64_t n, float open, float close,
                     bool with_provenance = true) {
+  const int diagonal = parity2_line("open diagonal");
+  const int readout = parity2_line("open cls -> x[0], x[1]");
+  const int pair = parity2_line("open pair x[0], x[1]");
   ASSERT_EQ(m.layers, 1);
   ASSERT_EQ(m.heads, 1);
   ASSERT_EQ(m.n, 1 + n);
@@ -95,9 +109,9 @@ void expect_parity2(const CompiledMask& m, int64_t n, float open, float close,
   for (int64_t q = 0; q <= n; ++q) {
     for (int64_t k = 0; k <= n; ++k) {
       int line = 0;
-      if (q == k) line = 12;
-      if (q == 0 && (k == 1 || k == 2)) line = 13;
-      if ((q == 1 && k == 2) || (q == 2 && k == 1)) line = 14;
+      if (q == k) line = diagonal;
+      if (q == 0 && (k == 1 || k == 2)) line = readout;
+      if ((q == 1 && k == 2) || (q == 2 && k == 1)) line = pair;
       EXPECT_EQ(m.at(0, 0, q, k), line ? open : close) << "cell " << q << " -> " << k;
       EXPECT_EQ(m.provenance[m.index(0, 0, q, k)], with_provenance ? line : 0)
           << "cell " << q << " -> " << k;
@@ -268,6 +282,8 @@ TEST_F(MaskcTest, ShowErrors) {
 }
 
 TEST_F(MaskcTest, ReproduceTabulatesAndReusesFinishedRuns) {
+  if (!MASKPRIOR_HAS_RUNTIME)
+    GTEST_SKIP() << "built with MASKPRIOR_WITH_TORCH=OFF: no maskc-runtime";
   // One short parity2 run with the learnable mask: a table row, results files, and the prior's
   // attention mass (measured, not assumed) near 1 at the start.
   const std::string args = "reproduce demo --only parity2-mask --epochs 1 --threads 1 --out res";
@@ -289,6 +305,8 @@ TEST_F(MaskcTest, ReproduceTabulatesAndReusesFinishedRuns) {
 }
 
 TEST_F(MaskcTest, ReproduceRejectsUnknownSuite) {
+  if (!MASKPRIOR_HAS_RUNTIME)
+    GTEST_SKIP() << "built with MASKPRIOR_WITH_TORCH=OFF: no maskc-runtime";
   const Result r = maskc("reproduce everything --out res");
   EXPECT_EQ(r.code, 2);
   EXPECT_CONTAINS(r.err, "everything");

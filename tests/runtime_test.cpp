@@ -2,25 +2,45 @@
 // Tiny models on parity2 with n = 6 bits (64 cube points, 48 seen) keep every test fast.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <torch/torch.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
+#include <thread>
+#include <type_traits>
+#include <variant>
 
 #include "core/error.h"
-#include "io/tensor_file.h"
+#include "io/mask_file.h"
+#include "io/safetensors.h"
 #include "runtime/experiment.h"
 #include "runtime/init.h"
 #include "runtime/model.h"
+#include "tasks/task_names.h"
+#include "tests/test_util.h"
+#include "train/config.h"
+#include "train/data_order.h"
+#include "train/interrupt.h"
 #include "train/presets.h"
+#include "train/run_folder.h"
 #include "train/train.h"
 
 namespace maskprior::runtime {
 namespace {
 
+using training::config_field;
+using training::config_fields;
 using training::config_from_json;
+using training::ConfigField;
+using training::FieldRule;
 using training::kPresetPaper;
 using training::kPresetQuick;
 using training::resolve_config;
@@ -31,6 +51,7 @@ using training::TrainConfig;
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+using namespace std::chrono_literals;
 
 inline constexpr int kBits = 6;
 
@@ -110,9 +131,36 @@ class RuntimeTest : public ::testing::Test {
     return text.str();
   }
 
+  struct Result {
+    int code = -1;
+    std::string out, err;
+  };
+
+  /// Runs `maskc ARGS` (shell text) in the test's folder.
+  Result maskc(const std::string& args) const {
+    const auto out = dir_ / ".stdout", err = dir_ / ".stderr";
+    const std::string command = fmt::format("cd '{}' && '{}' {} >'{}' 2>'{}'", dir_.string(),
+                                            MASKC_PATH, args, out.string(), err.string());
+    const int status = std::system(command.c_str());
+    Result r;
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.out = read_text(out);
+    r.err = read_text(err);
+    return r;
+  }
+
+  static std::vector<json> read_lines(const fs::path& path) {
+    std::vector<json> records;
+    std::ifstream in(path);
+    for (std::string line; std::getline(in, line);) records.push_back(json::parse(line));
+    return records;
+  }
+
   fs::path dir_;
   std::string spec_path_;
 };
+
+using maskprior::testing::input_error;
 
 double mean(const json& list) {
   double sum = 0;
@@ -301,26 +349,51 @@ TEST_F(RuntimeTest, ResumeEqualsUninterrupted) {
 }
 
 TEST_F(RuntimeTest, RunFolderHoldsConfigWeightsAndLearnedMask) {
-  auto config = tiny("mask", /*epochs=*/1);
+  auto config = tiny("mask", /*epochs=*/2);
+  config.seed = 3;
+  config.eval_every = 2;
   config.out = (dir_ / "run").string();
   const auto summary = train(config);
-  for (const char* file : {"config.json", "metrics.jsonl", "summary.json", "weights.safetensors",
-                           "mask.safetensors", "init.json"}) {
-    EXPECT_TRUE(fs::exists(dir_ / "run" / file)) << file;
-  }
-  EXPECT_EQ(config_from_json(json::parse(read_text(dir_ / "run" / "config.json"))).seed,
-            config.seed);
+  const fs::path run = config.out;
+  // config.json is the whole config; summary.json what train returned.
+  EXPECT_EQ(json::parse(read_text(run / "config.json")), to_json(config));
+  EXPECT_EQ(without_wall(json::parse(read_text(run / "summary.json"))), without_wall(summary));
   for (const char* key :
        {"accuracy", "unseen_accuracy", "seen_mse", "unseen_mse", "train_loss", "steps",
         "wall_seconds", "prior_mass_init", "prior_mass", "mask_drift", "fourier"}) {
     EXPECT_TRUE(summary.contains(key)) << key;
   }
-  const auto learned = read_mask_file((dir_ / "run" / "mask.safetensors").string());
+  // metrics.jsonl: step 0 (= init.json), then every 2 steps of the 6; the last is the summary's.
+  const auto records = read_lines(run / "metrics.jsonl");
+  std::vector<int64_t> steps;
+  for (const auto& r : records) steps.push_back(r.at("step").get<int64_t>());
+  EXPECT_EQ(steps, (std::vector<int64_t>{0, 2, 4, 6}));
+  EXPECT_EQ(records.front(), json::parse(read_text(run / "init.json")));
+  for (const auto& [key, value] : records.back().items()) EXPECT_EQ(summary.at(key), value) << key;
+  // The learned M moved away from the spec's, and weights.safetensors holds the same M.
+  const auto learned = read_mask_file((run / "mask.safetensors").string());
   EXPECT_EQ(learned.n, 1 + kBits);
   EXPECT_EQ(learned.layout.spans.size(), 2u);
-  const auto weights = read_safetensors((dir_ / "run" / "weights.safetensors").string());
-  EXPECT_TRUE(weights.tensors.contains("mask"));
+  EXPECT_NE(learned.mask, parity2_spec(kBits).mask);
+  const auto weights = read_safetensors((run / "weights.safetensors").string());
   EXPECT_TRUE(weights.tensors.contains("block0.wq.weight"));
+  ASSERT_TRUE(weights.tensors.contains("mask"));
+  const auto& m = weights.tensors.at("mask").bytes;
+  ASSERT_EQ(m.size(), learned.mask.size() * sizeof(float));
+  EXPECT_EQ(std::memcmp(m.data(), learned.mask.data(), m.size()), 0);
+  EXPECT_EQ(weights.metadata.at("config"), to_json(config).dump());
+}
+
+TEST_F(RuntimeTest, LossFallsWellBelowItsStart) {
+  auto config = tiny("mask", /*epochs=*/30);
+  config.out = (dir_ / "run").string();
+  const auto summary = train(config);
+  const auto records = read_lines(dir_ / "run" / "metrics.jsonl");
+  ASSERT_EQ(records.size(), 31u);
+  const double start = records.front().at("seen_mse").get<double>();
+  const double first_loss = records.at(1).at("train_loss").get<double>();
+  EXPECT_LT(summary.at("seen_mse").get<double>(), 0.1 * start) << start;
+  EXPECT_LT(summary.at("train_loss").get<double>(), 0.1 * first_loss) << first_loss;
 }
 
 TEST_F(RuntimeTest, LayoutMismatchIsRefused) {
@@ -357,6 +430,281 @@ TEST(ConfigTest, PresetsFlagsAndErrors) {
   EXPECT_THROW(resolve_config("parity2", "", {{"batch_size", 0}}), InputError);
   EXPECT_THROW(config_from_json({{"learning_rate", 1}}), InputError);
   EXPECT_THROW(config_from_json({{"lr", "fast"}}), InputError);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The config table: one row per field drives JSON, checks, flags and the resume whitelist.
+
+/// A value of `field` other than its default that its row accepts.
+json other_value(const ConfigField& field) {
+  const json defaults = to_json(TrainConfig{});
+  const json& d = defaults.at(field.key);
+  for (const auto& a : field.allowed) {
+    if (a != d) return a;
+  }
+  return std::visit(
+      [&](auto member) -> json {
+        using T = std::decay_t<decltype(TrainConfig{}.*member)>;
+        if constexpr (std::is_same_v<T, bool>) {
+          return !d.get<bool>();
+        } else if constexpr (std::is_same_v<T, std::string>) {
+          return "other-" + field.key;
+        } else if constexpr (std::is_same_v<T, std::map<std::string, std::string>>) {
+          return json{{"n", "7"}};
+        } else if constexpr (std::is_floating_point_v<T>) {
+          return field.rule == FieldRule::kFraction ? d.get<double>() / 2 : d.get<double>() + 0.5;
+        } else {
+          return d.get<T>() + 3;
+        }
+      },
+      field.member);
+}
+
+std::vector<std::string> flag_names(const ConfigField& field) {
+  std::vector<std::string> names;
+  std::istringstream in(field.flags);
+  for (std::string name; std::getline(in, name, ',');) names.push_back(name);
+  return names;
+}
+
+TEST(ConfigTableTest, EveryFieldRoundTripsThroughJson) {
+  const json defaults = to_json(TrainConfig{});
+  std::set<std::string> keys;
+  for (const auto& field : config_fields()) {
+    EXPECT_TRUE(keys.insert(field.key).second) << "key twice: " << field.key;
+    json changed = defaults;
+    changed[field.key] = other_value(field);
+    ASSERT_NE(changed, defaults) << field.key;
+    // The value comes back as written and no other field moves (each row has its own member).
+    EXPECT_EQ(to_json(config_from_json(changed)), changed) << field.key;
+    EXPECT_EQ(to_json(config_from_json(json::parse(changed.dump()))), changed) << field.key;
+  }
+  EXPECT_EQ(keys.size(), defaults.size());  // to_json writes every row and nothing else
+  EXPECT_THROW(config_from_json({{"learning_rate", 1}}), InputError);
+  EXPECT_THROW(config_field("learning_rate"), InputError);
+}
+
+TEST(ConfigTableTest, RowsAreConsistent) {
+  std::set<std::string> flags;
+  for (const auto& field : config_fields()) {
+    for (const auto& name : flag_names(field)) {
+      EXPECT_TRUE(name.starts_with("-")) << field.key;
+      EXPECT_TRUE(flags.insert(name).second) << "flag twice: " << name;
+    }
+    EXPECT_FALSE(field.help.empty()) << field.key;
+    const bool choice = field.rule == FieldRule::kOneOf || field.rule == FieldRule::kOneOfOrEmpty;
+    EXPECT_EQ(choice, !field.allowed.empty()) << field.key;
+    std::visit(
+        [&](auto member) {
+          using T = std::decay_t<decltype(TrainConfig{}.*member)>;
+          const bool text = std::is_same_v<T, std::string>;
+          const bool number = std::is_arithmetic_v<T> && !std::is_same_v<T, bool>;
+          if (choice || field.rule == FieldRule::kNonEmpty) EXPECT_TRUE(text) << field.key;
+          if (field.rule == FieldRule::kPositive || field.rule == FieldRule::kNonNegative ||
+              field.rule == FieldRule::kFraction) {
+            EXPECT_TRUE(number) << field.key;
+          }
+        },
+        field.member);
+  }
+  // The lists come from where the names are defined.
+  EXPECT_EQ(config_field("init").allowed, init_method_names());
+  EXPECT_EQ(config_field("preset").allowed, training::preset_names());
+}
+
+TEST(ConfigTableTest, ChecksComeFromTheRows) {
+  json valid = to_json(TrainConfig{});
+  valid["task"] = "parity2";
+  EXPECT_NO_THROW(training::check_config(config_from_json(valid)));
+  int checked = 0;
+  for (const auto& field : config_fields()) {
+    std::vector<json> bad;
+    switch (field.rule) {
+      case FieldRule::kPositive:
+        bad = {0, -1};
+        break;
+      case FieldRule::kNonNegative:
+        bad = {-1};
+        break;
+      case FieldRule::kFraction:
+        bad = {0, 1.5};
+        break;
+      case FieldRule::kOneOf:
+      case FieldRule::kOneOfOrEmpty:
+        bad = {"bogus"};
+        break;
+      case FieldRule::kNonEmpty:
+        bad = {""};
+        break;
+      case FieldRule::kAny:
+        break;
+    }
+    for (const json& value : bad) {
+      json j = valid;
+      j[field.key] = value;
+      const auto message = input_error([&] { training::check_config(config_from_json(j)); });
+      EXPECT_NE(message.find(field.key), std::string::npos) << field.key << " = " << value;
+      for (const auto& a : field.allowed) EXPECT_NE(message.find(a), std::string::npos) << message;
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 20);
+  // Cross-field: an init that needs a spec.
+  EXPECT_NE(input_error([] {
+              resolve_config("parity2", "", {{"init", "mask"}});
+            }).find("needs a spec"),
+            std::string::npos);
+}
+
+TEST(ConfigTableTest, EveryPresetResolves) {
+  for (const auto& task : tasks::task_names()) {
+    for (const auto& preset : training::preset_names()) {
+      EXPECT_EQ(resolve_config(task, preset, json::object()).preset, preset) << task;
+    }
+  }
+}
+
+TEST(ConfigTableTest, ResumeMayChangeOnlyExecutionSettings) {
+  EXPECT_EQ(training::resumable_keys(),
+            (std::vector<std::string>{"threads", "device", "progress", "stop_after"}));
+  EXPECT_NO_THROW(training::check_resume_overrides(
+      {{"threads", 2}, {"device", "cpu"}, {"progress", false}, {"stop_after", 5}}));
+  const auto message = input_error([] { training::check_resume_overrides({{"lr", 0.1}}); });
+  EXPECT_NE(message.find("cannot change 'lr'"), std::string::npos) << message;
+  EXPECT_NE(message.find("threads, device, progress, stop_after"), std::string::npos) << message;
+}
+
+TEST_F(RuntimeTest, ResumeRefusesOtherSettingsInTheLibraryAndTheCli) {
+  auto config = tiny("mask", /*epochs=*/4);  // 12 steps
+  config.out = (dir_ / "run").string();
+  config.stop_after = 2;
+  ASSERT_TRUE(train(config).at("interrupted").get<bool>());
+  const auto message = input_error([&] { resume(config.out, {{"lr", 0.1}}); });
+  EXPECT_NE(message.find("cannot change 'lr'"), std::string::npos) << message;
+  // The CLI refuses a flag of another setting as a usage error naming the flags that may change.
+  for (const std::string flag : {"--lr 0.1", "--preset quick", "--epochs 9", "-D n=6"}) {
+    const auto r = maskc("train --resume run " + flag);
+    EXPECT_EQ(r.code, 2) << flag << ": " << r.err;
+    EXPECT_NE(r.err.find("cannot change a run being resumed"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("--threads, --device, -q/--quiet, --stop-after"), std::string::npos)
+        << r.err;
+  }
+  EXPECT_EQ(json::parse(read_text(dir_ / "run" / "config.json")), to_json(config));
+  // Execution settings may change: stop again later, then finish.
+  EXPECT_EQ(maskc("train --resume run --threads 1 -q --stop-after 6").code, 130);
+  EXPECT_FALSE(fs::exists(dir_ / "run" / "summary.json"));
+  const auto r = maskc("train --resume run --device cpu --quiet --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(json::parse(r.out).at("steps").get<int64_t>(), 12);
+  EXPECT_EQ(read_lines(dir_ / "run" / "metrics.jsonl").back().at("step").get<int64_t>(), 12);
+}
+
+TEST_F(RuntimeTest, TrainFlagsAreTheConfigTable) {
+  const auto r = maskc("train --help");
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::set<std::string> shown;
+  std::map<std::string, std::string> line_of;
+  std::istringstream help(r.out);
+  for (std::string line; std::getline(help, line);) {
+    if (!line.starts_with("  -")) continue;
+    std::istringstream words(line);
+    std::string names;
+    words >> names;
+    std::istringstream parts(names);
+    for (std::string name; std::getline(parts, name, ',');) {
+      shown.insert(name);
+      line_of[name] = line;
+    }
+  }
+  std::set<std::string> expected = {"-h", "--help", "--resume", "--json"};  // the command's own
+  for (const auto& field : config_fields()) {
+    for (const auto& name : flag_names(field)) expected.insert(name);
+    EXPECT_NE(r.out.find(field.help), std::string::npos) << field.key;
+    if (!field.allowed.empty()) {  // checked by CLI11 against the same list as check_config
+      const auto list = fmt::format("{{{}}}", fmt::join(field.allowed, ","));
+      EXPECT_NE(line_of[flag_names(field).front()].find(list), std::string::npos) << field.key;
+    }
+  }
+  EXPECT_EQ(shown, expected);
+  // The allowed values are enforced at parse time: a usage error.
+  EXPECT_EQ(maskc("train --task parity2 --optimizer sgd").code, 2);
+  EXPECT_EQ(maskc("train --task parity2 --schedule linear").code, 2);
+  EXPECT_EQ(maskc("train --task parity2 --device tpu").code, 2);
+}
+
+TEST_F(RuntimeTest, CliTrainingLearnsAndFillsTheRunFolder) {
+  const auto r = maskc(fmt::format(
+      "train --task parity2 --spec {}/specs/gotu/parity2.mask --init mask --n {} --dim 32 "
+      "--depth 2 --heads 2 --head-dim 16 --mlp 32 --lr 3e-3 --weight-decay 0 --epochs 30 "
+      "--batch-size 16 --probe-size 64 --threads 1 --device cpu -q --json --out run",
+      MASKPRIOR_SOURCE_DIR, kBits));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto summary = json::parse(r.out);
+  const auto start = json::parse(read_text(dir_ / "run" / "init.json"));
+  EXPECT_LT(summary.at("seen_mse").get<double>(), 0.1 * start.at("seen_mse").get<double>());
+  EXPECT_EQ(without_wall(summary),
+            without_wall(json::parse(read_text(dir_ / "run" / "summary.json"))));
+  const auto config = config_from_json(json::parse(read_text(dir_ / "run" / "config.json")));
+  EXPECT_EQ(config.defines, (std::map<std::string, std::string>{}));
+  EXPECT_EQ(config.epochs, 30);
+  EXPECT_FALSE(config.progress);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Data order, schedule, interruption
+
+TEST(DataOrderTest, EpochOrderIsAPermutationFixedBySeedAndEpoch) {
+  auto order = training::epoch_order(5, 2, 100);
+  EXPECT_EQ(order, training::epoch_order(5, 2, 100));
+  EXPECT_NE(order, training::epoch_order(5, 3, 100));
+  EXPECT_NE(order, training::epoch_order(6, 2, 100));
+  std::sort(order.begin(), order.end());
+  for (int64_t i = 0; i < 100; ++i) EXPECT_EQ(order[static_cast<size_t>(i)], i);
+}
+
+TEST(DataOrderTest, WarmupThenConstantOrCosine) {
+  TrainConfig c;
+  c.lr = 1.0;
+  c.warmup = 4;
+  EXPECT_DOUBLE_EQ(training::learning_rate(c, 0, 20), 0.25);
+  EXPECT_DOUBLE_EQ(training::learning_rate(c, 3, 20), 1.0);
+  EXPECT_DOUBLE_EQ(training::learning_rate(c, 19, 20), 1.0);
+  c.schedule = "cosine";
+  EXPECT_DOUBLE_EQ(training::learning_rate(c, 4, 20), 1.0);
+  EXPECT_DOUBLE_EQ(training::learning_rate(c, 12, 20), 0.5);
+  EXPECT_NEAR(training::learning_rate(c, 20, 20), 0.0, 1e-12);
+}
+
+TEST(InterruptTest, SigintAndSigtermAreCaughtInsideTheScopeOnly) {
+  for (const int sig : {SIGINT, SIGTERM}) {
+    auto* const before = std::signal(sig, SIG_IGN);
+    {
+      training::InterruptScope scope;
+      EXPECT_EQ(training::InterruptScope::stop_signal(), 0);
+      std::raise(sig);
+      EXPECT_EQ(training::InterruptScope::stop_signal(), sig);
+    }
+    EXPECT_EQ(std::signal(sig, before), SIG_IGN) << "handler of " << sig << " not restored";
+  }
+}
+
+TEST_F(RuntimeTest, SigtermStopsWithACheckpointAndResumes) {
+  auto config = tiny("mask", /*epochs=*/100000);
+  config.out = (dir_ / "run").string();
+  std::thread killer([&] {  // once the run has started (init.json written), as `kill` would
+    while (!fs::exists(dir_ / "run" / "init.json")) std::this_thread::sleep_for(10ms);
+    ::kill(::getpid(), SIGTERM);
+  });
+  const auto stopped = train(config);
+  killer.join();
+  EXPECT_TRUE(stopped.at("interrupted").get<bool>());
+  EXPECT_EQ(stopped.at("signal").get<int>(), SIGTERM);
+  EXPECT_TRUE(fs::exists(dir_ / "run" / "checkpoint.pt"));
+  EXPECT_FALSE(fs::exists(dir_ / "run" / "summary.json"));
+  const int64_t steps = stopped.at("steps").get<int64_t>();
+  const auto resumed = resume(config.out, {{"stop_after", steps + 3}});
+  EXPECT_FALSE(resumed.contains("signal"));
+  EXPECT_EQ(resumed.at("steps").get<int64_t>(), steps + 3);
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <ostream>
 #include <set>
 #include <sstream>
 #include <string>
@@ -588,6 +589,11 @@ std::string defines_text(const Defines& defines) {
   std::string text;
   for (const auto& [key, value] : defines) text += " -D " + key + "=" + value;
   return text.empty() ? " (defaults)" : text;
+}
+
+/// How GoogleTest names a case in failure messages (instead of a byte dump).
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << c.spec << defines_text(c.defines);
 }
 
 class SpecReference : public testing::TestWithParam<Case> {};

@@ -1,13 +1,17 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
+#include <numeric>
+#include <random>
 #include <set>
 
-#include "tests/test_util.h"
 #include "core/error.h"
 #include "tasks/arithmetic_task.h"
 #include "tasks/boolean_task.h"
+#include "tasks/random.h"
 #include "tasks/truth_table.h"
+#include "tests/test_util.h"
 
 namespace maskprior::tasks {
 namespace {
@@ -88,7 +92,8 @@ TEST(BooleanTask, Maj3SamplesSeenPointsDeterministically) {
   std::set<std::vector<int8_t>> distinct;
   for (size_t r = 0; r < a.rows(); ++r) {
     ASSERT_TRUE(a.x[r * 15] == 1 || a.x[r * 15 + 1] == 1);
-    distinct.insert(std::vector<int8_t>(a.x.begin() + r * 15, a.x.begin() + (r + 1) * 15));
+    const auto row = a.x.begin() + static_cast<std::ptrdiff_t>(r * 15);
+    distinct.insert(std::vector<int8_t>(row, row + 15));
   }
   // Drawing 2^15 times from 24,576 points repeats some: about 1 − e^(−4/3) are hit.
   EXPECT_GT(distinct.size(), 16000u);
@@ -150,6 +155,19 @@ TEST(ArithmeticTask, SplitsAreExactDisjointAndSeeded) {
 
   EXPECT_EQ(split_problems(add, 0.004, 10000, 1).train, split.train);
   EXPECT_NE(split_problems(add, 0.004, 10000, 2).train, split.train);
+  // Pinned: a seed names the same problems on every platform (runs are reproduced from it).
+  EXPECT_EQ(std::vector<int64_t>(split.train.begin(), split.train.begin() + 5),
+            (std::vector<int64_t>{393, 1168, 1193, 2022, 2254}));
+  EXPECT_EQ(std::vector<int64_t>(split.test.begin(), split.test.begin() + 5),
+            (std::vector<int64_t>{100, 489, 603, 729, 794}));
+  EXPECT_EQ(split.train.back(), 999691);
+  EXPECT_EQ(split.test.back(), 999942);
+  // A uniform sample: about half of each set lies in the lower half of the problems.
+  for (const auto* set : {&split.train, &split.test}) {
+    const auto lower =
+        std::count_if(set->begin(), set->end(), [](int64_t p) { return p < 500000; });
+    EXPECT_NEAR(static_cast<double>(lower) / static_cast<double>(set->size()), 0.5, 0.05);
+  }
   EXPECT_EQ(split_problems(add, 0.03, 10000, 1).train.size(), 30000u);
 
   const ArithmeticSplit all = split_problems(add, 1.0, 10000, 1);
@@ -163,14 +181,95 @@ TEST(ArithmeticTask, SplitsAreExactDisjointAndSeeded) {
             std::string::npos);
 }
 
+TEST(ArithmeticTask, PaperTrainFractions) {
+  EXPECT_DOUBLE_EQ(paper_train_fraction("addition"), 0.004);
+  EXPECT_DOUBLE_EQ(paper_train_fraction("multiplication"), 0.03);
+  EXPECT_EQ(split_problems(make_arithmetic_task("addition"), paper_train_fraction("addition"), 0, 1)
+                .train.size(),
+            4000u);
+  EXPECT_NE(input_error([] { paper_train_fraction("parity2"); }).find("parity2"),
+            std::string::npos);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Seeded shuffles (tasks/random.h).
+
+std::vector<int> iota_vector(int n) {
+  std::vector<int> v(static_cast<size_t>(n));
+  std::iota(v.begin(), v.end(), 0);
+  return v;
+}
+
+TEST(Random, ShuffleIsASeededPermutation) {
+  std::mt19937_64 rng(42);
+  std::vector<int> items = iota_vector(10);
+  shuffle_in_place(items, rng);
+  // Pinned: the same order on every platform (probe batches and data orders depend on it).
+  EXPECT_EQ(items, (std::vector<int>{1, 7, 9, 0, 3, 8, 4, 2, 5, 6}));
+  std::vector<int> sorted = items;
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_EQ(sorted, iota_vector(10));
+  std::mt19937_64 again(42), other(43);
+  std::vector<int> same = iota_vector(10), different = iota_vector(10);
+  shuffle_in_place(same, again);
+  shuffle_in_place(different, other);
+  EXPECT_EQ(same, items);
+  EXPECT_NE(different, items);
+  std::vector<int> empty, one{7};
+  shuffle_in_place(empty, rng);
+  shuffle_in_place(one, rng);
+  EXPECT_EQ(one, std::vector<int>{7});
+}
+
+TEST(Random, ShuffleIsUniform) {
+  // 6,000 shuffles of 3 items: each of the 6 orders about 1,000 times (σ ≈ 29).
+  std::mt19937_64 rng(7);
+  std::map<std::vector<int>, int> counts;
+  for (int i = 0; i < 6000; ++i) {
+    std::vector<int> items = iota_vector(3);
+    shuffle_in_place(items, rng);
+    ++counts[items];
+  }
+  ASSERT_EQ(counts.size(), 6u);
+  for (const auto& [order, count] : counts) {
+    EXPECT_GT(count, 850);
+    EXPECT_LT(count, 1150);
+  }
+}
+
+TEST(Random, ShufflePrefixSamplesWithoutReplacement) {
+  std::mt19937_64 rng(5);
+  std::vector<int> first_counts(10, 0);
+  for (int i = 0; i < 10000; ++i) {
+    std::vector<int> items = iota_vector(10);
+    shuffle_prefix(items, 3, rng);
+    std::vector<int> sorted = items;
+    std::sort(sorted.begin(), sorted.end());
+    ASSERT_EQ(sorted, iota_vector(10));  // still a permutation: the rest holds the unpicked
+    ++first_counts[static_cast<size_t>(items[0])];
+  }
+  for (int count : first_counts) {  // each item picked first about 1,000 times (σ ≈ 30)
+    EXPECT_GT(count, 850);
+    EXPECT_LT(count, 1150);
+  }
+  std::vector<int> none = iota_vector(4);
+  shuffle_prefix(none, 0, rng);
+  EXPECT_EQ(none, iota_vector(4));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Truth tables.
+
 TEST(TruthTable, BooleanTaskCube) {
   const TruthTable table = boolean_truth_table(make_boolean_task("parity2"));
   EXPECT_TRUE(table.cube);
   EXPECT_EQ(table.rows, 32768);
   EXPECT_EQ(table.inputs.front(), "x0");
   EXPECT_EQ(std::count(table.seen.begin(), table.seen.end(), 1), 24576);
-  for (int64_t p : {0, 1, 2, 3, 12345}) {
-    EXPECT_EQ(table.y[0][static_cast<size_t>(p)], table.input(p, 0) * table.input(p, 1));
+  for (int64_t p = 0; p < table.rows; ++p) {
+    const double x0 = table.input(p, 0), x1 = table.input(p, 1);
+    ASSERT_EQ(table.y[0][static_cast<size_t>(p)], x0 * x1) << "point " << p;
+    ASSERT_EQ(table.seen[static_cast<size_t>(p)], x0 == 1 || x1 == 1 ? 1 : 0) << "point " << p;
   }
 }
 
@@ -187,6 +286,15 @@ TEST(TruthTable, Arithmetic) {
   EXPECT_EQ(table.y[0][123456], 9.0);
   EXPECT_EQ(table.y[3][123456], 0.0);
   EXPECT_EQ(table.values[3], (std::vector<double>{0, 1}));  // sums stay below 2000
+  // Every row: the inputs are the operands' digits and the outputs the sum's.
+  for (int64_t p = 0; p < table.rows; p += 997) {
+    const double a = table.input(p, 0) * 100 + table.input(p, 1) * 10 + table.input(p, 2);
+    const double b = table.input(p, 3) * 100 + table.input(p, 4) * 10 + table.input(p, 5);
+    ASSERT_EQ(a * 1000 + b, static_cast<double>(p));
+    double c = 0;
+    for (size_t j = 4; j-- > 0;) c = c * 10 + table.y[j][static_cast<size_t>(p)];
+    ASSERT_EQ(c, a + b) << "row " << p;
+  }
 }
 
 TEST(TruthTable, CsvCompleteCubeIsReordered) {
@@ -228,6 +336,9 @@ TEST(TruthTable, CsvErrorsNameFileAndLine) {
             "t.csv:3: expected 3 values (as in the header on line 1), found 2");
   EXPECT_EQ(error("x0,y,seen\n1,1,2\n"), "t.csv:2: column 'seen': '2' is not 0 or 1");
   EXPECT_EQ(error("x0,x0,y\n"), "t.csv:1: column 'x0' appears twice");
+  EXPECT_EQ(error("x0,,y\n"), "t.csv:1: column 2 has no name");
+  EXPECT_EQ(error("x0,y,seen\n1,1,1\n-1,1,1\n\n1,1,0\n"),
+            "t.csv:5: same inputs as line 2 but a different seen flag");
   EXPECT_EQ(error("x0,y\n"), "t.csv:1: truth table has a header but no rows");
   EXPECT_EQ(error(""), "t.csv:0: empty truth table: no header line");
   EXPECT_EQ(input_error([] { read_truth_table_csv(MASKPRIOR_TEST_DATA "/csv/bad_duplicate.csv"); }),

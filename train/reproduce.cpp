@@ -8,7 +8,9 @@
 #include <sstream>
 
 #include "core/error.h"
-#include "io/tensor_file.h"
+#include "io/atomic_file.h"
+#include "io/json_file.h"
+#include "train/run_folder.h"
 #include "train/train.h"
 
 namespace maskprior::training {
@@ -104,15 +106,32 @@ json aggregate(const std::vector<json>& summaries, const char* key) {
   return json{{"mean", mean}, {"std", std}, {"n", values.size()}};
 }
 
+/// Resumes the run in `folder` with the suite's overrides that --resume accepts (threads,
+/// device, ...); the others (e.g. epochs) must be what the run was started with.
+json resume_run(const RunFolder& folder, const json& overrides) {
+  const json started = folder.read_json(kConfigFile);
+  json execution = json::object();
+  for (const auto& [key, value] : overrides.items()) {
+    if (config_field(key).resumable) {
+      execution[key] = value;
+    } else if (started.value(key, json()) != value) {
+      throw InputError(fmt::format(
+          "[reproduce] {} was started with {} = {}, not {}; choose another --out to start over",
+          folder.path(), key, started.value(key, json()).dump(), value.dump()));
+    }
+  }
+  return resume(folder.path(), execution);
+}
+
 /// Trains, resumes, or reuses the run in `dir`.
 json run_one(const SuiteEntry& entry, const SuiteOptions& options, uint64_t seed,
              const fs::path& dir) {
-  const fs::path summary_path = dir / "summary.json";
-  if (fs::exists(summary_path)) {
-    json summary = read_json_file(summary_path.string());
+  const RunFolder folder(dir.string());
+  if (folder.has(kSummaryFile)) {
+    json summary = folder.read_json(kSummaryFile);
     if (!summary.value("interrupted", false)) return summary;
   }
-  if (fs::exists(dir / "config.json")) return resume(dir.string(), options.overrides);
+  if (folder.has(kConfigFile)) return resume_run(folder, options.overrides);
   json overrides = entry.overrides;
   overrides.update(options.overrides);
   overrides["seed"] = seed;

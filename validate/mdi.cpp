@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <optional>
+#include <string>
 
 #include "core/error.h"
 #include "validate/dependencies.h"
@@ -119,99 +121,119 @@ Eigen::VectorXd minimise_degree_profile(const std::vector<uint64_t>& monomials, 
   return x;
 }
 
+/// Why no MDI can be computed for `table`, or "" when it can.
+std::string unavailable_reason(const tasks::TruthTable& table) {
+  if (!table.cube) return "needs Boolean inputs covering the whole cube";
+  if (!table.has_seen()) return "needs a seen domain (a `seen` column)";
+  if (std::find(table.seen.begin(), table.seen.end(), 1) == table.seen.end()) {
+    return "the seen domain is empty";
+  }
+  return "";
+}
+
+/// What every degree's fit needs: f, the seen domain's spectra and the tolerances.
+struct SeenFit {
+  const tasks::TruthTable& table;
+  const std::vector<double>& f;
+  uint64_t relevant = 0;              // variables f or the seen domain depends on
+  std::vector<double> seen_spectrum;  // Σ_seen χ_U, unnormalised
+  std::vector<double> moments;        // Σ_seen f·χ_S
+  double seen_f_squared = 0.0;        // Σ_seen f²
+  double fit_tolerance = 0.0;
+
+  SeenFit(const tasks::TruthTable& t, size_t output) : table(t), f(t.y[output]) {
+    const size_t cube_size = f.size();
+    std::vector<double> seen(cube_size), seen_f(cube_size);
+    for (size_t p = 0; p < cube_size; ++p) {
+      seen[p] = table.seen[p];
+      seen_f[p] = table.seen[p] ? f[p] : 0.0;
+    }
+    // Variables neither f nor the seen domain depends on cannot lower the degree profile.
+    relevant = support_variables(f) | support_variables(seen);
+    seen_spectrum = seen;
+    fast_walsh_hadamard(seen_spectrum);
+    moments = seen_f;
+    fast_walsh_hadamard(moments);
+    double largest = 1.0;
+    for (double v : f) largest = std::max(largest, std::abs(v));
+    fit_tolerance = kFitTolerance * largest;
+    for (double v : seen_f) seen_f_squared += v * v;
+  }
+};
+
+/// The coefficients over `monomials` (all of degree ≤ d) of the interpolant with the least degree
+/// profile, or nothing when no combination of them interpolates f on the seen points.
+std::optional<Eigen::VectorXd> interpolate(const SeenFit& fit,
+                                           const std::vector<uint64_t>& monomials, int d) {
+  const auto m = static_cast<Eigen::Index>(monomials.size());
+  Eigen::MatrixXd gram(m, m);
+  Eigen::VectorXd rhs(m);
+  for (Eigen::Index a = 0; a < m; ++a) {
+    rhs[a] = fit.moments[monomials[static_cast<size_t>(a)]];
+    for (Eigen::Index b = 0; b < m; ++b) {
+      gram(a, b) =
+          fit.seen_spectrum[monomials[static_cast<size_t>(a)] ^ monomials[static_cast<size_t>(b)]];
+    }
+  }
+  const Solved solved = solve_symmetric(gram, rhs);
+  // Σ_seen (g − f)² = xᵀGx − 2xᵀc + Σ_seen f²: a cheap screen before the exact check on the cube.
+  const double squared_residual = solved.solution.dot(gram * solved.solution) -
+                                  2.0 * solved.solution.dot(rhs) + fit.seen_f_squared;
+  if (squared_residual > kScreenTolerance * std::max(1.0, fit.seen_f_squared)) return std::nullopt;
+  const std::vector<double> g = evaluate(monomials, solved.solution, fit.f.size());
+  for (size_t p = 0; p < fit.f.size(); ++p) {
+    if (fit.table.seen[p] && std::abs(g[p] - fit.f[p]) > fit.fit_tolerance) return std::nullopt;
+  }
+  return minimise_degree_profile(monomials, d, solved.solution, solved.null_space);
+}
+
+/// Counts the points where `prediction`, rounded to the nearest value the output takes (ties to
+/// the smaller), equals f, and where it equals f without rounding.
+void score(MinDegreeInterpolator& mdi, const SeenFit& fit, const std::vector<double>& values,
+           const std::vector<double>& prediction) {
+  for (size_t p = 0; p < prediction.size(); ++p) {
+    const auto above = std::lower_bound(values.begin(), values.end(), prediction[p]);
+    double nearest = above == values.end() ? values.back() : *above;
+    if (above != values.begin() &&
+        std::abs(*(above - 1) - prediction[p]) <= std::abs(nearest - prediction[p])) {
+      nearest = *(above - 1);
+    }
+    const bool correct = nearest == fit.f[p];
+    ++mdi.points;
+    mdi.correct += correct;
+    mdi.exact += std::abs(prediction[p] - fit.f[p]) <= kExactTolerance;
+    if (!fit.table.seen[p]) {
+      ++mdi.unseen_points;
+      mdi.unseen_correct += correct;
+    }
+  }
+}
+
 }  // namespace
 
 MinDegreeInterpolator min_degree_interpolator(const tasks::TruthTable& table, size_t output) {
   MinDegreeInterpolator mdi;
-  if (!table.cube) {
-    mdi.unavailable = "needs Boolean inputs covering the whole cube";
-    return mdi;
-  }
-  if (!table.has_seen()) {
-    mdi.unavailable = "needs a seen domain (a `seen` column)";
-    return mdi;
-  }
-  const std::vector<double>& f = table.y[output];
-  const size_t cube_size = f.size();
-  std::vector<double> seen(cube_size), seen_f(cube_size);
-  for (size_t p = 0; p < cube_size; ++p) {
-    seen[p] = table.seen[p];
-    seen_f[p] = table.seen[p] ? f[p] : 0.0;
-  }
-  if (std::find(table.seen.begin(), table.seen.end(), 1) == table.seen.end()) {
-    mdi.unavailable = "the seen domain is empty";
-    return mdi;
-  }
-  // Variables neither f nor the seen domain depends on cannot lower the degree profile.
-  const uint64_t relevant = support_variables(f) | support_variables(seen);
-  std::vector<double> seen_spectrum = seen;
-  fast_walsh_hadamard(seen_spectrum);  // Σ_seen χ_U, unnormalised
-  std::vector<double> moments = seen_f;
-  fast_walsh_hadamard(moments);  // Σ_seen f·χ_S
-  double largest = 1.0;
-  for (double v : f) largest = std::max(largest, std::abs(v));
-  const double fit_tolerance = kFitTolerance * largest;
-
-  double seen_f_squared = 0.0;
-  for (double v : seen_f) seen_f_squared += v * v;
-  const int variables = std::popcount(relevant);
+  mdi.unavailable = unavailable_reason(table);
+  if (!mdi.unavailable.empty()) return mdi;
+  const SeenFit fit(table, output);
+  const int variables = std::popcount(fit.relevant);
   for (int d = 0; d <= variables; ++d) {
     if (count_up_to(variables, d) > kMaxMonomials) {
       mdi.unavailable = fmt::format("more than {} monomials of degree ≤ {} over {} variables",
                                     kMaxMonomials, d, variables);
       return mdi;
     }
-    const std::vector<uint64_t> monomials = monomials_up_to(relevant, d);
-    const auto m = static_cast<Eigen::Index>(monomials.size());
-    Eigen::MatrixXd gram(m, m);
-    Eigen::VectorXd rhs(m);
-    for (Eigen::Index a = 0; a < m; ++a) {
-      rhs[a] = moments[monomials[static_cast<size_t>(a)]];
-      for (Eigen::Index b = 0; b < m; ++b) {
-        gram(a, b) =
-            seen_spectrum[monomials[static_cast<size_t>(a)] ^ monomials[static_cast<size_t>(b)]];
-      }
-    }
-    const Solved solved = solve_symmetric(gram, rhs);
-    // Σ_seen (g − f)² = xᵀGx − 2xᵀc + Σ_seen f²: a cheap screen before the exact check on the cube.
-    const double squared_residual = solved.solution.dot(gram * solved.solution) -
-                                    2.0 * solved.solution.dot(rhs) + seen_f_squared;
-    if (squared_residual > kScreenTolerance * std::max(1.0, seen_f_squared)) continue;
-    const std::vector<double> g = evaluate(monomials, solved.solution, cube_size);
-    bool interpolates = true;
-    for (size_t p = 0; p < cube_size && interpolates; ++p) {
-      interpolates = !table.seen[p] || std::abs(g[p] - f[p]) <= fit_tolerance;
-    }
-    if (!interpolates) continue;
-
-    const Eigen::VectorXd x =
-        minimise_degree_profile(monomials, d, solved.solution, solved.null_space);
+    const std::vector<uint64_t> monomials = monomials_up_to(fit.relevant, d);
+    const std::optional<Eigen::VectorXd> x = interpolate(fit, monomials, d);
+    if (!x) continue;
     mdi.degree = d;
     for (size_t i = 0; i < monomials.size(); ++i) {
-      const double c = x[static_cast<Eigen::Index>(i)];
+      const double c = (*x)[static_cast<Eigen::Index>(i)];
       // Snap away the solver's rounding noise (−0.9999999999999996 → −1).
       const double snapped = std::round(c / kSnapGrid) * kSnapGrid;
-      if (std::abs(c) > fit_tolerance) mdi.coefficients.push_back({monomials[i], snapped});
+      if (std::abs(c) > fit.fit_tolerance) mdi.coefficients.push_back({monomials[i], snapped});
     }
-    const std::vector<double> prediction = evaluate(monomials, x, cube_size);
-    const std::vector<double>& values = table.values[output];
-    for (size_t p = 0; p < cube_size; ++p) {
-      // Nearest attainable value; ties go to the smaller one (values ascend).
-      const auto above = std::lower_bound(values.begin(), values.end(), prediction[p]);
-      double nearest = above == values.end() ? values.back() : *above;
-      if (above != values.begin() &&
-          std::abs(*(above - 1) - prediction[p]) <= std::abs(nearest - prediction[p])) {
-        nearest = *(above - 1);
-      }
-      const bool correct = nearest == f[p];
-      ++mdi.points;
-      mdi.correct += correct;
-      mdi.exact += std::abs(prediction[p] - f[p]) <= kExactTolerance;
-      if (!table.seen[p]) {
-        ++mdi.unseen_points;
-        mdi.unseen_correct += correct;
-      }
-    }
+    score(mdi, fit, table.values[output], evaluate(monomials, *x, fit.f.size()));
     return mdi;
   }
   internal_check(false, "no interpolant up to full degree");  // f itself interpolates

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <limits>
 
+#include "core/cells.h"
+
 namespace maskprior::validate {
 
 ReachabilityGraph::ReachabilityGraph(const CompiledMask& mask, int64_t depth)
@@ -16,21 +18,22 @@ ReachabilityGraph::ReachabilityGraph(const CompiledMask& mask, int64_t depth)
   }
   check_invariants(mask);
   direction_ = mask.open_value >= mask.close_value ? 1.0 : -1.0;
-  const double midpoint = direction_ * 0.5 * (mask.open_value + mask.close_value);
   const int64_t n = mask.n;
-  row_threshold_.resize(static_cast<size_t>(mask.layers * mask.heads * n));
-  row_inclusive_.resize(row_threshold_.size());
+  row_has_open_.resize(static_cast<size_t>(mask.layers * mask.heads * n));
+  row_largest_.resize(row_has_open_.size());
   for (int64_t l = 0; l < mask.layers; ++l) {
     for (int64_t h = 0; h < mask.heads; ++h) {
       for (int64_t q = 0; q < n; ++q) {
-        double row_max = -std::numeric_limits<double>::infinity();
+        bool has_open = false;
+        double largest = -std::numeric_limits<double>::infinity();
         for (int64_t k = 0; k < n; ++k) {
-          if (!mask.is_hard(q, k)) row_max = std::max(row_max, direction_ * mask.at(l, h, q, k));
+          if (mask.is_hard(q, k)) continue;
+          has_open = has_open || leans_open(mask, mask.at(l, h, q, k));
+          largest = std::max(largest, direction_ * mask.at(l, h, q, k));
         }
-        const size_t slot = static_cast<size_t>((l * mask.heads + h) * n + q);
-        // A row with nothing open attends evenly to its largest cells.
-        row_inclusive_[slot] = row_max > midpoint ? 0 : 1;
-        row_threshold_[slot] = row_max > midpoint ? midpoint : row_max;
+        const size_t slot = row_slot(l, h, q);
+        row_has_open_[slot] = has_open ? 1 : 0;
+        row_largest_[slot] = largest;
       }
     }
   }
@@ -41,11 +44,12 @@ bool ReachabilityGraph::has_edge(int64_t layer, int64_t q, int64_t k) const {
   if (mask_->is_hard(q, k)) return false;
   const int64_t l = spec_layer(layer);
   for (int64_t h = 0; h < mask_->heads; ++h) {
-    const size_t slot = static_cast<size_t>((l * mask_->heads + h) * mask_->n + q);
-    const double value = direction_ * mask_->at(l, h, q, k);
-    if (value > row_threshold_[slot] || (row_inclusive_[slot] && value == row_threshold_[slot])) {
-      return true;
-    }
+    const size_t slot = row_slot(l, h, q);
+    const float value = mask_->at(l, h, q, k);
+    // A row with nothing open attends evenly to its largest cells (nearest the open value).
+    const bool attended =
+        row_has_open_[slot] ? leans_open(*mask_, value) : direction_ * value == row_largest_[slot];
+    if (attended) return true;
   }
   return false;
 }

@@ -2,10 +2,11 @@
 // a compiled mask allows.
 //
 // Layer l has an edge q → k (query q reads key k) when, in some head, the cell is open and not
-// hard-excluded. A cell is open when M lies beyond the midpoint of close_value and open_value on
-// the open side; in a row where no cell is open, softmax spreads evenly over the row's largest
-// cells, so those count as open. Residual connections keep each token's own information: q → q
-// always. Layers past a 1-layer spec repeat its only layer.
+// hard-excluded. A cell is open when it leans open (core/cells.h leans_open: M lies beyond the
+// midpoint of close_value and open_value on the open side), the one definition every layer uses;
+// in a row where no cell is open, softmax spreads evenly over the row's largest cells (those
+// nearest the open value), so those count as read. Residual connections keep each token's own
+// information: q → q always. Layers past a 1-layer spec repeat its only layer.
 #pragma once
 
 #include <cstdint>
@@ -38,11 +39,15 @@ class ReachabilityGraph {
  private:
   const CompiledMask* mask_;
   int64_t depth_;
-  double direction_;                    // +1 when open_value > close_value, else −1
-  std::vector<double> row_threshold_;   // [L, H, N]: direction·M must exceed (or reach) this
-  std::vector<uint8_t> row_inclusive_;  // [L, H, N]: 1 when reaching the threshold is enough
+  double direction_;                   // +1 when open_value ≥ close_value, else −1
+  std::vector<uint8_t> row_has_open_;  // [L, H, N]: 1 when a cell of the row that is not hard
+                                       // leans open (core/cells.h leans_open)
+  std::vector<double> row_largest_;    // [L, H, N]: the row's largest direction·M, not hard
 
   int64_t spec_layer(int64_t layer) const { return mask_->layers == 1 ? 0 : layer; }
+  size_t row_slot(int64_t layer, int64_t head, int64_t q) const {
+    return static_cast<size_t>((layer * mask_->heads + head) * mask_->n + q);
+  }
 };
 
 /// For each readout row, the tokens whose layer-0 information it can see after the graph's

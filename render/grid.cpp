@@ -1,47 +1,36 @@
-#include "render/render.h"
+#include "render/grid.h"
 
 #include <fmt/format.h>
-#include <png.h>
 
 #include <algorithm>
-#include <cmath>
-#include <cstring>
 #include <set>
 #include <vector>
 
-#include "io/tensor_file.h"
+#include "core/cells.h"
 
 namespace maskprior {
 namespace {
 
 constexpr size_t kMaxListedValues = 4;  // "other" values listed one by one in the legend
 
-enum class CellKind { kOpen, kClosed, kPositive, kNegative, kZero, kHard };
-
-CellKind classify(const CompiledMask& m, int64_t layer, int64_t head, int64_t q, int64_t k) {
-  if (m.is_hard(q, k)) return CellKind::kHard;
-  const float v = m.at(layer, head, q, k);
-  if (v == static_cast<float>(m.open_value)) return CellKind::kOpen;
-  if (v == static_cast<float>(m.close_value)) return CellKind::kClosed;
-  if (v > 0) return CellKind::kPositive;
-  if (v < 0) return CellKind::kNegative;
-  return CellKind::kZero;
+/// The symbol of a cell of class kOther: the sign of its value.
+char other_symbol(float value) {
+  if (value > 0) return '+';
+  if (value < 0) return '-';
+  return '0';
 }
 
-char symbol(CellKind kind) {
-  switch (kind) {
-    case CellKind::kOpen:
+/// The grid symbol of a cell of class `cell` holding `value`.
+char symbol(CellClass cell, float value) {
+  switch (cell) {
+    case CellClass::kOpen:
       return '#';
-    case CellKind::kClosed:
+    case CellClass::kClosed:
       return '.';
-    case CellKind::kPositive:
-      return '+';
-    case CellKind::kNegative:
-      return '-';
-    case CellKind::kZero:
-      return '0';
-    case CellKind::kHard:
+    case CellClass::kHard:
       return 'x';
+    case CellClass::kOther:
+      return other_symbol(value);
   }
   return '?';
 }
@@ -54,13 +43,23 @@ struct HeadStats {
   std::set<float> other_values;  // at most kMaxListedValues + 1 kept
 };
 
+/// Counts an "other" cell holding `v`.
+void add_other(HeadStats& s, float v) {
+  ++s.other;
+  const char sign = other_symbol(v);
+  s.has_positive |= sign == '+';
+  s.has_negative |= sign == '-';
+  s.has_zero |= sign == '0';
+  if (s.other_values.size() <= kMaxListedValues) s.other_values.insert(v);
+}
+
 HeadStats head_stats(const CompiledMask& m, int64_t layer, int64_t head) {
   HeadStats s;
   bool any = false;
   for (int64_t q = 0; q < m.n; ++q) {
     for (int64_t k = 0; k < m.n; ++k) {
-      const CellKind kind = classify(m, layer, head, q, k);
-      if (kind == CellKind::kHard) {
+      const CellClass cell = classify_cell(m, layer, head, q, k);
+      if (cell == CellClass::kHard) {
         ++s.hard;
         continue;
       }
@@ -68,16 +67,12 @@ HeadStats head_stats(const CompiledMask& m, int64_t layer, int64_t head) {
       s.min = any ? std::min(s.min, v) : v;
       s.max = any ? std::max(s.max, v) : v;
       any = true;
-      if (kind == CellKind::kOpen) {
+      if (cell == CellClass::kOpen) {
         ++s.open;
-      } else if (kind == CellKind::kClosed) {
+      } else if (cell == CellClass::kClosed) {
         ++s.closed;
       } else {
-        ++s.other;
-        s.has_positive |= kind == CellKind::kPositive;
-        s.has_negative |= kind == CellKind::kNegative;
-        s.has_zero |= kind == CellKind::kZero;
-        if (s.other_values.size() <= kMaxListedValues) s.other_values.insert(v);
+        add_other(s, v);
       }
     }
   }
@@ -139,15 +134,6 @@ std::string column_header(const CompiledMask& m, size_t label_width) {
   return out;
 }
 
-/// RGB of one value on the diverging map: -scale blue, 0 white, +scale red.
-void colour(double value, double scale, uint8_t* rgb) {
-  const double t = std::clamp(value / scale, -1.0, 1.0);
-  const auto fade = static_cast<uint8_t>(std::lround(255.0 * (1.0 - std::abs(t))));
-  rgb[0] = t >= 0 ? 255 : fade;
-  rgb[1] = fade;
-  rgb[2] = t <= 0 ? 255 : fade;
-}
-
 }  // namespace
 
 void check_layer_head(const CompiledMask& mask, int64_t layer, int64_t head) {
@@ -194,86 +180,11 @@ std::string render_grid(const CompiledMask& mask, int64_t layer, int64_t head, i
     out += fmt::format("{:>{}} ", mask.layout.token_label(q), label_width);
     for (int64_t k = 0; k < mask.n; ++k) {
       out += ' ';
-      out += symbol(classify(mask, layer, head, q, k));
+      out += symbol(classify_cell(mask, layer, head, q, k), mask.at(layer, head, q, k));
     }
     out += '\n';
   }
   return out;
-}
-
-PngReport write_png_heatmap(const CompiledMask& mask, int64_t layer, int64_t head,
-                            const std::string& path, const PngOptions& options) {
-  check_layer_head(mask, layer, head);
-  internal_check(options.max_side >= 1 && options.min_side >= 1, "PNG sides must be positive");
-  if (mask.n == 0) throw InputError(fmt::format("cannot draw '{}': the mask has no tokens", path));
-  PngReport report;
-  // A block of b x b cells per pixel keeps the side at most max_side; small N is enlarged.
-  report.cells_per_pixel = (mask.n + options.max_side - 1) / options.max_side;
-  if (report.cells_per_pixel == 1)
-    report.pixels_per_cell = std::max<int64_t>(1, options.min_side / mask.n);
-  const int64_t cells_side = (mask.n + report.cells_per_pixel - 1) / report.cells_per_pixel;
-  report.side = cells_side * report.pixels_per_cell;
-
-  double largest = 0;
-  for (int64_t q = 0; q < mask.n; ++q) {
-    for (int64_t k = 0; k < mask.n; ++k) {
-      if (!mask.is_hard(q, k))
-        largest = std::max(largest, std::abs(double{mask.at(layer, head, q, k)}));
-    }
-  }
-  report.scale = largest > 0 ? largest : 1.0;
-
-  // One RGB value per block of cells: the mean of its non-hard cells, black if all are hard.
-  const int64_t b = report.cells_per_pixel;
-  std::vector<uint8_t> blocks(static_cast<size_t>(cells_side * cells_side * 3));
-  for (int64_t bq = 0; bq < cells_side; ++bq) {
-    for (int64_t bk = 0; bk < cells_side; ++bk) {
-      double sum = 0;
-      int64_t count = 0;
-      for (int64_t q = bq * b; q < std::min(mask.n, (bq + 1) * b); ++q) {
-        for (int64_t k = bk * b; k < std::min(mask.n, (bk + 1) * b); ++k) {
-          if (mask.is_hard(q, k)) continue;
-          sum += mask.at(layer, head, q, k);
-          ++count;
-        }
-      }
-      uint8_t* rgb = &blocks[static_cast<size_t>((bq * cells_side + bk) * 3)];
-      if (count == 0) {
-        rgb[0] = rgb[1] = rgb[2] = 0;
-      } else {
-        colour(sum / static_cast<double>(count), report.scale, rgb);
-      }
-    }
-  }
-  const int64_t p = report.pixels_per_cell;
-  std::vector<uint8_t> pixels(static_cast<size_t>(report.side * report.side * 3));
-  for (int64_t y = 0; y < report.side; ++y) {
-    for (int64_t x = 0; x < report.side; ++x) {
-      std::memcpy(&pixels[static_cast<size_t>((y * report.side + x) * 3)],
-                  &blocks[static_cast<size_t>(((y / p) * cells_side + x / p) * 3)], 3);
-    }
-  }
-
-  png_image image;
-  std::memset(&image, 0, sizeof image);
-  image.version = PNG_IMAGE_VERSION;
-  image.width = static_cast<png_uint_32>(report.side);
-  image.height = static_cast<png_uint_32>(report.side);
-  image.format = PNG_FORMAT_RGB;
-  png_alloc_size_t size = 0;
-  const auto stride = static_cast<png_int_32>(report.side * 3);
-  if (!png_image_write_to_memory(&image, nullptr, &size, /*convert_to_8_bit=*/0, pixels.data(),
-                                 stride, /*colormap=*/nullptr)) {
-    throw InputError(fmt::format("cannot draw '{}': {}", path, image.message));
-  }
-  std::string encoded(size, '\0');
-  if (!png_image_write_to_memory(&image, encoded.data(), &size, /*convert_to_8_bit=*/0,
-                                 pixels.data(), stride, /*colormap=*/nullptr)) {
-    throw InputError(fmt::format("cannot draw '{}': {}", path, image.message));
-  }
-  encoded.resize(size);
-  write_file_atomic(path, encoded);
-  return report;
 }
 
 }  // namespace maskprior

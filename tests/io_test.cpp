@@ -1,103 +1,32 @@
-// Tensor files (safetensors, npy), atomic writes and rendering, on hand-built CompiledMasks.
+// Files: safetensors, npy and the mask-file schema on hand-built CompiledMasks, atomic writes,
+// JSON files.
 #include <gtest/gtest.h>
-#include <png.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <algorithm>
-#include <array>
 #include <csignal>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <functional>
-#include <iterator>
 #include <string>
 #include <vector>
 
-#include "render/render.h"
-#include "io/tensor_file.h"
+#include "io/atomic_file.h"
+#include "io/json_file.h"
+#include "io/mask_file.h"
+#include "io/safetensors.h"
+#include "tests/mask_fixture.h"
 
 namespace maskprior {
 namespace {
 
 namespace fs = std::filesystem;
-
-/// A fresh, empty directory per test, removed afterwards.
-class TempDir {
- public:
-  TempDir() {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    path_ = fs::temp_directory_path() /
-            (std::string("maskprior_tensorio_") + info->name() + "_" + std::to_string(::getpid()));
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-  std::vector<std::string> entries() const {
-    std::vector<std::string> names;
-    for (const auto& e : fs::directory_iterator(path_)) names.push_back(e.path().filename());
-    std::sort(names.begin(), names.end());
-    return names;
-  }
-
- private:
-  fs::path path_;
-};
-
-std::string read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-void write_bytes(const std::string& path, const std::string& bytes) {
-  std::ofstream(path, std::ios::binary) << bytes;
-}
-
-Span make_span(const std::string& name, int64_t offset, int64_t length) {
-  Span s;
-  s.name = name;
-  s.offset = offset;
-  s.length = length;
-  return s;
-}
-
-/// The parity2 example of LANGUAGE.md with n = 3: cls, x[3]; N = 4; 2 layers, 2 heads so that
-/// (layer, head) indexing is exercised; head 1 of layer 1 carries a non-scale value 0.5.
-CompiledMask example_mask(bool with_hard) {
-  CompiledMask m;
-  m.name = "parity2";
-  m.source_sha256 = std::string(64, 'a');
-  m.layers = 2;
-  m.heads = 2;
-  m.n = 4;
-  m.layout.spans = {make_span("cls", 0, 1), make_span("x", 1, 3)};
-  m.layout.spans[1].digits = DigitOrder::kMsbFirst;
-  m.open_value = 10;
-  m.close_value = -10;
-  m.params = {{"n", 3}, {"rate", 0.25}};
-  // One literal [N, N] pattern: 1 = open, 0 = closed.
-  const int open[4][4] = {{1, 1, 1, 0}, {0, 1, 1, 0}, {0, 1, 1, 0}, {0, 0, 0, 1}};
-  for (int64_t l = 0; l < 2; ++l) {
-    for (int64_t h = 0; h < 2; ++h) {
-      for (int q = 0; q < 4; ++q) {
-        for (int k = 0; k < 4; ++k) {
-          m.mask.push_back(open[q][k] ? 10.0f : -10.0f);
-          m.provenance.push_back(open[q][k] ? 10 + q : 0);
-        }
-      }
-    }
-  }
-  m.mask[m.index(1, 1, 3, 0)] = 0.5f;
-  m.provenance[m.index(1, 1, 3, 0)] = 42;
-  if (with_hard) {
-    m.hard = std::vector<uint8_t>(16, 0);
-    (*m.hard)[1 * 4 + 3] = 1;  // x[0] never sees x[2]
-  }
-  return m;
-}
+using testing::example_mask;
+using testing::expect_input_error;
+using testing::make_span;
+using testing::read_bytes;
+using testing::TempDir;
+using testing::write_bytes;
 
 void expect_same_mask(const CompiledMask& a, const CompiledMask& b) {
   EXPECT_EQ(a.name, b.name);
@@ -121,19 +50,6 @@ void expect_same_mask(const CompiledMask& a, const CompiledMask& b) {
   EXPECT_EQ(a.mask, b.mask);
   EXPECT_EQ(a.provenance, b.provenance);
   EXPECT_EQ(a.hard, b.hard);
-}
-
-/// Runs `f` expecting an InputError whose message contains every one of `parts`.
-void expect_input_error(const std::function<void()>& f, const std::vector<std::string>& parts) {
-  try {
-    f();
-    ADD_FAILURE() << "expected an InputError";
-  } catch (const InputError& e) {
-    for (const std::string& part : parts) {
-      EXPECT_NE(std::string(e.what()).find(part), std::string::npos)
-          << "message: " << e.what() << "\nmissing: " << part;
-    }
-  }
 }
 
 TEST(Safetensors, MaskRoundTripKeepsEveryField) {
@@ -371,92 +287,48 @@ TEST(AtomicWrite, FailureMidWriteKeepsExistingFile) {
   expect_same_mask(example_mask(/*with_hard=*/false), read_mask_file(path));
 }
 
-TEST(Render, GridOfSmallMask) {
-  const CompiledMask m = example_mask(/*with_hard=*/true);
-  const std::string expected =
-      "mask parity2: 2 layers, 2 heads, N = 4; layer 1, head 1 (rows = query, columns = key)\n"
-      "layout: cls @0, x[3] @1..3 msb_first\n"
-      "cells: 8 open, 6 closed, 1 other, 1 hard-excluded; values -10 to 10\n"
-      "legend: # open (10)  . closed (-10)  other values = 0.5 (+ > 0)  x hard-excluded\n"
-      "\n"
-      "      c x x x\n"
-      "      l [ [ [\n"
-      "      s 0 1 2\n"
-      "        ] ] ]\n"
-      " cls  # # # .\n"
-      "x[0]  . # # x\n"
-      "x[1]  . # # .\n"
-      "x[2]  + . . #\n";
-  EXPECT_EQ(render_grid(m, /*layer=*/1, /*head=*/1), expected);
-  // Layer 0, head 0 has no 0.5 cell.
-  EXPECT_NE(render_grid(m, 0, 0).find("x[2]  . . . #\n"), std::string::npos);
-}
-
-TEST(Render, LargeMaskGetsASummaryAndOutOfRangeHeadsAreErrors) {
-  const CompiledMask m = example_mask(/*with_hard=*/false);
-  const std::string text = render_grid(m, 0, 0, /*max_tokens=*/3);
-  EXPECT_NE(text.find("N = 4 is too large to draw as text"), std::string::npos) << text;
-  EXPECT_NE(text.find("--png"), std::string::npos);
-  EXPECT_EQ(text.find("legend"), std::string::npos);
-  expect_input_error([&] { render_grid(m, 2, 0); }, {"layer 2 is out of range", "2 layers (0..1)"});
-  expect_input_error([&] { render_grid(m, 0, -1); }, {"head -1 is out of range", "2 heads"});
-}
-
-/// Width, height and the RGB of pixel (x, y) of an 8-bit RGB PNG, decoded with libpng.
-struct Decoded {
-  uint32_t width = 0, height = 0;
-  std::vector<uint8_t> rgb;
-  std::array<int, 3> at(uint32_t x, uint32_t y) const {
-    const size_t i = (static_cast<size_t>(y) * width + x) * 3;
-    return {rgb[i], rgb[i + 1], rgb[i + 2]};
-  }
-};
-
-Decoded decode_png(const std::string& path) {
-  png_image image;
-  std::memset(&image, 0, sizeof image);
-  image.version = PNG_IMAGE_VERSION;
-  Decoded out;
-  if (!png_image_begin_read_from_file(&image, path.c_str())) {
-    ADD_FAILURE() << "cannot decode " << path << ": " << image.message;
-    return out;
-  }
-  image.format = PNG_FORMAT_RGB;
-  out.width = image.width;
-  out.height = image.height;
-  out.rgb.resize(PNG_IMAGE_SIZE(image));
-  if (!png_image_finish_read(&image, nullptr, out.rgb.data(), 0, nullptr)) {
-    ADD_FAILURE() << "cannot decode " << path << ": " << image.message;
-  }
-  return out;
-}
-
-TEST(Render, PngHeatmap) {
+TEST(JsonFile, WriteThenReadRoundTrips) {
   TempDir dir;
-  const CompiledMask m = example_mask(/*with_hard=*/true);
-  const PngReport report = write_png_heatmap(m, 1, 1, dir.file("h.png"));
-  EXPECT_EQ(report.cells_per_pixel, 1);
-  EXPECT_EQ(report.pixels_per_cell, 64);  // 256 / 4
-  EXPECT_EQ(report.side, 256);
-  EXPECT_EQ(report.scale, 10.0);
-  const Decoded png = decode_png(dir.file("h.png"));
-  ASSERT_EQ(png.width, 256u);
-  ASSERT_EQ(png.height, 256u);
-  const auto cell = [&](int q, int k) { return png.at(k * 64 + 10, q * 64 + 10); };
-  EXPECT_EQ(cell(0, 0), (std::array<int, 3>{255, 0, 0}));      // open: full red
-  EXPECT_EQ(cell(0, 3), (std::array<int, 3>{0, 0, 255}));      // closed: full blue
-  EXPECT_EQ(cell(1, 3), (std::array<int, 3>{0, 0, 0}));        // hard: black
-  EXPECT_EQ(cell(3, 0), (std::array<int, 3>{255, 242, 242}));  // 0.5 of 10: faint red
+  const std::string path = dir.file("summary.json");
+  const nlohmann::json value = {{"task", "parity2"},
+                                {"seeds", {1, 2, 3}},
+                                {"metrics", {{"accuracy", 0.875}, {"loss", 1.5e-3}}},
+                                {"done", true}};
+  write_json_file(path, value);
+  EXPECT_EQ(read_json_file(path), value);
+  // Indented, one trailing newline, written atomically (no temporary file left behind).
+  const std::string text = read_bytes(path);
+  EXPECT_EQ(text, value.dump(2) + "\n");
+  EXPECT_NE(text.find("\n  \"done\": true"), std::string::npos) << text;
+  EXPECT_EQ(dir.entries(), std::vector<std::string>{"summary.json"});
 
-  // Capping the side averages blocks: 2x2 blocks of the 4x4 head.
-  const PngReport small =
-      write_png_heatmap(m, 1, 1, dir.file("s.png"), {.max_side = 2, .min_side = 1});
-  EXPECT_EQ(small.cells_per_pixel, 2);
-  EXPECT_EQ(small.side, 2);
-  const Decoded s = decode_png(dir.file("s.png"));
-  // Top-left block: 10, 10, -10, 10 -> mean 5 -> half red.
-  EXPECT_EQ(s.at(0, 0), (std::array<int, 3>{255, 128, 128}));
-  EXPECT_EQ(dir.entries(), (std::vector<std::string>{"h.png", "s.png"}));
+  write_json_file(path, nlohmann::json::array());
+  EXPECT_EQ(read_json_file(path), nlohmann::json::array());
+}
+
+TEST(JsonFile, MissingFileIsAnInputErrorNamingIt) {
+  TempDir dir;
+  expect_input_error([&] { read_json_file(dir.file("missing.json")); },
+                     {"cannot read", "missing.json"});
+}
+
+TEST(JsonFile, InvalidJsonIsAnInputErrorNamingTheFile) {
+  TempDir dir;
+  for (const std::string& text :
+       {std::string("{\"a\": 1,"), std::string("not json"), std::string("")}) {
+    write_bytes(dir.file("bad.json"), text);
+    expect_input_error([&] { read_json_file(dir.file("bad.json")); },
+                       {"bad.json", "not valid JSON"});
+  }
+}
+
+TEST(JsonFile, WriteToMissingDirectoryIsAnInputError) {
+  TempDir dir;
+  expect_input_error(
+      [&] {
+        write_json_file(dir.file("no/such/dir/out.json"), {{"a", 1}});
+      },
+      {"cannot write", "no/such/dir/out.json"});
 }
 
 }  // namespace

@@ -1,0 +1,15 @@
+// JSON files: configs, summaries and results of runs, read with errors naming the file and
+// written atomically.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace maskprior {
+
+/// Reads a JSON file; InputError naming the file if unreadable or not JSON.
+nlohmann::json read_json_file(const std::string& path);
+/// Writes `value` as indented JSON atomically (temporary file + rename).
+void write_json_file(const std::string& path, const nlohmann::json& value);
+
+}  // namespace maskprior

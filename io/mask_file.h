@@ -1,0 +1,21 @@
+// Compiled mask files: the schema of shared/LANGUAGE.md, "Output", on top of safetensors (the
+// default, readable from Python) or .npy (the mask tensor only).
+#pragma once
+
+#include <string>
+
+#include "core/compiled_mask.h"
+
+namespace maskprior {
+
+enum class TensorFormat { kSafetensors, kNpy };
+
+/// Writes a compiled mask: safetensors with `mask`, `provenance`, optional `hard` and the metadata
+/// of LANGUAGE.md; or .npy holding only the float32 `mask` tensor [L, H, N, N].
+void write_mask_file(const CompiledMask& mask, const std::string& path,
+                     TensorFormat format = TensorFormat::kSafetensors);
+/// Reads a mask file written by write_mask_file (safetensors: everything; npy: mask only, with a
+/// layout of one span `x` of length N). Throws InputError for corrupt files or wrong dtypes/shapes.
+CompiledMask read_mask_file(const std::string& path);
+
+}  // namespace maskprior

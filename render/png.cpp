@@ -1,0 +1,129 @@
+#include "render/png.h"
+
+#include <fmt/format.h>
+#include <png.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "io/atomic_file.h"
+#include "render/grid.h"
+
+namespace maskprior {
+namespace {
+
+/// RGB of one value on the diverging map: -scale blue, 0 white, +scale red.
+void colour(double value, double scale, uint8_t* rgb) {
+  const double t = std::clamp(value / scale, -1.0, 1.0);
+  const auto fade = static_cast<uint8_t>(std::lround(255.0 * (1.0 - std::abs(t))));
+  rgb[0] = t >= 0 ? 255 : fade;
+  rgb[1] = fade;
+  rgb[2] = t <= 0 ? 255 : fade;
+}
+
+/// Blocks of cells_per_pixel x cells_per_pixel cells along each side of the image.
+int64_t blocks_per_side(int64_t n, int64_t cells_per_pixel) {
+  return (n + cells_per_pixel - 1) / cells_per_pixel;
+}
+
+/// The image geometry and colour scale of one (layer, head) under `options`.
+PngReport plan(const CompiledMask& mask, int64_t layer, int64_t head, const PngOptions& options) {
+  PngReport report;
+  // A block of b x b cells per pixel keeps the side at most max_side; small N is enlarged.
+  report.cells_per_pixel = (mask.n + options.max_side - 1) / options.max_side;
+  if (report.cells_per_pixel == 1)
+    report.pixels_per_cell = std::max<int64_t>(1, options.min_side / mask.n);
+  report.side = blocks_per_side(mask.n, report.cells_per_pixel) * report.pixels_per_cell;
+
+  double largest = 0;
+  for (int64_t q = 0; q < mask.n; ++q) {
+    for (int64_t k = 0; k < mask.n; ++k) {
+      if (!mask.is_hard(q, k))
+        largest = std::max(largest, std::abs(double{mask.at(layer, head, q, k)}));
+    }
+  }
+  report.scale = largest > 0 ? largest : 1.0;
+  return report;
+}
+
+/// One RGB value per block of cells: the mean of its non-hard cells, black if all are hard.
+std::vector<uint8_t> block_colours(const CompiledMask& mask, int64_t layer, int64_t head,
+                                   const PngReport& report, int64_t cells_side) {
+  const int64_t b = report.cells_per_pixel;
+  std::vector<uint8_t> blocks(static_cast<size_t>(cells_side * cells_side * 3));
+  for (int64_t bq = 0; bq < cells_side; ++bq) {
+    for (int64_t bk = 0; bk < cells_side; ++bk) {
+      double sum = 0;
+      int64_t count = 0;
+      for (int64_t q = bq * b; q < std::min(mask.n, (bq + 1) * b); ++q) {
+        for (int64_t k = bk * b; k < std::min(mask.n, (bk + 1) * b); ++k) {
+          if (mask.is_hard(q, k)) continue;
+          sum += mask.at(layer, head, q, k);
+          ++count;
+        }
+      }
+      uint8_t* rgb = &blocks[static_cast<size_t>((bq * cells_side + bk) * 3)];
+      if (count == 0) {
+        rgb[0] = rgb[1] = rgb[2] = 0;
+      } else {
+        colour(sum / static_cast<double>(count), report.scale, rgb);
+      }
+    }
+  }
+  return blocks;
+}
+
+/// The image's RGB pixels: each block drawn as a square of pixels_per_cell pixels a side.
+std::vector<uint8_t> enlarge(const std::vector<uint8_t>& blocks, const PngReport& report,
+                             int64_t cells_side) {
+  const int64_t p = report.pixels_per_cell;
+  std::vector<uint8_t> pixels(static_cast<size_t>(report.side * report.side * 3));
+  for (int64_t y = 0; y < report.side; ++y) {
+    for (int64_t x = 0; x < report.side; ++x) {
+      std::memcpy(&pixels[static_cast<size_t>((y * report.side + x) * 3)],
+                  &blocks[static_cast<size_t>(((y / p) * cells_side + x / p) * 3)], 3);
+    }
+  }
+  return pixels;
+}
+
+/// The PNG encoding of a square RGB image of `side` pixels; `path` names it in errors.
+std::string encode_png(const std::vector<uint8_t>& pixels, int64_t side, const std::string& path) {
+  png_image image;
+  std::memset(&image, 0, sizeof image);
+  image.version = PNG_IMAGE_VERSION;
+  image.width = static_cast<png_uint_32>(side);
+  image.height = static_cast<png_uint_32>(side);
+  image.format = PNG_FORMAT_RGB;
+  png_alloc_size_t size = 0;
+  const auto stride = static_cast<png_int_32>(side * 3);
+  if (!png_image_write_to_memory(&image, nullptr, &size, /*convert_to_8_bit=*/0, pixels.data(),
+                                 stride, /*colormap=*/nullptr)) {
+    throw InputError(fmt::format("cannot draw '{}': {}", path, image.message));
+  }
+  std::string encoded(size, '\0');
+  if (!png_image_write_to_memory(&image, encoded.data(), &size, /*convert_to_8_bit=*/0,
+                                 pixels.data(), stride, /*colormap=*/nullptr)) {
+    throw InputError(fmt::format("cannot draw '{}': {}", path, image.message));
+  }
+  encoded.resize(size);
+  return encoded;
+}
+
+}  // namespace
+
+PngReport write_png_heatmap(const CompiledMask& mask, int64_t layer, int64_t head,
+                            const std::string& path, const PngOptions& options) {
+  check_layer_head(mask, layer, head);
+  internal_check(options.max_side >= 1 && options.min_side >= 1, "PNG sides must be positive");
+  if (mask.n == 0) throw InputError(fmt::format("cannot draw '{}': the mask has no tokens", path));
+  const PngReport report = plan(mask, layer, head, options);
+  const int64_t cells_side = blocks_per_side(mask.n, report.cells_per_pixel);
+  const std::vector<uint8_t> blocks = block_colours(mask, layer, head, report, cells_side);
+  write_file_atomic(path, encode_png(enlarge(blocks, report, cells_side), report.side, path));
+  return report;
+}
+
+}  // namespace maskprior

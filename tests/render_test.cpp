@@ -1,0 +1,110 @@
+// Rendering: the text grid and summary, and the PNG heatmap, on a hand-built CompiledMask.
+#include <gtest/gtest.h>
+#include <png.h>
+
+#include <array>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "render/grid.h"
+#include "render/png.h"
+#include "tests/mask_fixture.h"
+
+namespace maskprior {
+namespace {
+
+using testing::example_mask;
+using testing::expect_input_error;
+using testing::TempDir;
+
+TEST(Render, GridOfSmallMask) {
+  const CompiledMask m = example_mask(/*with_hard=*/true);
+  const std::string expected =
+      "mask parity2: 2 layers, 2 heads, N = 4; layer 1, head 1 (rows = query, columns = key)\n"
+      "layout: cls @0, x[3] @1..3 msb_first\n"
+      "cells: 8 open, 6 closed, 1 other, 1 hard-excluded; values -10 to 10\n"
+      "legend: # open (10)  . closed (-10)  other values = 0.5 (+ > 0)  x hard-excluded\n"
+      "\n"
+      "      c x x x\n"
+      "      l [ [ [\n"
+      "      s 0 1 2\n"
+      "        ] ] ]\n"
+      " cls  # # # .\n"
+      "x[0]  . # # x\n"
+      "x[1]  . # # .\n"
+      "x[2]  + . . #\n";
+  EXPECT_EQ(render_grid(m, /*layer=*/1, /*head=*/1), expected);
+  // Layer 0, head 0 has no 0.5 cell.
+  EXPECT_NE(render_grid(m, 0, 0).find("x[2]  . . . #\n"), std::string::npos);
+}
+
+TEST(Render, LargeMaskGetsASummaryAndOutOfRangeHeadsAreErrors) {
+  const CompiledMask m = example_mask(/*with_hard=*/false);
+  const std::string text = render_grid(m, 0, 0, /*max_tokens=*/3);
+  EXPECT_NE(text.find("N = 4 is too large to draw as text"), std::string::npos) << text;
+  EXPECT_NE(text.find("--png"), std::string::npos);
+  EXPECT_EQ(text.find("legend"), std::string::npos);
+  expect_input_error([&] { render_grid(m, 2, 0); }, {"layer 2 is out of range", "2 layers (0..1)"});
+  expect_input_error([&] { render_grid(m, 0, -1); }, {"head -1 is out of range", "2 heads"});
+}
+
+/// Width, height and the RGB of pixel (x, y) of an 8-bit RGB PNG, decoded with libpng.
+struct Decoded {
+  uint32_t width = 0, height = 0;
+  std::vector<uint8_t> rgb;
+  std::array<int, 3> at(uint32_t x, uint32_t y) const {
+    const size_t i = (static_cast<size_t>(y) * width + x) * 3;
+    return {rgb[i], rgb[i + 1], rgb[i + 2]};
+  }
+};
+
+Decoded decode_png(const std::string& path) {
+  png_image image;
+  std::memset(&image, 0, sizeof image);
+  image.version = PNG_IMAGE_VERSION;
+  Decoded out;
+  if (!png_image_begin_read_from_file(&image, path.c_str())) {
+    ADD_FAILURE() << "cannot decode " << path << ": " << image.message;
+    return out;
+  }
+  image.format = PNG_FORMAT_RGB;
+  out.width = image.width;
+  out.height = image.height;
+  out.rgb.resize(PNG_IMAGE_SIZE(image));
+  if (!png_image_finish_read(&image, nullptr, out.rgb.data(), 0, nullptr)) {
+    ADD_FAILURE() << "cannot decode " << path << ": " << image.message;
+  }
+  return out;
+}
+
+TEST(Render, PngHeatmap) {
+  TempDir dir;
+  const CompiledMask m = example_mask(/*with_hard=*/true);
+  const PngReport report = write_png_heatmap(m, 1, 1, dir.file("h.png"));
+  EXPECT_EQ(report.cells_per_pixel, 1);
+  EXPECT_EQ(report.pixels_per_cell, 64);  // 256 / 4
+  EXPECT_EQ(report.side, 256);
+  EXPECT_EQ(report.scale, 10.0);
+  const Decoded png = decode_png(dir.file("h.png"));
+  ASSERT_EQ(png.width, 256u);
+  ASSERT_EQ(png.height, 256u);
+  const auto cell = [&](int q, int k) { return png.at(k * 64 + 10, q * 64 + 10); };
+  EXPECT_EQ(cell(0, 0), (std::array<int, 3>{255, 0, 0}));      // open: full red
+  EXPECT_EQ(cell(0, 3), (std::array<int, 3>{0, 0, 255}));      // closed: full blue
+  EXPECT_EQ(cell(1, 3), (std::array<int, 3>{0, 0, 0}));        // hard: black
+  EXPECT_EQ(cell(3, 0), (std::array<int, 3>{255, 242, 242}));  // 0.5 of 10: faint red
+
+  // Capping the side averages blocks: 2x2 blocks of the 4x4 head.
+  const PngReport small =
+      write_png_heatmap(m, 1, 1, dir.file("s.png"), {.max_side = 2, .min_side = 1});
+  EXPECT_EQ(small.cells_per_pixel, 2);
+  EXPECT_EQ(small.side, 2);
+  const Decoded s = decode_png(dir.file("s.png"));
+  // Top-left block: 10, 10, -10, 10 -> mean 5 -> half red.
+  EXPECT_EQ(s.at(0, 0), (std::array<int, 3>{255, 128, 128}));
+  EXPECT_EQ(dir.entries(), (std::vector<std::string>{"h.png", "s.png"}));
+}
+
+}  // namespace
+}  // namespace maskprior

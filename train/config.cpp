@@ -1,0 +1,259 @@
+#include "train/config.h"
+
+#include <fmt/format.h>
+
+#include <type_traits>
+#include <utility>
+
+#include "core/error.h"
+#include "runtime/init.h"
+#include "tasks/task_names.h"
+#include "train/presets.h"
+
+namespace maskprior::training {
+
+namespace {
+
+using nlohmann::json;
+using C = TrainConfig;
+using R = FieldRule;
+
+// The rows, in the order of `maskc train --help`: what is learned (task, prior, data, model) ...
+std::vector<ConfigField> learning_fields() {
+  const auto tasks = fmt::format("{}", fmt::join(tasks::task_names(), ", "));
+  // clang-format off
+  return {
+    // Task and prior.
+    {"task", "--task", "task: " + tasks, &C::task, R::kNonEmpty},
+    {"spec", "--spec",
+     "prior: a .mask file (compiled now) or a .safetensors mask file; optional for vanilla, "
+     "mask-zero and mimetic (then it only defines the pattern the metrics measure)", &C::spec},
+    {"defines", "-D,--define",
+     "override a `param` of the .mask spec, e.g. -D n=20 (repeatable); a Boolean task's n is "
+     "passed as -D n=... unless given", &C::defines},
+    {"init", "--init", "initialisation (default vanilla)", &C::init, R::kOneOf,
+     runtime::init_method_names()},
+    {"preset", "--preset",
+     "quick (small, minutes on a CPU) or paper (PAPER.md settings); any other flag overrides it",
+     &C::preset, R::kOneOfOrEmpty, preset_names()},
+    {"mask_open", "--mask-open",
+     "override the .mask spec's open value (like maskc compile --open; 0 = the spec's), for "
+     "contrast ablations; explicit values in the spec are untouched", &C::mask_open},
+    {"mask_close", "--mask-close",
+     "override the .mask spec's close value (like maskc compile --close; 0 = the spec's)",
+     &C::mask_close},
+    // Seed, run folder and data.
+    {"seed", "--seed", "seed: model init and data order (default 0)", &C::seed},
+    {"out", "--out", "run folder for config, metrics, weights, checkpoints (none if not given)",
+     &C::out},
+    {"n", "--n", "Boolean tasks: number of input bits (default 15)", &C::n, R::kPositive},
+    {"train_fraction", "--train-fraction", "arithmetic tasks: share of problems trained on",
+     &C::train_fraction, R::kFraction},
+    {"test_size", "--test-size", "arithmetic tasks: problems evaluated", &C::test_size,
+     R::kPositive},
+    // Model.
+    {"dim", "--dim", "model width", &C::dim, R::kPositive},
+    {"depth", "--depth", "layers", &C::depth, R::kPositive},
+    {"heads", "--heads", "attention heads", &C::heads, R::kPositive},
+    {"head_dim", "--head-dim", "width of one head", &C::head_dim, R::kPositive},
+    {"mlp", "--mlp", "MLP hidden width", &C::mlp, R::kPositive},
+  };
+  // clang-format on
+}
+
+// ... and how: optimisation, initialisation details, execution (only execution may change on
+// --resume: it changes how a run is computed, not what it computes).
+std::vector<ConfigField> training_fields() {
+  // clang-format off
+  return {
+    // Optimisation.
+    {"optimizer", "--optimizer", "optimizer", &C::optimizer, R::kOneOf, {"adam", "adamw"}},
+    {"lr", "--lr", "learning rate", &C::lr, R::kPositive},
+    {"weight_decay", "--weight-decay", "weight decay", &C::weight_decay, R::kNonNegative},
+    {"mask_weight_decay", "--mask-weight-decay",
+     "weight decay of a learnable M; < 0 = the same as --weight-decay (one Adam over all "
+     "parameters, as in the paper; Adam's coupled decay shrinks M by about lr per step)",
+     &C::mask_weight_decay},
+    {"epochs", "--epochs", "passes over the training set", &C::epochs, R::kNonNegative},
+    {"batch_size", "--batch-size", "batch size", &C::batch_size, R::kPositive},
+    {"schedule", "--schedule", "learning-rate schedule after the warm-up", &C::schedule,
+     R::kOneOf, {"constant", "cosine"}},
+    {"warmup", "--warmup", "linear warm-up steps", &C::warmup, R::kNonNegative},
+    // Initialisation details (runtime/init.h InitOptions).
+    {"qk_contrast", "--qk-contrast",
+     "qk-svd/qk-opt: target logit gap between open and closed cells (default 10)",
+     &C::qk_contrast},
+    {"qk_opt_steps", "--qk-opt-steps", "qk-opt: Adam steps", &C::qk_opt_steps, R::kNonNegative},
+    {"qk_opt_lr", "--qk-opt-lr", "qk-opt: Adam learning rate", &C::qk_opt_lr, R::kPositive},
+    // Execution.
+    {"threads", "--threads", "CPU threads (0 = LibTorch's default)", &C::threads,
+     R::kNonNegative, {}, /*resumable=*/true},
+    {"device", "--device", "where to train (auto = cuda when available)", &C::device, R::kOneOf,
+     {"auto", "cpu", "cuda"}, /*resumable=*/true},
+    {"eval_every", "--eval-every", "steps between evaluations (0 = every epoch)", &C::eval_every,
+     R::kNonNegative},
+    {"checkpoint_every", "--checkpoint-every", "steps between checkpoints (0 = every epoch)",
+     &C::checkpoint_every, R::kNonNegative},
+    {"probe_size", "--probe-size", "sequences in the fixed batch that attention metrics use",
+     &C::probe_size, R::kPositive},
+    {"progress", "-q,--quiet", "no progress output", &C::progress, R::kAny, {},
+     /*resumable=*/true},
+    {"stop_after", "--stop-after",
+     "stop with a checkpoint after this step, as if interrupted (0 = never)", &C::stop_after,
+     R::kNonNegative, {}, /*resumable=*/true},
+  };
+  // clang-format on
+}
+
+std::vector<ConfigField> make_fields() {
+  auto fields = learning_fields();
+  for (auto& field : training_fields()) fields.push_back(std::move(field));
+  return fields;
+}
+
+void merge_into(json& base, const json& patch, const std::string& what) {
+  if (patch.is_null()) return;
+  if (!patch.is_object()) throw InputError(what + " must be a JSON object");
+  for (const auto& [key, value] : patch.items()) base[key] = value;
+}
+
+template <class T>
+void check_range(const ConfigField& field, const T& value) {
+  if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) {
+    if (field.rule == FieldRule::kPositive && !(value > 0)) {
+      throw InputError(fmt::format("{} must be positive, got {}", field.key, value));
+    }
+    if constexpr (std::is_signed_v<T>) {
+      if (field.rule == FieldRule::kNonNegative && value < 0) {
+        throw InputError(fmt::format("{} must not be negative, got {}", field.key, value));
+      }
+    }
+    if (field.rule == FieldRule::kFraction && !(value > 0 && value <= 1)) {
+      throw InputError(fmt::format("{} must be in (0, 1], got {}", field.key, value));
+    }
+  }
+}
+
+void check_choice(const ConfigField& field, const std::string& value) {
+  if (field.rule == FieldRule::kNonEmpty && value.empty()) {
+    throw InputError(fmt::format("no {} given ({} NAME)", field.key, field.flags));
+  }
+  if (field.rule != FieldRule::kOneOf && field.rule != FieldRule::kOneOfOrEmpty) return;
+  if (field.rule == FieldRule::kOneOfOrEmpty && value.empty()) return;
+  for (const auto& a : field.allowed) {
+    if (a == value) return;
+  }
+  throw InputError(fmt::format("{} must be one of {}, got '{}'", field.key,
+                               fmt::join(field.allowed, ", "), value));
+}
+
+void check_field(const ConfigField& field, const TrainConfig& config) {
+  std::visit(
+      [&](auto member) {
+        const auto& value = config.*member;
+        using T = std::decay_t<decltype(value)>;
+        if constexpr (std::is_same_v<T, std::string>) {
+          check_choice(field, value);
+        } else {
+          check_range(field, value);
+        }
+      },
+      field.member);
+}
+
+}  // namespace
+
+const std::vector<ConfigField>& config_fields() {
+  static const std::vector<ConfigField> kFields = make_fields();
+  return kFields;
+}
+
+const ConfigField& config_field(const std::string& key) {
+  for (const auto& field : config_fields()) {
+    if (field.key == key) return field;
+  }
+  throw InputError(fmt::format("training config: unknown key '{}'", key));
+}
+
+std::vector<std::string> resumable_keys() {
+  std::vector<std::string> keys;
+  for (const auto& field : config_fields()) {
+    if (field.resumable) keys.push_back(field.key);
+  }
+  return keys;
+}
+
+json to_json(const TrainConfig& config) {
+  json j = json::object();
+  for (const auto& field : config_fields()) {
+    std::visit([&](auto member) { j[field.key] = config.*member; }, field.member);
+  }
+  return j;
+}
+
+TrainConfig config_from_json(const json& j) {
+  if (!j.is_object()) throw InputError("a training config must be a JSON object");
+  for (const auto& [key, value] : j.items()) config_field(key);  // unknown keys
+  TrainConfig config;
+  for (const auto& field : config_fields()) {
+    if (!j.contains(field.key)) continue;
+    const json& value = j.at(field.key);
+    try {
+      std::visit([&](auto member) { value.get_to(config.*member); }, field.member);
+    } catch (const json::exception&) {
+      throw InputError(fmt::format("training config: key '{}' has the wrong type ({})", field.key,
+                                   value.dump()));
+    }
+  }
+  return config;
+}
+
+void check_config(const TrainConfig& config) {
+  for (const auto& field : config_fields()) check_field(field, config);
+  const auto method = runtime::parse_init_method(config.init);
+  if (runtime::init_requires_spec(method) && config.spec.empty()) {
+    throw InputError(fmt::format("--init {} needs a spec (--spec FILE)", config.init));
+  }
+}
+
+TrainConfig resolve_config(const std::string& task, const std::string& preset,
+                           const json& overrides) {
+  json j = to_json(TrainConfig{});
+  j["task"] = task;
+  if (!preset.empty()) {
+    merge_into(j, task_preset(task, preset), "preset");
+    j["preset"] = preset;
+  }
+  merge_into(j, overrides, "overrides");
+  auto config = config_from_json(j);
+  check_config(config);
+  return config;
+}
+
+void check_resume_overrides(const json& overrides) {
+  if (overrides.is_null()) return;
+  if (!overrides.is_object()) throw InputError("resume overrides must be a JSON object");
+  for (const auto& [key, value] : overrides.items()) {
+    if (!config_field(key).resumable) {
+      throw InputError(fmt::format("--resume cannot change '{}' (only {} may change)", key,
+                                   fmt::join(resumable_keys(), ", ")));
+    }
+  }
+}
+
+runtime::ExperimentConfig experiment_config(const TrainConfig& config) {
+  runtime::ExperimentConfig e;
+  e.task = config.task;
+  e.seed = config.seed;
+  e.n = config.n;
+  e.train_fraction = config.train_fraction;
+  e.test_size = config.test_size;
+  e.dim = config.dim;
+  e.depth = config.depth;
+  e.heads = config.heads;
+  e.head_dim = config.head_dim;
+  e.mlp = config.mlp;
+  return e;
+}
+
+}  // namespace maskprior::training

@@ -1,0 +1,126 @@
+// The settings of a training run and the one table that describes them. Every field of
+// TrainConfig is a row of `config_fields()`: its config.json key, the flag of `maskc train`, the
+// help text, the allowed values or range, and whether `--resume` may change it. JSON
+// (to_json / config_from_json), validation (check_config), the CLI flags and the resume
+// whitelist all come from that table. No LibTorch here: the CLI includes it.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "runtime/experiment_config.h"
+
+namespace maskprior::training {
+
+/// Every setting of a run. `to_json`/`config_from_json` round-trip it (config.json of a run
+/// folder). Defaults here; what each field means is its row in config_fields().
+struct TrainConfig {
+  // What to learn.
+  std::string task;
+  std::string spec;
+  std::map<std::string, std::string> defines;
+  double mask_open = 0;
+  double mask_close = 0;
+  std::string init = "vanilla";
+  std::string preset;  // already applied
+  uint64_t seed = 0;
+  std::string out;
+  int n = 15;
+  double train_fraction = 0.004;
+  int64_t test_size = 10000;
+
+  // Model.
+  int64_t dim = 256;
+  int64_t depth = 12;
+  int64_t heads = 6;
+  int64_t head_dim = 64;
+  int64_t mlp = 256;
+
+  // Optimisation.
+  std::string optimizer = "adam";
+  double lr = 1e-5;
+  double weight_decay = 1e-3;
+  double mask_weight_decay = -1;
+  int64_t epochs = 20;
+  int64_t batch_size = 256;
+  std::string schedule = "constant";
+  int64_t warmup = 0;
+
+  // Initialisation details (runtime/init.h InitOptions).
+  double qk_contrast = 10.0;
+  int64_t qk_opt_steps = 1000;
+  double qk_opt_lr = 1e-2;
+
+  // Execution.
+  int threads = 0;
+  std::string device = "auto";
+  int64_t eval_every = 0;
+  int64_t checkpoint_every = 0;
+  int64_t probe_size = 256;
+  bool progress = true;
+  int64_t stop_after = 0;
+};
+
+/// What a field's value must satisfy (check_config).
+enum class FieldRule {
+  kAny,
+  kNonEmpty,      // a string that must be given
+  kPositive,      // > 0
+  kNonNegative,   // >= 0
+  kFraction,      // in (0, 1]
+  kOneOf,         // one of `allowed`
+  kOneOfOrEmpty,  // one of `allowed`, or "" (none)
+};
+
+/// Pointer to the field's member of TrainConfig, by type.
+using FieldMember =
+    std::variant<std::string TrainConfig::*, std::map<std::string, std::string> TrainConfig::*,
+                 bool TrainConfig::*, int TrainConfig::*, int64_t TrainConfig::*,
+                 uint64_t TrainConfig::*, double TrainConfig::*>;
+
+/// One row of the config table.
+struct ConfigField {
+  std::string key;    // config.json key (and the name in error messages)
+  std::string flags;  // CLI11 names of the `maskc train` flag, e.g. "--lr" or "-q,--quiet"
+  std::string help;   // help text of the flag
+  FieldMember member;
+  FieldRule rule = FieldRule::kAny;
+  std::vector<std::string> allowed = {};  // kOneOf / kOneOfOrEmpty: the values, in help order
+  bool resumable = false;                 // `--resume` may change it (execution settings only)
+};
+
+/// The table: every field of TrainConfig once, in the order `maskc train --help` lists them.
+/// A bool field's flag takes no value and sets the opposite of the field's default; the map field
+/// (`defines`) is given as repeated -D NAME=VALUE.
+const std::vector<ConfigField>& config_fields();
+/// The row of `key`; InputError for an unknown key.
+const ConfigField& config_field(const std::string& key);
+/// Keys of the fields `--resume` may change, in table order.
+std::vector<std::string> resumable_keys();
+
+nlohmann::json to_json(const TrainConfig& config);
+/// Reads a config; unknown keys or wrong types throw InputError naming the key.
+TrainConfig config_from_json(const nlohmann::json& json);
+/// Checks every value against its row (ranges, allowed values) and that the init method has the
+/// spec it needs; InputError naming the field otherwise.
+void check_config(const TrainConfig& config);
+
+/// Builds the resolved config: defaults, then `preset` for `task` (quick or paper; "" = none),
+/// then `overrides` (JSON object of TrainConfig keys, e.g. the flags given on the command line).
+/// Throws InputError for an unknown preset, task or key, or an invalid value.
+TrainConfig resolve_config(const std::string& task, const std::string& preset,
+                           const nlohmann::json& overrides);
+
+/// Throws InputError unless every key of `overrides` (a JSON object or null) is a field
+/// `--resume` may change; the message names the key and the keys that may change.
+void check_resume_overrides(const nlohmann::json& overrides);
+
+/// The settings an experiment (runtime/experiment.h) is built from.
+runtime::ExperimentConfig experiment_config(const TrainConfig& config);
+
+}  // namespace maskprior::training

@@ -1,0 +1,36 @@
+#include "train/interrupt.h"
+
+#include <atomic>
+#include <csignal>
+
+namespace maskprior::training {
+
+namespace {
+
+std::atomic<int> g_signal{0};  // NOLINT: written only by the signal handler
+static_assert(std::atomic<int>::is_always_lock_free,
+              "the handler may only touch lock-free atomics");
+
+extern "C" void on_stop_signal(int sig) {
+  g_signal.store(sig);
+  std::signal(sig, SIG_DFL);  // a second signal of the same kind ends the process at once
+}
+
+}  // namespace
+
+InterruptScope::InterruptScope() {
+  g_signal.store(0);
+  previous_int_ = std::signal(SIGINT, on_stop_signal);
+  previous_term_ = std::signal(SIGTERM, on_stop_signal);
+}
+
+InterruptScope::~InterruptScope() {
+  std::signal(SIGINT, previous_int_);
+  std::signal(SIGTERM, previous_term_);
+}
+
+int InterruptScope::stop_signal() {
+  return g_signal.load();
+}
+
+}  // namespace maskprior::training

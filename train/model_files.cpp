@@ -1,0 +1,55 @@
+#include "train/model_files.h"
+
+#include <torch/torch.h>
+
+namespace maskprior::training {
+
+namespace {
+
+Tensor file_tensor(const torch::Tensor& value) {
+  auto t = value.detach().to(torch::kCPU).contiguous();
+  if (t.scalar_type() == torch::kBool) t = t.to(torch::kUInt8);
+  if (t.is_floating_point()) t = t.to(torch::kFloat);
+  Tensor out;
+  out.dtype = t.scalar_type() == torch::kFloat   ? "F32"
+              : t.scalar_type() == torch::kUInt8 ? "U8"
+                                                 : "I64";
+  if (out.dtype == "I64") t = t.to(torch::kLong);
+  out.shape.assign(t.sizes().begin(), t.sizes().end());
+  const auto* bytes = static_cast<const uint8_t*>(t.data_ptr());
+  out.bytes.assign(bytes, bytes + t.numel() * t.element_size());
+  return out;
+}
+
+}  // namespace
+
+SafetensorsData model_tensors(runtime::MaskedTransformer& model) {
+  SafetensorsData data;
+  for (const auto& item : model->named_parameters()) {
+    data.tensors[item.key()] = file_tensor(item.value());
+  }
+  for (const auto& item : model->named_buffers()) {
+    data.tensors[item.key()] = file_tensor(item.value());
+  }
+  return data;
+}
+
+CompiledMask learned_mask(runtime::MaskedTransformer& model, const CompiledMask* spec,
+                          const Layout& layout) {
+  auto m = model->mask().detach().to(torch::kCPU, torch::kFloat).contiguous();
+  CompiledMask learned;
+  if (spec) {
+    learned = *spec;
+  } else {
+    learned.layout = layout;
+    learned.name = "zero";
+    learned.n = layout.size();
+    learned.layers = m.size(0);
+    learned.heads = m.size(1);
+    learned.provenance.assign(static_cast<size_t>(m.numel()), 0);
+  }
+  learned.mask.assign(m.data_ptr<float>(), m.data_ptr<float>() + m.numel());
+  return learned;
+}
+
+}  // namespace maskprior::training

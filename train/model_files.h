@@ -1,0 +1,21 @@
+// What a trained model leaves in its run folder, as file data: every parameter and buffer as
+// safetensors tensors, and the learned M as a mask file.
+#pragma once
+
+#include "core/compiled_mask.h"
+#include "core/layout.h"
+#include "io/safetensors.h"
+#include "runtime/model.h"
+
+namespace maskprior::training {
+
+/// Every parameter and buffer of `model` by name, on the CPU: floats as F32, bools as U8,
+/// integers as I64.
+SafetensorsData model_tensors(runtime::MaskedTransformer& model);
+
+/// The learned M as a mask file: the spec's metadata and provenance with M replaced, or (no spec,
+/// mask-zero) a mask named "zero" over `layout`.
+CompiledMask learned_mask(runtime::MaskedTransformer& model, const CompiledMask* spec,
+                          const Layout& layout);
+
+}  // namespace maskprior::training

@@ -1,0 +1,32 @@
+// Progress of a run on stderr: a bar with loss and ETA on a terminal, plain lines otherwise
+// (about ten per run), and notes (what is trained, evaluations, why a run stopped).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+namespace maskprior::training {
+
+class Progress {
+ public:
+  /// `enabled` = false prints nothing; `total` steps in the run, `start` the first step of this
+  /// session (a resumed run's ETA counts only the steps done since).
+  Progress(bool enabled, int64_t total, int64_t start);
+
+  /// After step `step` (1-based count of steps done) with training loss `loss`.
+  void update(int64_t step, double loss);
+  /// A line of its own (clears the bar on a terminal).
+  void note(const std::string& line);
+
+ private:
+  using Clock = std::chrono::steady_clock;
+
+  std::string eta(int64_t step, Clock::time_point now) const;
+
+  bool enabled_, tty_;
+  int64_t total_, start_;
+  Clock::time_point begin_ = Clock::now(), last_print_{};
+};
+
+}  // namespace maskprior::training

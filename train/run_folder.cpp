@@ -1,0 +1,72 @@
+#include "train/run_folder.h"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "core/error.h"
+#include "io/atomic_file.h"
+#include "io/json_file.h"
+#include "io/mask_file.h"
+
+namespace maskprior::training {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+std::string RunFolder::file(const char* name) const {
+  return (fs::path(path_) / name).string();
+}
+
+bool RunFolder::has(const char* name) const {
+  return enabled() && fs::exists(file(name));
+}
+
+void RunFolder::create(const TrainConfig& config) const {
+  if (!enabled()) return;
+  std::error_code error;
+  fs::create_directories(path_, error);
+  if (error) {
+    throw InputError(fmt::format("cannot create run folder {}: {}", path_, error.message()));
+  }
+  write_json(kConfigFile, to_json(config));
+}
+
+json RunFolder::read_json(const char* name) const {
+  return read_json_file(file(name));
+}
+
+void RunFolder::write_json(const char* name, const json& value) const {
+  if (enabled()) write_json_file(file(name), value);
+}
+
+void RunFolder::append_metrics(const json& record) const {
+  if (!enabled()) return;
+  std::ofstream out(file(kMetricsFile), std::ios::app);
+  out << record.dump() << '\n';
+}
+
+void RunFolder::truncate_metrics(int64_t step) const {
+  if (!enabled()) return;
+  std::ifstream in(file(kMetricsFile));
+  std::string kept, line;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    if (json::parse(line).value("step", int64_t{0}) <= step) kept += line + "\n";
+  }
+  write_file_atomic(file(kMetricsFile), kept);
+}
+
+void RunFolder::write_weights(SafetensorsData tensors, const TrainConfig& config) const {
+  if (!enabled()) return;
+  tensors.metadata["format"] = "maskprior-weights/1";
+  tensors.metadata["config"] = to_json(config).dump();
+  write_safetensors(file(kWeightsFile), tensors);
+}
+
+void RunFolder::write_mask(const CompiledMask& mask) const {
+  if (enabled()) write_mask_file(mask, file(kMaskFile));
+}
+
+}  // namespace maskprior::training

@@ -1,0 +1,66 @@
+// The run folder of `maskc train --out DIR`: every file a run writes, by name, and how.
+//   config.json          the resolved TrainConfig (written when the run starts)
+//   init.json            the metrics at step 0 and what the initialisation did
+//   metrics.jsonl        one JSON object per evaluation (step 0 first)
+//   checkpoint.pt        model, optimizer and run state (train/checkpoint.h)
+//   summary.json         the final metrics (only once the run has finished)
+//   weights.safetensors  every parameter and buffer, with the config in the metadata
+//   mask.safetensors     the learned M as a mask file (runs whose model carries M)
+// A run folder with an empty path is "no folder": every write is skipped. No LibTorch here; the
+// tensors of weights and mask come from train/model_files.h.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+#include <utility>
+
+#include "core/compiled_mask.h"
+#include "io/safetensors.h"
+#include "train/config.h"
+
+namespace maskprior::training {
+
+inline constexpr const char* kConfigFile = "config.json";
+inline constexpr const char* kInitFile = "init.json";
+inline constexpr const char* kMetricsFile = "metrics.jsonl";
+inline constexpr const char* kCheckpointFile = "checkpoint.pt";
+inline constexpr const char* kSummaryFile = "summary.json";
+inline constexpr const char* kWeightsFile = "weights.safetensors";
+inline constexpr const char* kMaskFile = "mask.safetensors";
+
+class RunFolder {
+ public:
+  explicit RunFolder(std::string path) : path_(std::move(path)) {}
+
+  /// False for the empty path (a run without --out).
+  bool enabled() const { return !path_.empty(); }
+  const std::string& path() const { return path_; }
+  /// The path of the file `name` in the folder.
+  std::string file(const char* name) const;
+  /// True when the folder holds the file `name`.
+  bool has(const char* name) const;
+
+  /// Creates the folder and writes config.json. InputError if it cannot be created.
+  void create(const TrainConfig& config) const;
+  /// Reads a JSON file of the folder; InputError naming it if missing or not JSON.
+  nlohmann::json read_json(const char* name) const;
+  /// Writes a JSON file of the folder atomically.
+  void write_json(const char* name, const nlohmann::json& value) const;
+
+  /// Appends one evaluation record to metrics.jsonl.
+  void append_metrics(const nlohmann::json& record) const;
+  /// Keeps the metrics.jsonl records up to `step` (a resumed run writes the later ones again).
+  void truncate_metrics(int64_t step) const;
+
+  /// Writes weights.safetensors: `tensors` with the format and `config` in the metadata.
+  void write_weights(SafetensorsData tensors, const TrainConfig& config) const;
+  /// Writes mask.safetensors.
+  void write_mask(const CompiledMask& mask) const;
+
+ private:
+  std::string path_;
+};
+
+}  // namespace maskprior::training
