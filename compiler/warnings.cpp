@@ -6,6 +6,8 @@
 
 #include <map>
 
+#include "core/cells.h"
+
 namespace maskprior {
 namespace {
 
@@ -41,9 +43,9 @@ ast::Pos span_position(int64_t token, const Declarations& decls) {
   return decls.tokens_pos;
 }
 
-// Rows of plane (l, h) whose cells that are not hard-excluded all hold one closed value.
-std::vector<int64_t> closed_rows(const CompiledMask& out, int64_t l, int64_t h,
-                                 double close_value) {
+// Rows of plane (l, h) whose cells that are not hard-excluded all hold one value that leans
+// closed (core/cells.h).
+std::vector<int64_t> closed_rows(const CompiledMask& out, int64_t l, int64_t h) {
   const int64_t n = out.n;
   std::vector<uint8_t> flag(static_cast<size_t>(n), 0);
   tbb::parallel_for(tbb::blocked_range<int64_t>(0, n), [&](const tbb::blocked_range<int64_t>& r) {
@@ -61,7 +63,7 @@ std::vector<int64_t> closed_rows(const CompiledMask& out, int64_t l, int64_t h,
           equal = row[k] == first;
         }
       }
-      const bool closed = first < 0.0f || static_cast<double>(first) == close_value;
+      const bool closed = leans_closed(out, static_cast<double>(first));
       flag[static_cast<size_t>(q)] = seen && equal && closed;
     }
   });
@@ -89,7 +91,7 @@ void uniformly_closed_rows(const Declarations& decls, const SourceText& source, 
   std::map<std::vector<int64_t>, std::vector<std::pair<int64_t, int64_t>>> planes_by_rows;
   for (int64_t l = 0; l < out.layers; ++l) {
     for (int64_t h = 0; h < out.heads; ++h) {
-      std::vector<int64_t> rows = closed_rows(out, l, h, out.close_value);
+      std::vector<int64_t> rows = closed_rows(out, l, h);
       if (!rows.empty()) planes_by_rows[std::move(rows)].emplace_back(l, h);
     }
   }

@@ -16,6 +16,11 @@ bool leans_open(const CompiledMask& mask, double value) {
   return mask.open_value >= mask.close_value ? value > midpoint : value < midpoint;
 }
 
+bool leans_closed(const CompiledMask& mask, double value) {
+  const double midpoint = 0.5 * (mask.open_value + mask.close_value);
+  return mask.open_value >= mask.close_value ? value < midpoint : value > midpoint;
+}
+
 std::vector<uint8_t> open_pattern(const CompiledMask& mask) {
   check_invariants(mask);
   std::vector<uint8_t> pattern(mask.mask.size(), 0);

@@ -22,6 +22,9 @@ CellClass classify_cell(const CompiledMask& mask, int64_t layer, int64_t head, i
 /// cells never; an "other" cell does when it is nearer the open value.
 bool leans_open(const CompiledMask& mask, double value);
 
+/// True when `value` lies strictly on the close side of that midpoint (a closed cell always does).
+bool leans_closed(const CompiledMask& mask, double value);
+
 /// The binary prior [L, H, N, N]: 1 where a cell is not hard-excluded and leans open. This is the
 /// pattern that qk inits fit and that prior-mass metrics measure.
 std::vector<uint8_t> open_pattern(const CompiledMask& mask);

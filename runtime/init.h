@@ -26,22 +26,10 @@
 #include <vector>
 
 #include "core/compiled_mask.h"
+#include "runtime/init_method.h"
 #include "runtime/model.h"
 
 namespace maskprior::runtime {
-
-enum class InitMethod { kVanilla, kMask, kMaskFixed, kMaskZero, kQkSvd, kQkOpt, kMimetic };
-
-/// `vanilla`, `mask`, ... → the method. Throws InputError listing the valid names.
-InitMethod parse_init_method(const std::string& name);
-/// The command-line name of a method.
-std::string init_method_name(InitMethod method);
-/// Every method's command-line name, in enum order.
-std::vector<std::string> init_method_names();
-/// True for mask, mask-fixed, mask-zero: the model carries M.
-bool init_uses_mask(InitMethod method);
-/// True where the method cannot run without a spec (mask, mask-fixed, qk-svd, qk-opt).
-bool init_requires_spec(InitMethod method);
 
 struct InitOptions {
   uint64_t seed = 0;            // for mimetic's Z and anything else random

@@ -511,7 +511,8 @@ set distance t = max(-10, 10 * (1 - abs(d) / 8))
 )");
   for (int64_t i = 0; i < 700; i += 7) {
     for (int64_t j = 0; j < 700; ++j) {
-      const double expected = std::max(-10.0, 10.0 * (1.0 - std::abs(i - j) / 8.0));
+      const double expected =
+          std::max(-10.0, 10.0 * (1.0 - static_cast<double>(std::abs(i - j)) / 8.0));
       ASSERT_FLOAT_EQ(m.at(0, 0, i, j), static_cast<float>(expected));
       ASSERT_EQ(m.is_hard(i, j), j > i);
     }

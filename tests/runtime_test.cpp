@@ -499,7 +499,9 @@ TEST(ConfigTableTest, RowsAreConsistent) {
           using T = std::decay_t<decltype(TrainConfig{}.*member)>;
           const bool text = std::is_same_v<T, std::string>;
           const bool number = std::is_arithmetic_v<T> && !std::is_same_v<T, bool>;
-          if (choice || field.rule == FieldRule::kNonEmpty) EXPECT_TRUE(text) << field.key;
+          if (choice || field.rule == FieldRule::kNonEmpty) {
+            EXPECT_TRUE(text) << field.key;
+          }
           if (field.rule == FieldRule::kPositive || field.rule == FieldRule::kNonNegative ||
               field.rule == FieldRule::kFraction) {
             EXPECT_TRUE(number) << field.key;

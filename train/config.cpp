@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "core/error.h"
-#include "runtime/init.h"
+#include "runtime/init_method.h"
 #include "tasks/task_names.h"
 #include "train/presets.h"
 

@@ -31,7 +31,7 @@ struct TrainConfig {
   uint64_t seed = 0;
   std::string out;
   int n = 15;
-  double train_fraction = 0.004;
+  double train_fraction = runtime::ExperimentConfig{}.train_fraction;
   int64_t test_size = 10000;
 
   // Model.

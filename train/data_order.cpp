@@ -6,6 +6,8 @@
 #include <random>
 #include <utility>
 
+#include "tasks/random.h"
+
 namespace maskprior::training {
 
 namespace {
@@ -23,10 +25,7 @@ std::vector<int64_t> epoch_order(uint64_t seed, int64_t epoch, int64_t rows) {
   std::vector<int64_t> order(static_cast<size_t>(rows));
   for (int64_t i = 0; i < rows; ++i) order[static_cast<size_t>(i)] = i;
   std::mt19937_64 engine(splitmix64(seed ^ splitmix64(static_cast<uint64_t>(epoch))));
-  for (int64_t i = rows - 1; i > 0; --i) {  // Fisher–Yates with a fixed mapping (portable)
-    std::swap(order[static_cast<size_t>(i)],
-              order[static_cast<size_t>(engine() % static_cast<uint64_t>(i + 1))]);
-  }
+  tasks::shuffle_in_place(order, engine);  // a fixed mapping from draws to slots: portable
   return order;
 }
 

@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "io/atomic_file.h"
 #include "io/json_file.h"
+#include "tasks/arithmetic_task.h"
 #include "train/run_folder.h"
 #include "train/train.h"
 
@@ -49,12 +50,11 @@ std::vector<SuiteEntry> boolean_entries(const std::vector<std::string>& tasks,
 
 std::vector<SuiteEntry> arithmetic_entries(const std::vector<std::string>& inits) {
   std::vector<SuiteEntry> entries;
-  const std::pair<const char*, double> tasks[] = {{"addition", 0.004}, {"multiplication", 0.03}};
-  for (const auto& [task, fraction] : tasks) {
+  // Each task at the paper's train fraction, which both presets set (train/presets.cpp).
+  for (const std::string& task : tasks::arithmetic_task_names()) {
     for (const std::string& init : inits) {
       entries.push_back({fmt::format("{}-{}", task, init), task,
-                         fmt::format("specs/arith/{}.mask", task), init,
-                         json{{"train_fraction", fraction}}});
+                         fmt::format("specs/arith/{}.mask", task), init, json::object()});
     }
   }
   return entries;
