@@ -1,28 +1,26 @@
 #!/usr/bin/env bash
-# Runs clang-tidy (.clang-tidy: bugprone, performance, naming, no function over 80 lines) over
-# maskprior's own sources and fails if it reports anything. The LibTorch layers are included
-# when MASKPRIOR_WITH_TORCH=ON (default OFF: each LibTorch file takes ~30 s to analyse).
-#   bash scripts/tidy.sh            # everything but runtime/ and train/
-#   MASKPRIOR_WITH_TORCH=ON bash scripts/tidy.sh
+# Static checks that must report nothing:
+#  1. clang-tidy (.clang-tidy: bugprone, performance, naming, function size) over every layer
+#     that does not include LibTorch. clang-tidy 14 cannot parse Debian's LibTorch 1.13 headers
+#     (errors inside c10::IValue with libstdc++ 12), so runtime/, train/ and maskc-runtime's
+#     commands are checked by GCC's warnings (-Werror in scripts/build.sh) and by (2).
+#  2. scripts/function_length.py: no function body over 80 lines, in every source file.
+#   bash scripts/tidy.sh      (about 3 minutes on 2 cores)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-with_torch=${MASKPRIOR_WITH_TORCH:-OFF}
-build=build-tidy-${with_torch}
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DMASKPRIOR_WITH_TORCH="$with_torch" \
+python3 scripts/function_length.py --max 80 core grammar compiler io render tasks validate runtime \
+  train cli tests bench
+build=build-tidy
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DMASKPRIOR_WITH_TORCH=OFF \
   -DMASKPRIOR_BUILD_TESTS=OFF -DMASKPRIOR_BUILD_BENCH=OFF -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >/dev/null
-layers="core compiler io render tasks validate cli"
-[[ $with_torch == ON ]] && layers="$layers runtime train"
-files=()
-for layer in $layers; do
-  while IFS= read -r f; do files+=("$f"); done < <(ls "$layer"/*.cpp)
-done
-[[ $with_torch == ON ]] || files=($(printf '%s\n' "${files[@]}" | grep -v -e cmd_train -e cmd_reproduce -e runtime_))
+files=$(ls core/*.cpp compiler/*.cpp io/*.cpp render/*.cpp tasks/*.cpp validate/*.cpp \
+  cli/app.cpp cli/cli.cpp cli/main.cpp cli/spec_flags.cpp cli/cmd_compile.cpp cli/cmd_show.cpp \
+  cli/cmd_validate.cpp)
 log=$(mktemp)
-run-clang-tidy -quiet -p "$build" -j "${JOBS:-$(nproc)}" "${files[@]}" >"$log" 2>&1 || true
+trap 'rm -f "$log"' EXIT
+run-clang-tidy -quiet -p "$build" -j "${JOBS:-$(nproc)}" $files >"$log" 2>&1 || true
 if grep -E '(warning|error):' "$log"; then
   echo "tidy: clang-tidy reported the findings above" >&2
-  rm -f "$log"
   exit 1
 fi
-rm -f "$log"
-echo "tidy: clean (${#files[@]} files)"
+echo "tidy: clean ($(echo $files | wc -w) files through clang-tidy; function length everywhere)"

@@ -235,11 +235,11 @@ TruthTable arithmetic_truth_table(const ArithmeticTask& task) {
       table.x.push_back(static_cast<double>(tokens[static_cast<size_t>(i)]));
     }
     for (int i = 0; i < d; ++i) {
-      table.x.push_back(static_cast<double>(tokens[static_cast<size_t>(d + 1 + i)]));
+      table.x.push_back(static_cast<double>(tokens[static_cast<size_t>(d) + 1 + static_cast<size_t>(i)]));
     }
     for (int j = 0; j < task.answer_digits; ++j) {
       table.y[static_cast<size_t>(j)][static_cast<size_t>(p)] =
-          static_cast<double>(tokens[static_cast<size_t>(answer + j)]);
+          static_cast<double>(tokens[static_cast<size_t>(answer) + static_cast<size_t>(j)]);
     }
   }
   for (const auto& column : table.y) table.values.push_back(distinct_values(column));

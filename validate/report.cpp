@@ -28,6 +28,7 @@ constexpr int kLabelWidth = 13;
 std::vector<std::string> names_of(const std::vector<size_t>& indices,
                                   const std::vector<std::string>& inputs) {
   std::vector<std::string> names;
+  names.reserve(indices.size());
   for (size_t i : indices) names.push_back(inputs[i]);
   return names;
 }
