@@ -1,5 +1,6 @@
 #include <exception>
 #include <iostream>
+#include <new>
 
 #include "cli/cli.h"
 #include "cli/commands.h"
@@ -23,13 +24,18 @@ int run_app(CLI::App& app, int argc, char** argv, const int& exit_code) {
     std::cerr << e.what() << '\n';
     return kExitInputError;
   } catch (const InputError& e) {
-    std::cerr << "maskc: error: " << e.what() << '\n';
+    std::cerr << "maskc: error: " << escape_control_chars(e.what(), /*keep_newlines=*/true) << '\n';
     return kExitInputError;
   } catch (const InternalError& e) {
     std::cerr << "maskc: " << e.what() << " (this is a bug in maskprior)\n";
     return kExitInternal;
+  } catch (const std::bad_alloc&) {
+    // Buffers sized by the input say how much they wanted (allocate_or_throw); this is the rest.
+    std::cerr << "maskc: error: out of memory: the input needs more memory than is available "
+                 "(a smaller -D size or mask would fit)\n";
+    return kExitInputError;
   } catch (const std::exception& e) {
-    std::cerr << "maskc: error: " << e.what() << '\n';
+    std::cerr << "maskc: error: " << escape_control_chars(e.what(), /*keep_newlines=*/true) << '\n';
     return kExitInputError;
   }
   return exit_code;

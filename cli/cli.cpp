@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "cli/commands.h"
+#include "io/atomic_file.h"
 
 namespace maskprior::cli {
 
@@ -40,6 +41,8 @@ int exec_runtime(char** argv) {
 
 int run(int argc, char** argv) {
   if (argc > 1 && is_runtime_command(argv[1])) return exec_runtime(argv);
+  // Ctrl-C or SIGTERM during a write removes its temporary file, then ends maskc as usual.
+  remove_temp_files_on_signals();
   CLI::App app{"maskc — compile, inspect, validate and train with attention-mask priors"};
   app.set_version_flag("--version", std::string("maskc ") + MASKPRIOR_VERSION);
   app.require_subcommand(1);

@@ -29,6 +29,7 @@ TensorFormat output_format(const CompileArgs& args) {
 }
 
 void run_compile(const CompileArgs& args) {
+  check_output_is_not_input(args.spec, args.output, "-o");
   const CompiledMask mask = compile_file(args.spec, compile_options(args.flags));
   print_warnings(mask, std::cerr);
   const TensorFormat format = output_format(args);
@@ -54,7 +55,8 @@ void add_compile_command(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand("compile", "Compile a .mask spec to a mask tensor file");
   cmd->add_option("SPEC", args->spec, "The .mask spec to compile")->required()->type_name("FILE");
   cmd->add_option("-o,--output", args->output,
-                  "Output file, written atomically (never left half-written)")
+                  "Output file, written atomically (never left half-written); a missing or "
+                  "regular file other than SPEC (symbolic links are not followed)")
       ->required()
       ->type_name("OUT");
   add_define_flag(*cmd, args->flags);

@@ -37,10 +37,11 @@ CompiledMask load(const ShowArgs& args) {
     throw CLI::ValidationError(
         "-D", "only applies to .mask specs, not to the tensor file '" + args.input + "'");
   }
-  return read_mask_file(args.input);
+  return read_mask_file(args.input, args.flags.max_bytes);
 }
 
 void run_show(const ShowArgs& args) {
+  if (!args.png.empty()) check_output_is_not_input(args.input, args.png, "--png");
   const CompiledMask mask = load(args);
   std::cout << render_grid(mask, args.layer, args.head);
   if (args.png.empty()) return;

@@ -3,7 +3,9 @@
 // --resume accepts it come from there.
 #include <fmt/format.h>
 
+#include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -34,6 +36,17 @@ struct TrainFlags {
   bool json = false;
 };
 
+/// CLI11 check of a floating flag's value: NaN and infinities are usage errors (exit 2), before
+/// check_config would refuse them as input errors.
+std::string check_finite(const std::string& text) {
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  if (end != text.c_str() && *end == '\0' && !std::isfinite(value)) {
+    return "must be a finite number, got '" + text + "'";
+  }
+  return {};
+}
+
 /// Registers the flag of one row of the config table, bound to its member of flags.config: a
 /// bool's flag sets the opposite of the default, the map (defines) is -D NAME=VALUE, the rest
 /// take a value (checked against the row's allowed values, if any).
@@ -54,6 +67,9 @@ void add_field_flag(CLI::App& cmd, TrainFlags& flags, const training::ConfigFiel
       },
       field.member);
   if (!field.allowed.empty()) option->check(CLI::IsMember(field.allowed));
+  if (std::holds_alternative<double training::TrainConfig::*>(field.member)) {
+    option->check(CLI::Validator(check_finite, /*validator_desc=*/"", "finite"));
+  }
   flags.given.emplace_back(option, &field);
 }
 

@@ -1,7 +1,17 @@
 #include "cli/spec_flags.h"
 
+#include <fmt/format.h>
+#include <sys/stat.h>
+
 #include <cctype>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <limits>
 #include <ostream>
+
+#include "core/error.h"
 
 namespace maskprior::cli {
 namespace {
@@ -17,10 +27,47 @@ bool is_identifier(const std::string& text) {
 /// CLI11 validator for NAME=VALUE: returns an empty string when fine, else the complaint.
 std::string check_define(const std::string& text) {
   const size_t eq = text.find('=');
-  if (eq == std::string::npos) return "-D expects NAME=VALUE, got '" + text + "'";
+  if (eq == std::string::npos) return "-D expects NAME=VALUE, got " + quote_input(text);
   const std::string name = text.substr(0, eq);
-  if (!is_identifier(name)) return "-D: '" + name + "' is not a parameter name in '" + text + "'";
-  if (eq + 1 == text.size()) return "-D: no value after '=' in '" + text + "'";
+  if (!is_identifier(name)) {
+    return "-D: " + quote_input(name) + " is not a parameter name in " + quote_input(text);
+  }
+  if (eq + 1 == text.size()) return "-D: no value after '=' in " + quote_input(text);
+  if (text.find('=', eq + 1) != std::string::npos) {
+    return "-D expects NAME=VALUE with one '=', got " + quote_input(text);
+  }
+  return {};
+}
+
+/// CLI11 check of --open/--close: the value must be finite, also as float32 (the mask's type).
+std::string check_scale_value(const std::string& text) {
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  if (end == text.c_str()) return {};  // not a number at all: CLI11's conversion says so
+  if (!std::isfinite(value) || std::abs(value) > std::numeric_limits<float>::max()) {
+    return fmt::format("expects a finite number (at most {:g} in magnitude, float32), got {}",
+                       std::numeric_limits<float>::max(), quote_input(text));
+  }
+  return {};
+}
+
+/// CLI11 transform of --max-bytes: a size such as 500M or 2GiB (AsSizeValue), from 0 to
+/// kMaxBytesCeiling. A negative size is refused, not wrapped around into "no cap".
+std::string transform_max_bytes(std::string& text) {
+  const size_t first = text.find_first_not_of(" \t");
+  if (first != std::string::npos && text[first] == '-') {
+    return "expects a size of at least 0, got " + quote_input(text) +
+           " (the cap cannot be switched off; at most 64GiB)";
+  }
+  const std::string original = text;
+  std::string error = CLI::AsSizeValue(/*kb_is_1000=*/false)(text);
+  if (!error.empty()) return error;
+  uint64_t bytes = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), bytes);
+  if (ec != std::errc() || end != text.data() + text.size() || bytes > kMaxBytesCeiling) {
+    return "expects a size of at most 64GiB (" + std::to_string(kMaxBytesCeiling) +
+           " bytes), got " + quote_input(original);
+  }
   return {};
 }
 
@@ -37,14 +84,18 @@ CLI::Option* add_define_flag(CLI::App& cmd, SpecFlags& flags) {
 }
 
 void add_scale_and_size_flags(CLI::App& cmd, SpecFlags& flags) {
+  const CLI::Validator finite(check_scale_value, /*validator_desc=*/"", "finite");
   cmd.add_option("--open", flags.open_value,
-                 "Value that `open` writes, overriding the spec's `scale open = ...`");
+                 "Value that `open` writes, overriding the spec's `scale open = ...` (finite)")
+      ->check(finite);
   cmd.add_option("--close", flags.close_value,
-                 "Value that `close` writes, overriding the spec's `scale close = ...`");
+                 "Value that `close` writes, overriding the spec's `scale close = ...` (finite)")
+      ->check(finite);
   cmd.add_option("--max-bytes", flags.max_bytes,
-                 "Refuse masks whose mask + provenance tensors would exceed this size, e.g. 500M, "
-                 "2GiB (units are powers of 1024; default 4GiB)")
-      ->transform(CLI::AsSizeValue(/*kb_is_1000=*/false).description(""))
+                 "Refuse masks whose mask + provenance tensors would exceed this size, whether "
+                 "compiled from a spec or read from a tensor file, e.g. 500M, 2GiB (units are "
+                 "powers of 1024; default 4GiB, at most 64GiB)")
+      ->transform(CLI::Validator(transform_max_bytes, /*validator_desc=*/"", "size"))
       ->type_name("SIZE");
 }
 
@@ -52,7 +103,13 @@ CompileOptions compile_options(const SpecFlags& flags) {
   CompileOptions options;
   for (const std::string& define : flags.defines) {
     const size_t eq = define.find('=');
-    options.defines[define.substr(0, eq)] = define.substr(eq + 1);
+    const std::string name = define.substr(0, eq);
+    const auto [it, inserted] = options.defines.emplace(name, define.substr(eq + 1));
+    if (!inserted) {
+      throw CLI::ValidationError(
+          "-D", fmt::format("parameter {} is given twice ({} and {}); give each parameter once",
+                            name, quote_input(name + "=" + it->second), quote_input(define)));
+    }
   }
   options.open_value = flags.open_value;
   options.close_value = flags.close_value;
@@ -62,6 +119,25 @@ CompileOptions compile_options(const SpecFlags& flags) {
 
 void print_warnings(const CompiledMask& mask, std::ostream& out) {
   for (const Diagnostic& warning : mask.warnings) out << format_diagnostic(warning) << '\n';
+}
+
+void check_output_is_not_input(const std::string& input, const std::string& output,
+                               const std::string& flag) {
+  struct stat in {};
+  struct stat out {};
+  bool same = ::stat(input.c_str(), &in) == 0 && ::stat(output.c_str(), &out) == 0 &&
+              in.st_dev == out.st_dev && in.st_ino == out.st_ino;
+  if (!same) {
+    std::error_code in_error, out_error;
+    const auto in_path = std::filesystem::weakly_canonical(input, in_error);
+    const auto out_path = std::filesystem::weakly_canonical(output, out_error);
+    same = !in_error && !out_error && in_path == out_path;
+  }
+  if (same) {
+    throw InputError(fmt::format(
+        "{} {} is the input {} itself; refusing to overwrite it (choose another output file)", flag,
+        quote_input(output), quote_input(input)));
+  }
 }
 
 }  // namespace maskprior::cli

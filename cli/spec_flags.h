@@ -12,6 +12,9 @@
 
 namespace maskprior::cli {
 
+/// The most --max-bytes accepts: a cap, not a way to switch the cap off.
+inline constexpr uint64_t kMaxBytesCeiling = uint64_t{64} << 30;
+
 /// Values of -D, --open, --close and --max-bytes, as parsed.
 struct SpecFlags {
   std::vector<std::string> defines;  // NAME=VALUE, checked at parse time
@@ -22,11 +25,18 @@ struct SpecFlags {
 
 /// Registers -D NAME=VALUE (repeatable) on `cmd`; a malformed -D is a usage error (exit 2).
 CLI::Option* add_define_flag(CLI::App& cmd, SpecFlags& flags);
-/// Registers --open, --close and --max-bytes on `cmd`.
+/// Registers --open, --close (finite numbers) and --max-bytes (0 to kMaxBytesCeiling) on `cmd`;
+/// anything else is a usage error (exit 2).
 void add_scale_and_size_flags(CLI::App& cmd, SpecFlags& flags);
 
-/// The compile options the flags ask for (a later -D of a name wins).
+/// The compile options the flags ask for. Two -D of one name are a usage error
+/// (CLI::ValidationError, exit 2).
 CompileOptions compile_options(const SpecFlags& flags);
+
+/// Throws InputError when `output` (the value of `flag`) is the file `input`: the same file
+/// (device and inode) or the same path once made absolute and normalised.
+void check_output_is_not_input(const std::string& input, const std::string& output,
+                               const std::string& flag);
 
 /// Prints the compiler's warnings, one formatted diagnostic each.
 void print_warnings(const CompiledMask& mask, std::ostream& out);

@@ -3,9 +3,7 @@
 #include <fmt/format.h>
 #include <openssl/evp.h>
 
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include "compiler/compile.h"
 #include "compiler/declarations.h"
@@ -15,9 +13,13 @@
 #include "compiler/resolve.h"
 #include "compiler/source.h"
 #include "compiler/warnings.h"
+#include "core/regular_file.h"
 
 namespace maskprior {
 namespace {
+
+/// The largest spec file compile_file reads: far above any real spec (ours are a few KB).
+constexpr uint64_t kMaxSpecBytes = uint64_t{16} << 20;
 
 std::string sha256_hex(const std::string& bytes) {
   unsigned char digest[EVP_MAX_MD_SIZE];
@@ -51,7 +53,7 @@ CompiledMask compile_source(const std::string& source, const std::string& filena
 
   HardRowPositions hard_rows(static_cast<size_t>(out.n));
   std::set<const ast::Statement*> wrote;
-  expand_rules(spec, decls, text, [&](const LoweredRule& rule) {
+  expand_rules(spec, decls, text, options.max_bytes, [&](const LoweredRule& rule) {
     if (apply_rule(rule, out, hard_rows)) wrote.insert(rule.statement);
   });
   add_warnings(spec, wrote, decls, hard_rows, text, out);
@@ -59,12 +61,8 @@ CompiledMask compile_source(const std::string& source, const std::string& filena
 }
 
 CompiledMask compile_file(const std::string& path, const CompileOptions& options) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(fmt::format("cannot read spec {}: no such file or not readable", path));
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  if (in.bad()) throw InputError(fmt::format("cannot read spec {}: read error", path));
-  return compile_source(bytes.str(), path, options);
+  // Regular files only (a FIFO would block, /dev/zero never ends), at most kMaxSpecBytes.
+  return compile_source(read_regular_file(path, kMaxSpecBytes, "spec"), path, options);
 }
 
 }  // namespace maskprior

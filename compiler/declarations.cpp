@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <cfloat>
+#include <cmath>
+
 #include <set>
 
 #include "compiler/parse.h"
@@ -40,9 +43,8 @@ Span& span_named(Declarations& d, const std::string& name, ast::Pos pos, const S
     source.fail(
         pos, fmt::format("`{}` must come after `tokens`, which declares span {}", statement, name));
   }
-  for (Span& s : d.layout.spans) {
-    if (s.name == name) return s;
-  }
+  const auto it = d.span_index.find(name);
+  if (it != d.span_index.end()) return d.layout.spans[it->second];
   std::string known;
   for (const Span& s : d.layout.spans) known += (known.empty() ? "" : ", ") + s.name;
   source.fail(pos, fmt::format("unknown span {}; expected one of: {}", name, known));
@@ -77,10 +79,8 @@ void declare_tokens(Declarations& d, const ast::Statement& st, const SourceText&
   d.tokens_pos = st.pos;
   int64_t offset = 0;
   for (const ast::SpanDecl& decl : st.spans) {
-    for (const Span& s : d.layout.spans) {
-      if (s.name == decl.name) {
-        source.fail(decl.pos, fmt::format("duplicate span name {}", decl.name));
-      }
+    if (!d.span_index.emplace(decl.name, d.layout.spans.size()).second) {
+      source.fail(decl.pos, fmt::format("duplicate span name {}", decl.name));
     }
     int64_t length = 1;
     if (decl.length) {
@@ -159,6 +159,10 @@ void declare(Declarations& d, const ast::Statement& st, std::set<ast::StatementK
       once(seen, st, source, "scale");
       for (const ast::ScaleItem& item : st.scale) {
         const double v = evaluate(*item.value, d.params, source).real;
+        if (std::fabs(v) > FLT_MAX) {  // the value is written into float32 cells
+          source.fail(item.value->pos, fmt::format("{} value {} does not fit in float32",
+                                                   item.is_open ? "open" : "close", v));
+        }
         (item.is_open ? d.open_value : d.close_value) = v;
       }
       break;

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "compiler/ast.h"
@@ -17,8 +18,9 @@ struct Declarations {
   std::string name;
   Scope params;  // resolved parameter values (after -D)
   Layout layout;
-  std::vector<ast::Pos> span_pos;  // where each span of `layout` is declared
-  ast::Pos tokens_pos;             // the `tokens` statement (or `mask NAME` if missing)
+  std::unordered_map<std::string, size_t> span_index;  // span name -> its index in layout.spans
+  std::vector<ast::Pos> span_pos;                      // where each span of `layout` is declared
+  ast::Pos tokens_pos;  // the `tokens` statement (or `mask NAME` if missing)
   bool has_tokens = false;
   int64_t layers = 1;
   int64_t heads = 1;

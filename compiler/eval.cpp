@@ -33,14 +33,17 @@ Value integer_op(char op, int64_t a, int64_t b, const ast::Expr& e, const Source
       break;
     case '/':
       if (b == 0) source.fail(e.op_pos, "division by zero");
+      // a / -1 is -a: INT64_MIN / -1 overflows (and `%` or `/` by -1 would trap in hardware)
+      if (b == -1) {
+        overflow = __builtin_sub_overflow(int64_t{0}, a, &r);
+        break;
+      }
       if (a % b != 0) return Value::of_real(static_cast<double>(a) / static_cast<double>(b));
-      if (a == std::numeric_limits<int64_t>::min() && b == -1)
-        overflow = true;
-      else
-        r = a / b;
+      r = a / b;
       break;
     case '%':
       if (b == 0) source.fail(e.op_pos, "modulo by zero");
+      if (b == -1) break;  // every integer is a multiple of -1 (INT64_MIN % -1 would trap)
       // floored: the result has the sign of the divisor, so `(i - 1) % n` wraps to n - 1
       r = a % b;
       if (r != 0 && ((r < 0) != (b < 0))) r += b;
@@ -155,7 +158,12 @@ Value evaluate(const ast::Expr& e, const Scope& scope, const SourceText& source)
     }
     case ast::ExprKind::kNegate: {
       const Value v = evaluate(*e.args.at(0), scope, source);
-      if (v.is_integer) return integer_op('-', 0, v.integer, e, source);
+      if (v.is_integer) {
+        if (v.integer == std::numeric_limits<int64_t>::min()) {
+          source.fail(e.pos, fmt::format("integer overflow in -({})", v.integer));
+        }
+        return Value::of_integer(-v.integer);
+      }
       return Value::of_real(-v.real);
     }
     case ast::ExprKind::kBinary: {

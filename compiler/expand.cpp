@@ -9,9 +9,6 @@
 namespace maskprior {
 namespace {
 
-// Guards against loops that would run for hours: rule applications after unrolling.
-constexpr int64_t kMaxApplications = 1'000'000;
-
 bool is_head_block(const ast::Statement& st) {
   return st.kind == ast::StatementKind::kHeadBlock || st.kind == ast::StatementKind::kHeadsBlock;
 }
@@ -20,20 +17,22 @@ struct Context {
   const Declarations& decls;
   const SourceText& source;
   const std::function<void(const LoweredRule&)>& emit;
-  int64_t applications = 0;
+  WorkBudget budget;
+  // Parameters and the enclosing loop variables: one map for every level (a loop adds its
+  // variable while its body runs), so nesting costs no copies.
+  Scope scope;
 };
 
 struct BlockState {
-  Scope scope;
   IndexRange layers;
   IndexRange heads;
   const ast::Statement* restricting_block = nullptr;  // innermost head/layer block, if any
 };
 
-float rule_value(const ast::Statement& st, const BlockState& state, const Context& ctx) {
+float rule_value(const ast::Statement& st, const Context& ctx) {
   double v = 0.0;
   if (st.value && st.shape.kind != ast::ShapeKind::kDistance) {
-    v = evaluate(*st.value, state.scope, ctx.source).real;
+    v = evaluate(*st.value, ctx.scope, ctx.source).real;
   } else if (st.action == ast::RuleAction::kOpen) {
     v = ctx.decls.open_value;
   } else if (st.action == ast::RuleAction::kClose) {
@@ -48,47 +47,58 @@ float rule_value(const ast::Statement& st, const BlockState& state, const Contex
 
 void run_rule(const ast::Statement& st, const BlockState& state, Context& ctx) {
   check_rule_placement(st, state.restricting_block, ctx.source);
-  if (++ctx.applications > kMaxApplications) {
-    ctx.source.fail(st.pos, fmt::format("more than {} rule applications after unrolling loops",
-                                        kMaxApplications));
-  }
+  ctx.budget.add_application(st.pos);
   LoweredRule rule;
   rule.statement = &st;
   rule.action = st.action;
   rule.line = st.pos.line;
   rule.layers = state.layers;
   rule.heads = state.heads;
-  rule.value = rule_value(st, state, ctx);
+  rule.value = rule_value(st, ctx);
   const ast::Expr* distance_value =
       st.shape.kind == ast::ShapeKind::kDistance ? st.value.get() : nullptr;
-  rule.cells = shape_cells(st.shape, distance_value, state.scope, ctx.decls, ctx.source);
+  rule.cells = shape_cells(st.shape, distance_value, ctx.scope, ctx.decls, ctx.source, ctx.budget);
+  // the cells it writes, in every plane it writes (the hard mask is one plane)
+  const uint64_t planes = st.action == ast::RuleAction::kHard
+                              ? 1
+                              : static_cast<uint64_t>((rule.layers.end - rule.layers.begin) *
+                                                      (rule.heads.end - rule.heads.begin));
+  ctx.budget.add_written(saturating_product(rule.cells.cell_count, planes), st.pos);
   ctx.emit(rule);
 }
 
 void run_statements(const std::vector<ast::Statement>& body, const BlockState& state, Context& ctx);
+
+// The whole range is counted before the first iteration, so a runaway loop (even with an empty
+// body) is refused at once.
+void run_loop(const ast::Statement& st, const BlockState& state, Context& ctx) {
+  check_loop_variable(st, ctx.scope, ctx.source);
+  const IndexRange range = loop_range(st, ctx.scope, ctx.source);
+  ctx.budget.add_iterations(static_cast<uint64_t>(range.end) - static_cast<uint64_t>(range.begin),
+                            st.pos);
+  Value& variable = ctx.scope.emplace(st.name, Value{}).first->second;
+  for (int64_t i = range.begin; i < range.end; ++i) {
+    variable = Value::of_integer(i);
+    run_statements(st.body, state, ctx);
+  }
+  ctx.scope.erase(st.name);
+}
 
 void run_statement(const ast::Statement& st, const BlockState& state, Context& ctx) {
   switch (st.kind) {
     case ast::StatementKind::kRule:
       run_rule(st, state, ctx);
       return;
-    case ast::StatementKind::kFor: {
-      check_loop_variable(st, state.scope, ctx.source);
-      const IndexRange range = loop_range(st, state.scope, ctx.source);
-      BlockState inner = state;
-      for (int64_t i = range.begin; i < range.end; ++i) {
-        inner.scope[st.name] = Value::of_integer(i);
-        run_statements(st.body, inner, ctx);
-      }
+    case ast::StatementKind::kFor:
+      run_loop(st, state, ctx);
       return;
-    }
     case ast::StatementKind::kHeadBlock:
     case ast::StatementKind::kHeadsBlock:
     case ast::StatementKind::kLayerBlock:
     case ast::StatementKind::kLayersBlock: {
       BlockState inner = state;
       IndexRange& planes = is_head_block(st) ? inner.heads : inner.layers;
-      planes = intersect_blocks(planes, block_range(st, state.scope, ctx.decls, ctx.source), st,
+      planes = intersect_blocks(planes, block_range(st, ctx.scope, ctx.decls, ctx.source), st,
                                 ctx.source);
       inner.restricting_block = &st;
       run_statements(st.body, inner, ctx);
@@ -148,8 +158,8 @@ IndexRange block_range(const ast::Statement& st, const Scope& scope, const Decla
   const int64_t count = is_head_block(st) ? decls.heads : decls.layers;
   const std::string index_what = std::string("a ") + what + " index";
   const int64_t begin = evaluate_integer(*st.value, scope, source, index_what);
-  const int64_t end =
-      is_range ? evaluate_integer(*st.value2, scope, source, index_what) : begin + 1;
+  const int64_t end = is_range ? evaluate_integer(*st.value2, scope, source, index_what)
+                               : (begin < count ? begin + 1 : begin);
   const ast::Pos end_pos = is_range ? st.value2->pos : st.value->pos;
   if (begin < 0 || begin >= count) {
     source.fail(st.value->pos, fmt::format("{} {} is outside 0..{} (the spec declares {} {}{})",
@@ -178,10 +188,9 @@ IndexRange intersect_blocks(IndexRange outer, IndexRange inner, const ast::State
 }
 
 void expand_rules(const ast::Spec& spec, const Declarations& decls, const SourceText& source,
-                  const std::function<void(const LoweredRule&)>& emit) {
-  Context ctx{decls, source, emit};
+                  uint64_t max_bytes, const std::function<void(const LoweredRule&)>& emit) {
+  Context ctx{decls, source, emit, WorkBudget(max_bytes, source), decls.params};
   BlockState state;
-  state.scope = decls.params;
   state.layers = IndexRange{0, decls.layers};
   state.heads = IndexRange{0, decls.heads};
   for (size_t i = decls.first_rule; i < spec.statements.size(); ++i) {

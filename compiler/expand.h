@@ -49,8 +49,9 @@ IndexRange intersect_blocks(IndexRange outer, IndexRange inner, const ast::State
 
 /// Runs the rules of `spec` in file order (loops unrolled, blocks applied) and hands each
 /// application to `emit`. Throws SpecError for bad ranges, head/layer indexes outside the
-/// declared counts, `hard` inside a head/layer block and every selector or shape error.
+/// declared counts, `hard` inside a head/layer block, every selector or shape error, and work past
+/// the limits of compiler/work.h (the cell-work limit from `max_bytes`), before doing that work.
 void expand_rules(const ast::Spec& spec, const Declarations& decls, const SourceText& source,
-                  const std::function<void(const LoweredRule&)>& emit);
+                  uint64_t max_bytes, const std::function<void(const LoweredRule&)>& emit);
 
 }  // namespace maskprior

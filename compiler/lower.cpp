@@ -62,8 +62,9 @@ void allocate_mask(CompiledMask& out, const Declarations& decls) {
   out.heads = decls.heads;
   out.n = decls.layout.size();
   const size_t total = static_cast<size_t>(out.layers * out.heads * out.n * out.n);
-  out.mask.resize(total);
-  out.provenance.assign(total, 0);
+  allocate_or_throw(total * sizeof(float), "the mask M", [&] { out.mask.resize(total); });
+  allocate_or_throw(total * sizeof(int32_t), "the provenance tensor",
+                    [&] { out.provenance.assign(total, 0); });
   const auto value = static_cast<float>(decls.default_value);
   const size_t chunk = size_t{1} << 16;
   tbb::parallel_for(
@@ -76,7 +77,10 @@ void allocate_mask(CompiledMask& out, const Declarations& decls) {
           std::fill(first, last, value);
         }
       });
-  if (decls.has_hard) out.hard.emplace(static_cast<size_t>(out.n * out.n), uint8_t{0});
+  if (decls.has_hard) {
+    const auto cells = static_cast<size_t>(out.n * out.n);
+    allocate_or_throw(cells, "the hard mask", [&] { out.hard.emplace(cells, uint8_t{0}); });
+  }
 }
 
 bool apply_rule(const LoweredRule& rule, CompiledMask& out, HardRowPositions& hard_rows) {

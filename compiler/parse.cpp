@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include <tao/pegtl.hpp>
+#include <tao/pegtl/contrib/limit_depth.hpp>
 #include <tao/pegtl/contrib/parse_tree.hpp>
 
 #include "grammar/errors.hpp"
@@ -17,6 +18,22 @@ namespace {
 
 namespace pegtl = tao::pegtl;
 namespace g = grammar;
+
+// How deep grammar rules may nest while parsing. Each level of a block or of parentheses takes a
+// few dozen rules, so real specs stay far below; hostile nesting (100,000 `(` or `for`) is an
+// error here instead of a stack overflow in the parser, the AST or the evaluator.
+constexpr size_t kMaxRuleDepth = 4000;
+constexpr const char* kDepthMessage = "maximum parser rule nesting depth exceeded";
+
+template <typename Rule>
+struct depth_limit : pegtl::limit_depth<kMaxRuleDepth> {};
+
+// The message of a parse error, with PEGTL's depth message said in the spec's terms.
+std::string parse_message(const pegtl::parse_error& e) {
+  if (e.message() != kDepthMessage) return std::string(e.message());
+  return "nesting too deep: blocks, parentheses, `-` or `before` nest here more than the parser "
+         "allows (a few hundred levels)";
+}
 using Node = pegtl::parse_tree::node;
 
 // The grammar rules kept in the parse tree; `term` and `expr` with one child fold into it.
@@ -366,10 +383,10 @@ ast::Spec parse_spec(const SourceText& source) {
   pegtl::memory_input in(source.text(), source.filename());
   std::unique_ptr<Node> root;
   try {
-    root = pegtl::parse_tree::parse<g::spec, tree_selector, pegtl::nothing, g::control>(in);
+    root = pegtl::parse_tree::parse<g::spec, tree_selector, depth_limit, g::control>(in);
   } catch (const pegtl::parse_error& e) {
     const pegtl::position& p = e.positions().front();
-    source.fail(error_position(source.text(), p), std::string(e.message()));
+    source.fail(error_position(source.text(), p), parse_message(e));
   }
   internal_check(root != nullptr, "parse of a spec failed without an error");
   ast::Spec spec;
@@ -385,9 +402,9 @@ ast::ExprPtr parse_define_value(const std::string& name, const std::string& valu
   pegtl::memory_input in(value, "-D " + name);
   std::unique_ptr<Node> root;
   try {
-    root = pegtl::parse_tree::parse<g::define_value, tree_selector, pegtl::nothing, g::control>(in);
+    root = pegtl::parse_tree::parse<g::define_value, tree_selector, depth_limit, g::control>(in);
   } catch (const pegtl::parse_error& e) {
-    throw InputError(fmt::format("-D {}={}: {} at column {}", name, value, e.message(),
+    throw InputError(fmt::format("-D {}={}: {} at column {}", name, value, parse_message(e),
                                  e.positions().front().column));
   }
   internal_check(root != nullptr && root->children.size() == 1, "define parse without a value");

@@ -28,9 +28,11 @@ namespace maskprior {
 namespace {
 
 // The pass's view of one point in the rules: the names in scope and the enclosing blocks.
+// The names are shared by every level (a loop adds its variable while its body is checked), so
+// nesting costs no copies.
 struct StaticScope {
-  Scope names;                      // parameters and enclosing loop variables (placeholder values)
-  std::set<std::string> loop_vars;  // the enclosing loop variables
+  Scope* names = nullptr;  // parameters and enclosing loop variables (placeholder values)
+  std::set<std::string>* loop_vars = nullptr;  // the enclosing loop variables
   // The layers and heads the enclosing blocks select; unknown (nullopt) once one of them depends
   // on a loop variable.
   std::optional<IndexRange> layers;
@@ -71,7 +73,7 @@ void check_names(const ast::Expr& e, const Scope& names, const Context& ctx) {
 }
 
 bool uses_loop_variable(const ast::Expr& e, const StaticScope& scope) {
-  if (e.kind == ast::ExprKind::kName && scope.loop_vars.count(e.name) != 0) return true;
+  if (e.kind == ast::ExprKind::kName && scope.loop_vars->count(e.name) != 0) return true;
   for (const ast::ExprPtr& arg : e.args) {
     if (uses_loop_variable(*arg, scope)) return true;
   }
@@ -98,8 +100,8 @@ void check_item_names(const ast::SelectorItem& item, const StaticScope& scope, c
   }
   find_span(item.span, item.pos, ctx.decls, ctx.source);
   if (!item.index) return;
-  if (item.index->begin) check_names(*item.index->begin, scope.names, ctx);
-  if (item.index->end) check_names(*item.index->end, scope.names, ctx);
+  if (item.index->begin) check_names(*item.index->begin, *scope.names, ctx);
+  if (item.index->end) check_names(*item.index->end, *scope.names, ctx);
 }
 
 // A loop-independent item is resolved as expansion would resolve it; of a loop-dependent one,
@@ -107,7 +109,7 @@ void check_item_names(const ast::SelectorItem& item, const StaticScope& scope, c
 void check_item_values(const ast::SelectorItem& item, const StaticScope& scope,
                        const Context& ctx) {
   if (!uses_loop_variable(item, scope)) {
-    resolve_selector_item(item, ctx.decls.params, ctx.decls, ctx.source);
+    check_selector_item(item, ctx.decls.params, ctx.decls, ctx.source);
     return;
   }
   if (item.kind != ast::SelectorKind::kSpan) {
@@ -156,19 +158,20 @@ void check_shape(const ast::Shape& shape, const StaticScope& scope, const Contex
       break;  // whole-span operands, checked by check_shape_operands
   }
   for (const ast::ExprPtr* e : {&shape.size, &shape.dilation, &shape.dy, &shape.dx}) {
-    if (*e) check_names(**e, scope.names, ctx);
+    if (*e) check_names(**e, *scope.names, ctx);
   }
 }
 
 void check_rule(const ast::Statement& st, const StaticScope& scope, const Context& ctx) {
   check_rule_placement(st, scope.restricting_block, ctx.source);
   const bool distance = st.shape.kind == ast::ShapeKind::kDistance;
-  if (st.value && !distance) check_names(*st.value, scope.names, ctx);
+  if (st.value && !distance) check_names(*st.value, *scope.names, ctx);
   check_shape(st.shape, scope, ctx);
   if (st.value && distance) {
-    Scope with_d = scope.names;
-    with_d["d"] = Value::of_integer(0);
-    check_names(*st.value, with_d, ctx);
+    // `d` is bound in the value (a parameter or loop variable `d` is shadowed, still a name)
+    const bool add_d = scope.names->emplace("d", Value::of_integer(0)).second;
+    check_names(*st.value, *scope.names, ctx);
+    if (add_d) scope.names->erase("d");
   }
 }
 
@@ -176,23 +179,25 @@ void check_statements(const std::vector<ast::Statement>& body, const StaticScope
                       const Context& ctx);
 
 void check_for(const ast::Statement& st, const StaticScope& scope, const Context& ctx) {
-  check_loop_variable(st, scope.names, ctx.source);
-  check_names(*st.value, scope.names, ctx);
-  check_names(*st.value2, scope.names, ctx);
+  check_loop_variable(st, *scope.names, ctx.source);
+  check_names(*st.value, *scope.names, ctx);
+  check_names(*st.value2, *scope.names, ctx);
   if (!uses_loop_variable(*st.value, scope) && !uses_loop_variable(*st.value2, scope)) {
     loop_range(st, ctx.decls.params, ctx.source);
   }
-  StaticScope inner = scope;
-  inner.names[st.name] = Value::of_integer(0);  // a placeholder: the pass evaluates no loop value
-  inner.loop_vars.insert(st.name);
-  check_statements(st.body, inner, ctx);
+  // a placeholder value: the pass evaluates no loop value
+  scope.names->emplace(st.name, Value::of_integer(0));
+  scope.loop_vars->insert(st.name);
+  check_statements(st.body, scope, ctx);
+  scope.names->erase(st.name);
+  scope.loop_vars->erase(st.name);
 }
 
 void check_block(const ast::Statement& st, const StaticScope& scope, const Context& ctx) {
   const bool is_head =
       st.kind == ast::StatementKind::kHeadBlock || st.kind == ast::StatementKind::kHeadsBlock;
-  check_names(*st.value, scope.names, ctx);
-  if (st.value2) check_names(*st.value2, scope.names, ctx);
+  check_names(*st.value, *scope.names, ctx);
+  if (st.value2) check_names(*st.value2, *scope.names, ctx);
   StaticScope inner = scope;
   inner.restricting_block = &st;
   std::optional<IndexRange>& planes = is_head ? inner.heads : inner.layers;
@@ -237,8 +242,11 @@ void check_statements(const std::vector<ast::Statement>& body, const StaticScope
 void resolve_rules(const ast::Spec& spec, const Declarations& decls, const SourceText& source) {
   Context ctx{decls, source, {}};
   collect_loop_lines(spec.statements, ctx.loop_lines);
+  Scope names = decls.params;
+  std::set<std::string> loop_vars;
   StaticScope scope;
-  scope.names = decls.params;
+  scope.names = &names;
+  scope.loop_vars = &loop_vars;
   scope.layers = IndexRange{0, decls.layers};
   scope.heads = IndexRange{0, decls.heads};
   for (size_t i = decls.first_rule; i < spec.statements.size(); ++i) {

@@ -7,17 +7,21 @@
 
 #include "compiler/ast.h"
 #include "compiler/declarations.h"
+#include "compiler/work.h"
 
 namespace maskprior {
 
-/// The tokens a selector names, in the order written. Throws SpecError for an unknown span, an
-/// index or range outside its span, and `before` the first token of the layout.
+/// The tokens a selector names, in the order written, each counted as cell work by `budget`.
+/// Throws SpecError for an unknown span, an index or range outside its span, `before` the first
+/// token of the layout, and work past the limit.
 std::vector<int64_t> resolve_selector(const ast::Selector& selector, const Scope& scope,
-                                      const Declarations& decls, const SourceText& source);
+                                      const Declarations& decls, const SourceText& source,
+                                      WorkBudget& budget);
 
-/// The tokens one selector item names, in order (what `resolve_selector` does for each item).
-std::vector<int64_t> resolve_selector_item(const ast::SelectorItem& item, const Scope& scope,
-                                           const Declarations& decls, const SourceText& source);
+/// Every check `resolve_selector` makes of one selector item (but the work limit), without
+/// listing its tokens: time and memory proportional to the item's text.
+void check_selector_item(const ast::SelectorItem& item, const Scope& scope,
+                         const Declarations& decls, const SourceText& source);
 
 /// The span called `name`; throws SpecError at `pos` naming the declared spans if there is none.
 const Span& find_span(const std::string& name, ast::Pos pos, const Declarations& decls,

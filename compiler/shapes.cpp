@@ -30,6 +30,12 @@ RunList to_runs(TokenList tokens) {
   return runs;
 }
 
+uint64_t cells_in(const RunList& runs) {
+  uint64_t cells = 0;
+  for (const ColumnRun& run : runs) cells += static_cast<uint64_t>(run.end - run.begin);
+  return cells;
+}
+
 // A list of tokens in place order, cut into pieces of consecutive tokens: place p of a piece is
 // token first_token + (p - first_place). Lets `causal` and `distance` emit runs per row.
 struct Piece {
@@ -74,6 +80,7 @@ class CellWritesBuilder {
       Entry& e = entries_[row];
       if (e.lists.size() == 1 && e.cells.empty()) {
         row_runs->push_back(lists_[static_cast<size_t>(e.lists[0])]);
+        out.cell_count += list_cells_[static_cast<size_t>(e.lists[0])];
         continue;
       }
       TokenList tokens = std::move(e.cells);
@@ -83,6 +90,7 @@ class CellWritesBuilder {
         }
       }
       row_runs->push_back(std::make_shared<const RunList>(to_runs(std::move(tokens))));
+      out.cell_count += cells_in(*row_runs->back());
     }
     out.fill = [row_runs](size_t r, RunList& runs, std::vector<float>&) {
       const RunList& list = *(*row_runs)[r];
@@ -112,6 +120,7 @@ class CellWritesBuilder {
                                    });
       if (same) return id;
     }
+    list_cells_.push_back(cells_in(runs));
     lists_.push_back(std::make_shared<const RunList>(std::move(runs)));
     bucket.push_back(static_cast<int>(lists_.size() - 1));
     return bucket.back();
@@ -122,13 +131,14 @@ class CellWritesBuilder {
   }
 
   std::vector<SharedRuns> lists_;
+  std::vector<uint64_t> list_cells_;  // the cells of each list
   std::unordered_map<size_t, std::vector<int>> by_hash_;
   std::unordered_map<int64_t, Entry> entries_;
 };
 
 TokenList select(const ast::Selector& sel, const Scope& scope, const Declarations& decls,
-                 const SourceText& source) {
-  return resolve_selector(sel, scope, decls, source);
+                 const SourceText& source, WorkBudget& budget) {
+  return resolve_selector(sel, scope, decls, source, budget);
 }
 
 // Rows must be distinct for shapes whose cells depend on a token's place in the list.
@@ -160,8 +170,16 @@ TokenList digits_by_place(const SpanOperand& op, const ast::Selector& sel, const
   return places;
 }
 
-CellWrites digit_shape(const ast::Shape& shape, const Declarations& decls,
-                       const SourceText& source) {
+// Adds row -> places[lo..hi] (inclusive; nothing when lo > hi).
+void add_places(CellWritesBuilder& builder, int64_t row, const TokenList& places, int64_t lo,
+                int64_t hi) {
+  for (int64_t i = std::max<int64_t>(lo, 0); i <= hi; ++i) {
+    builder.add_cell(row, places[static_cast<size_t>(i)]);
+  }
+}
+
+CellWrites digit_shape(const ast::Shape& shape, const Declarations& decls, const SourceText& source,
+                       WorkBudget& budget) {
   const char* name = shape.kind == ast::ShapeKind::kAlign ? "align" : "product";
   const TokenList a = digits_by_place(
       resolve_span_operand(shape.a, decls, source, "the first operand"), shape.a, source, name);
@@ -171,26 +189,24 @@ CellWrites digit_shape(const ast::Shape& shape, const Declarations& decls,
                                       shape.c, source, name);
   const int64_t la = static_cast<int64_t>(a.size());
   const int64_t lb = static_cast<int64_t>(b.size());
+  // each row lists at most every place of A and of B
+  budget.add_listed(saturating_product(c.size(), a.size() + b.size()), shape.pos);
   CellWritesBuilder builder;
   for (int64_t j = 0; j < static_cast<int64_t>(c.size()); ++j) {
     const int64_t row = c[static_cast<size_t>(j)];
     if (shape.kind == ast::ShapeKind::kAlign) {
       // C[j] -> A[j], B[j]; with carry also every lower place i < j.
       const int64_t lowest = shape.carry ? 0 : j;
-      for (int64_t i = lowest; i <= j; ++i) {
-        if (i < la) builder.add_cell(row, a[static_cast<size_t>(i)]);
-        if (i < lb) builder.add_cell(row, b[static_cast<size_t>(i)]);
-      }
+      add_places(builder, row, a, lowest, std::min(j, la - 1));
+      add_places(builder, row, b, lowest, std::min(j, lb - 1));
+    } else if (shape.carry) {
+      // C[j] -> A[i], B[k] for every i + k <= j: every i <= j (with k = 0), every k <= j.
+      add_places(builder, row, a, 0, std::min(j, la - 1));
+      add_places(builder, row, b, 0, std::min(j, lb - 1));
     } else {
-      // C[j] -> A[i], B[k] for every i + k = j (with carry: i + k <= j).
-      for (int64_t i = 0; i < la; ++i) {
-        for (int64_t k = 0; k < lb; ++k) {
-          const bool hit = shape.carry ? i + k <= j : i + k == j;
-          if (!hit) continue;
-          builder.add_cell(row, a[static_cast<size_t>(i)]);
-          builder.add_cell(row, b[static_cast<size_t>(k)]);
-        }
-      }
+      // C[j] -> A[i], B[k] for every i + k = j: A[i] when B has place j - i, and the reverse.
+      add_places(builder, row, a, j - (lb - 1), std::min(j, la - 1));
+      add_places(builder, row, b, j - (la - 1), std::min(j, lb - 1));
     }
   }
   return std::move(builder).build();
@@ -218,8 +234,21 @@ void check_local_options(const ast::Shape& shape, const SourceText& source) {
   if (shape.dilation_count > 1) source.fail(shape.dilation_pos, "`dilation` is given twice");
 }
 
+// Sets `out.cell_count` by generating every row's runs once; each run generated counts as cell
+// work (a row of `local` takes O(grid height + runs), so the pass is proportional to the output).
+void count_lazy_cells(CellWrites& out, const ast::Shape& shape, WorkBudget& budget) {
+  RunList runs;
+  std::vector<float> values;
+  for (size_t r = 0; r < out.rows.size(); ++r) {
+    runs.clear();
+    out.fill(r, runs, values);
+    budget.add_written(runs.size(), shape.pos);
+    out.cell_count += cells_in(runs);
+  }
+}
+
 CellWrites local_shape(const ast::Shape& shape, const Scope& scope, const Declarations& decls,
-                       const SourceText& source) {
+                       const SourceText& source, WorkBudget& budget) {
   const Span& span = grid_span(shape, decls, source, "local");
   check_local_options(shape, source);
   const int64_t radius = evaluate_integer(*shape.size, scope, source, "the radius");
@@ -262,16 +291,22 @@ CellWrites local_shape(const ast::Shape& shape, const Scope& scope, const Declar
       }
     }
   };
+  count_lazy_cells(out, shape, budget);
   return out;
 }
 
 CellWrites shift_shape(const ast::Shape& shape, const Scope& scope, const Declarations& decls,
-                       const SourceText& source) {
+                       const SourceText& source, WorkBudget& budget) {
   const Span& span = grid_span(shape, decls, source, "shift");
   const int64_t dy = evaluate_integer(*shape.dy, scope, source, "the row offset dy");
   const int64_t dx = evaluate_integer(*shape.dx, scope, source, "the column offset dx");
   const auto [height, width] = *span.grid;
   CellWritesBuilder builder;
+  // an offset as large as the grid moves every cell off it (and p + dy could overflow)
+  if (dy <= -height || dy >= height || dx <= -width || dx >= width) {
+    return std::move(builder).build();
+  }
+  budget.add_listed(static_cast<uint64_t>(span.length), shape.pos);
   for (int64_t p = 0; p < height; ++p) {
     for (int64_t q = 0; q < width; ++q) {
       const int64_t pp = p + dy;
@@ -284,8 +319,8 @@ CellWrites shift_shape(const ast::Shape& shape, const Scope& scope, const Declar
 }
 
 CellWrites cycle_shape(const ast::Shape& shape, const Scope& scope, const Declarations& decls,
-                       const SourceText& source) {
-  const TokenList x = select(shape.a, scope, decls, source);
+                       const SourceText& source, WorkBudget& budget) {
+  const TokenList x = select(shape.a, scope, decls, source, budget);
   const int64_t m = static_cast<int64_t>(x.size());
   const int64_t k = evaluate_integer(*shape.size, scope, source, "the window");
   if (k < 1) source.fail(shape.size->pos, fmt::format("window {} must be at least 1", k));
@@ -294,6 +329,14 @@ CellWrites cycle_shape(const ast::Shape& shape, const Scope& scope, const Declar
                 fmt::format("window {} is longer than the {} tokens of the cycle", k, m));
   }
   CellWritesBuilder builder;
+  if (2 * k - 1 >= m) {
+    // every window reaches all the way round: each token of the cycle meets every other
+    builder.add_block(x, x);
+    return std::move(builder).build();
+  }
+  // each token of the cycle lists the 2k - 1 tokens around it
+  budget.add_listed(saturating_product(static_cast<uint64_t>(m), static_cast<uint64_t>(2 * k - 1)),
+                    shape.pos);
   // X[a] and X[b] share a window iff their cyclic distance is below k.
   for (int64_t a = 0; a < m; ++a) {
     TokenList cols;
@@ -318,25 +361,36 @@ void rows_by_token(const TokenList& places, CellWrites& out, std::vector<int64_t
   place_of = std::move(order);
 }
 
-CellWrites distance_shape(const ast::Shape& shape, const ast::Expr* value, const Scope& scope,
-                          const Declarations& decls, const SourceText& source) {
+CellWrites distance_shape(const ast::Shape& shape, const ast::Expr* value, Scope& scope,
+                          const Declarations& decls, const SourceText& source, WorkBudget& budget) {
   if (value == nullptr) {
     source.fail(shape.pos,
                 "`distance` gives each cell its own value; expected "
                 "`set distance X = EXPR(d)`");
   }
-  const TokenList x = select(shape.a, scope, decls, source);
+  const TokenList x = select(shape.a, scope, decls, source, budget);
   require_distinct(x, shape.a, decls, source, "distance");
   const int64_t m = static_cast<int64_t>(x.size());
   // The value depends only on d = i - j in [-(m-1), m-1]: evaluate each d once.
+  budget.add_listed(static_cast<uint64_t>(2 * m), shape.pos);
   auto table = std::make_shared<std::vector<float>>();
-  Scope with_d = scope;
-  for (int64_t d = -(m - 1); d <= m - 1; ++d) {
-    with_d["d"] = Value::of_integer(d);
-    table->push_back(static_cast<float>(evaluate(*value, with_d, source).real));
+  {
+    // `d` shadows a parameter or loop variable of that name while the value is evaluated
+    const auto [slot, added] = scope.emplace("d", Value{});
+    const Value shadowed = slot->second;
+    for (int64_t d = -(m - 1); d <= m - 1; ++d) {
+      slot->second = Value::of_integer(d);
+      table->push_back(static_cast<float>(evaluate(*value, scope, source).real));
+    }
+    if (added) {
+      scope.erase(slot);
+    } else {
+      slot->second = shadowed;
+    }
   }
   CellWrites out;
   out.per_cell_values = true;
+  out.cell_count = saturating_product(static_cast<uint64_t>(m), static_cast<uint64_t>(m));
   auto place_of = std::make_shared<std::vector<int64_t>>();
   rows_by_token(x, out, *place_of);
   auto pieces = std::make_shared<const std::vector<Piece>>(to_pieces(x));
@@ -353,15 +407,17 @@ CellWrites distance_shape(const ast::Shape& shape, const ast::Expr* value, const
 }
 
 CellWrites causal_shape(const ast::Shape& shape, const Scope& scope, const Declarations& decls,
-                        const SourceText& source) {
+                        const SourceText& source, WorkBudget& budget) {
   TokenList x;
   if (shape.has_a) {
-    x = select(shape.a, scope, decls, source);
+    x = select(shape.a, scope, decls, source, budget);
     require_distinct(x, shape.a, decls, source, "causal");
   } else {
+    budget.add_listed(static_cast<uint64_t>(decls.layout.size()), shape.pos);
     for (int64_t t = 0; t < decls.layout.size(); ++t) x.push_back(t);
   }
   CellWrites out;
+  out.cell_count = saturating_product(x.size(), x.size() - (x.empty() ? 0 : 1)) / 2;
   auto place_of = std::make_shared<std::vector<int64_t>>();
   rows_by_token(x, out, *place_of);
   auto pieces = std::make_shared<const std::vector<Piece>>(to_pieces(x));
@@ -406,46 +462,49 @@ void check_shape_operands(const ast::Shape& shape, const Declarations& decls,
   }
 }
 
-CellWrites shape_cells(const ast::Shape& shape, const ast::Expr* distance_value, const Scope& scope,
-                       const Declarations& decls, const SourceText& source) {
+CellWrites shape_cells(const ast::Shape& shape, const ast::Expr* distance_value, Scope& scope,
+                       const Declarations& decls, const SourceText& source, WorkBudget& budget) {
   CellWritesBuilder builder;
   switch (shape.kind) {
-    case ast::ShapeKind::kDirected:
-      builder.add_block(select(shape.a, scope, decls, source),
-                        select(shape.b, scope, decls, source));
+    case ast::ShapeKind::kDirected: {
+      // A before B (function arguments would be evaluated in an unspecified order)
+      const TokenList a = select(shape.a, scope, decls, source, budget);
+      builder.add_block(a, select(shape.b, scope, decls, source, budget));
       break;
+    }
     case ast::ShapeKind::kPair: {
-      const TokenList a = select(shape.a, scope, decls, source);
-      const TokenList b = select(shape.b, scope, decls, source);
+      const TokenList a = select(shape.a, scope, decls, source, budget);
+      const TokenList b = select(shape.b, scope, decls, source, budget);
       builder.add_block(a, b);
       builder.add_block(b, a);
       break;
     }
     case ast::ShapeKind::kClique: {
-      const TokenList a = select(shape.a, scope, decls, source);
+      const TokenList a = select(shape.a, scope, decls, source, budget);
       builder.add_block(a, a);
       break;
     }
     case ast::ShapeKind::kDiagonal:
       if (shape.has_a) {
-        for (int64_t t : select(shape.a, scope, decls, source)) builder.add_cell(t, t);
+        for (int64_t t : select(shape.a, scope, decls, source, budget)) builder.add_cell(t, t);
       } else {
+        budget.add_listed(static_cast<uint64_t>(decls.layout.size()), shape.pos);
         for (int64_t t = 0; t < decls.layout.size(); ++t) builder.add_cell(t, t);
       }
       break;
     case ast::ShapeKind::kCycle:
-      return cycle_shape(shape, scope, decls, source);
+      return cycle_shape(shape, scope, decls, source, budget);
     case ast::ShapeKind::kAlign:
     case ast::ShapeKind::kProduct:
-      return digit_shape(shape, decls, source);
+      return digit_shape(shape, decls, source, budget);
     case ast::ShapeKind::kLocal:
-      return local_shape(shape, scope, decls, source);
+      return local_shape(shape, scope, decls, source, budget);
     case ast::ShapeKind::kShift:
-      return shift_shape(shape, scope, decls, source);
+      return shift_shape(shape, scope, decls, source, budget);
     case ast::ShapeKind::kDistance:
-      return distance_shape(shape, distance_value, scope, decls, source);
+      return distance_shape(shape, distance_value, scope, decls, source, budget);
     case ast::ShapeKind::kCausal:
-      return causal_shape(shape, scope, decls, source);
+      return causal_shape(shape, scope, decls, source, budget);
   }
   return std::move(builder).build();
 }

@@ -8,6 +8,7 @@
 
 #include "compiler/ast.h"
 #include "compiler/declarations.h"
+#include "compiler/work.h"
 
 namespace maskprior {
 
@@ -23,12 +24,15 @@ struct CellWrites {
   std::vector<int64_t> rows;
   std::function<void(size_t r, std::vector<ColumnRun>& runs, std::vector<float>& values)> fill;
   bool per_cell_values = false;
+  uint64_t cell_count = 0;  // the cells `fill` gives over all rows
 };
 
 /// The cells `shape` selects in `scope`. For `distance`, `distance_value` (an expression of `d`)
-/// gives each cell's value. Throws SpecError for bad operands (no grid, no digits, sizes).
-CellWrites shape_cells(const ast::Shape& shape, const ast::Expr* distance_value, const Scope& scope,
-                       const Declarations& decls, const SourceText& source);
+/// gives each cell's value (`d` is bound in `scope` while it is evaluated, then unbound). Tokens
+/// the selectors list and columns the shape lists are counted by `budget` before they are made.
+/// Throws SpecError for bad operands (no grid, no digits, sizes) and work past the limit.
+CellWrites shape_cells(const ast::Shape& shape, const ast::Expr* distance_value, Scope& scope,
+                       const Declarations& decls, const SourceText& source, WorkBudget& budget);
 
 /// The checks of `shape` that need no value: the whole-span operands of align, product, local and
 /// shift (`before`, digits, grid) and local's options. Throws the SpecError shape_cells would.

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "compiler/ast.h"
 #include "core/error.h"
@@ -26,6 +27,7 @@ class SourceText {
  private:
   std::string text_;
   std::string filename_;
+  std::vector<size_t> line_starts_;  // offset of each line's first character
 };
 
 }  // namespace maskprior

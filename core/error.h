@@ -6,8 +6,11 @@
 // Library code throws; only cli::run turns errors into exit codes.
 #pragma once
 
+#include <cstdint>
+#include <new>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace maskprior {
@@ -33,7 +36,18 @@ struct Diagnostic {
 ///   file:line:col: error: message
 ///     source line
 ///         ^
+/// Control characters in the file name, message and source line are escaped (\x1b), so a spec
+/// cannot move the cursor or recolour the terminal of whoever reads its errors.
 std::string format_diagnostic(const Diagnostic& d);
+
+/// `text` with every control character (bytes below 0x20, and 0x7f) written as `\xHH`, except
+/// tabs, and newlines when `keep_newlines`. For anything that echoes input to a terminal.
+std::string escape_control_chars(std::string_view text, bool keep_newlines = false);
+
+/// Input echoed in a message: in single quotes, control characters escaped, and cut after
+/// `max` bytes (at a UTF-8 character boundary) with "…" and the full length, so a 10 MB field
+/// does not end up in the message whole.
+std::string quote_input(std::string_view text, size_t max = 200);
 
 /// The user's mistake in a .mask spec: has a position.
 class SpecError : public std::runtime_error {
@@ -57,6 +71,20 @@ class InternalError : public std::logic_error {
  public:
   using std::logic_error::logic_error;
 };
+
+/// Throws InputError "cannot allocate N bytes for WHAT (out of memory)".
+[[noreturn]] void throw_cannot_allocate(uint64_t bytes, std::string_view what);
+
+/// Runs `allocate` (which sizes a buffer of `bytes` bytes holding `what`), turning std::bad_alloc
+/// into the InputError of throw_cannot_allocate: never a bare "std::bad_alloc".
+template <class F>
+void allocate_or_throw(uint64_t bytes, std::string_view what, F&& allocate) {
+  try {
+    allocate();
+  } catch (const std::bad_alloc&) {
+    throw_cannot_allocate(bytes, what);
+  }
+}
 
 /// Throws InternalError with `message` when `condition` is false.
 inline void internal_check(bool condition, const std::string& message) {

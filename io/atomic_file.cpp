@@ -2,11 +2,19 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cctype>
 #include <cerrno>
+#include <charconv>
+#include <csignal>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <optional>
 #include <random>
 #include <system_error>
 
@@ -15,8 +23,58 @@
 namespace maskprior {
 namespace {
 
-// write(2) moves at most about 2 GiB per call on Linux.
-constexpr size_t kMaxWriteChunk = size_t{1} << 30;
+// At most this much per write(2): a signal is handled between two calls, so an interrupted
+// write of a large file ends (and its temporary file goes) promptly.
+constexpr size_t kMaxWriteChunk = size_t{64} << 20;
+
+// ---------------------------------------------------------------------------------------------
+// The temporary files of the writes in progress, for the signal handler. A slot is claimed with
+// a compare-and-swap, filled, then marked active; the handler only reads active slots and only
+// calls async-signal-safe functions (unlink, sigaction, raise).
+
+constexpr size_t kTempSlots = 32;
+constexpr size_t kTempPathMax = 4096;
+enum SlotState : int { kFree = 0, kClaimed = 1, kActive = 2 };
+
+struct TempSlot {
+  std::atomic<int> state{kFree};
+  char path[kTempPathMax] = {};
+};
+static_assert(std::atomic<int>::is_always_lock_free, "the signal handler reads slot states");
+
+TempSlot g_temp_slots[kTempSlots];  // NOLINT: shared with the signal handler by design
+
+/// Records `path` for the signal handler; returns its slot, or -1 if none is free or the path
+/// is too long (the write still works, it is just not cleaned up on a signal).
+int register_temp(const std::string& path) {
+  if (path.size() >= kTempPathMax) return -1;
+  for (size_t i = 0; i < kTempSlots; ++i) {
+    int expected = kFree;
+    if (!g_temp_slots[i].state.compare_exchange_strong(expected, kClaimed)) continue;
+    std::memcpy(g_temp_slots[i].path, path.c_str(), path.size() + 1);
+    g_temp_slots[i].state.store(kActive);
+    return static_cast<int>(i);
+  }
+  return -1;
+}
+
+void unregister_temp(int slot) {
+  if (slot >= 0) g_temp_slots[static_cast<size_t>(slot)].state.store(kFree);
+}
+
+extern "C" void remove_temps_and_reraise(int sig) {
+  for (TempSlot& slot : g_temp_slots) {
+    if (slot.state.load() == kActive) ::unlink(slot.path);
+  }
+  struct sigaction action {};
+  action.sa_handler = SIG_DFL;
+  sigemptyset(&action.sa_mask);
+  ::sigaction(sig, &action, nullptr);
+  ::raise(sig);  // delivered when this handler returns: the process ends by `sig`
+}
+
+// ---------------------------------------------------------------------------------------------
+// Writing
 
 /// Writes all of `bytes` to `fd`; returns 0 or the errno of the failure.
 int write_all(int fd, std::string_view bytes) {
@@ -34,6 +92,31 @@ int write_all(int fd, std::string_view bytes) {
   return 0;
 }
 
+const char* file_kind(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
+/// Throws InputError unless `path` is missing or a regular file (never followed if a link).
+void check_target(const std::string& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) return;  // missing, or unreachable: open says why
+  if (S_ISREG(st.st_mode)) return;
+  if (S_ISLNK(st.st_mode)) {
+    throw InputError(fmt::format(
+        "cannot write '{}': it is a symbolic link, and outputs never follow or replace symbolic "
+        "links (write to the file it points to, or remove the link first)",
+        path));
+  }
+  throw InputError(fmt::format(
+      "cannot write '{}': it is {}, not a regular file, and only regular files are replaced", path,
+      file_kind(st.st_mode)));
+}
+
 /// A uniquely named file next to the target; removed on destruction unless renamed onto it.
 class TempFile {
  public:
@@ -42,8 +125,11 @@ class TempFile {
     for (int attempt = 0; attempt < 100; ++attempt) {
       path_ = fmt::format("{}.tmp-{}-{:08x}", target, ::getpid(), random());
       // 0666 so the final file gets the usual umask-derived permissions.
-      fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-      if (fd_ >= 0) return;
+      fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0666);
+      if (fd_ >= 0) {
+        slot_ = register_temp(path_);
+        return;
+      }
       if (errno != EEXIST) fail(errno);
     }
     throw InputError(fmt::format("cannot write '{}': no free temporary file name", target_));
@@ -53,6 +139,7 @@ class TempFile {
   ~TempFile() {
     if (fd_ >= 0) ::close(fd_);
     if (!committed_) ::unlink(path_.c_str());
+    unregister_temp(slot_);
   }
 
   void write(std::string_view bytes) {
@@ -78,8 +165,26 @@ class TempFile {
   std::string target_;
   std::string path_;
   int fd_ = -1;
+  int slot_ = -1;
   bool committed_ = false;
 };
+
+/// The PID in `name` if it is `prefix` + PID + "-" + 8 hex digits (a temporary file's name).
+std::optional<pid_t> temp_owner(std::string_view name, std::string_view prefix) {
+  if (name.substr(0, prefix.size()) != prefix) return std::nullopt;
+  name.remove_prefix(prefix.size());
+  const size_t dash = name.find('-');
+  if (dash == std::string_view::npos || name.size() - dash - 1 != 8) return std::nullopt;
+  const std::string_view hex = name.substr(dash + 1);
+  if (!std::all_of(hex.begin(), hex.end(),
+                   [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; })) {
+    return std::nullopt;
+  }
+  pid_t pid = 0;
+  const auto [end, ec] = std::from_chars(name.data(), name.data() + dash, pid);
+  if (ec != std::errc() || end != name.data() + dash || pid <= 0) return std::nullopt;
+  return pid;
+}
 
 }  // namespace
 
@@ -88,9 +193,44 @@ void write_file_atomic(const std::string& path, std::string_view bytes) {
 }
 
 void write_file_atomic(const std::string& path, const std::vector<std::string_view>& parts) {
+  check_target(path);
+  remove_stale_temp_files(path);
   TempFile file(path);
   for (std::string_view part : parts) file.write(part);
   file.commit();
+}
+
+void remove_temp_files_on_signals() {
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+    struct sigaction previous {};
+    if (::sigaction(sig, nullptr, &previous) != 0 || previous.sa_handler == SIG_IGN) continue;
+    struct sigaction action {};
+    action.sa_handler = remove_temps_and_reraise;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = SA_RESTART;
+    ::sigaction(sig, &action, nullptr);
+  }
+}
+
+int remove_stale_temp_files(const std::string& path) {
+  namespace fs = std::filesystem;
+  const fs::path target(path);
+  const std::string name = target.filename().string();
+  if (name.empty()) return 0;
+  const std::string prefix = name + ".tmp-";
+  const fs::path folder = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  std::error_code error;
+  int removed = 0;
+  for (fs::directory_iterator it(folder, error), end; !error && it != end; it.increment(error)) {
+    const std::string entry = it->path().filename().string();
+    const std::optional<pid_t> owner = temp_owner(entry, prefix);
+    if (!owner || *owner == ::getpid()) continue;
+    if (::kill(*owner, 0) == 0 || errno != ESRCH) continue;  // alive, or not ours to judge
+    struct stat st {};
+    if (::lstat(it->path().c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    if (::unlink(it->path().c_str()) == 0) ++removed;
+  }
+  return removed;
 }
 
 }  // namespace maskprior

@@ -1,45 +1,17 @@
 #include "io/input_file.h"
 
 #include <fmt/format.h>
-#include <sys/stat.h>
 
-#include <cerrno>
 #include <limits>
-#include <system_error>
 
 #include "core/error.h"
 
 namespace maskprior {
-namespace {
 
-std::string system_message(int error) {
-  return std::generic_category().message(error);
-}
-
-}  // namespace
-
-InputFile::InputFile(const std::string& path) : path_(path) {
-  file_.reset(std::fopen(path.c_str(), "rb"));
-  if (!file_) {
-    throw InputError(fmt::format("cannot read '{}': {}", path, system_message(errno)));
-  }
-  struct stat info {};
-  if (::fstat(::fileno(file_.get()), &info) != 0) {
-    throw InputError(fmt::format("cannot read '{}': {}", path, system_message(errno)));
-  }
-  if (S_ISDIR(info.st_mode)) {
-    throw InputError(fmt::format("cannot read '{}': it is a directory", path));
-  }
-  size_ = static_cast<uint64_t>(info.st_size);
-}
+InputFile::InputFile(const std::string& path) : path_(path), file_(path, "tensor file") {}
 
 void InputFile::read_at(uint64_t offset, void* out, uint64_t count) {
-  if (count == 0) return;
-  if (::fseeko(file_.get(), static_cast<off_t>(offset), SEEK_SET) != 0 ||
-      std::fread(out, 1, count, file_.get()) != count) {
-    throw InputError(fmt::format("cannot read '{}': read of {} bytes at offset {} failed", path_,
-                                 count, offset));
-  }
+  file_.read_at(offset, out, count);
 }
 
 std::string InputFile::read_string(uint64_t offset, uint64_t count) {
@@ -50,6 +22,13 @@ std::string InputFile::read_string(uint64_t offset, uint64_t count) {
 
 void InputFile::corrupt(const std::string& what) const {
   throw InputError(fmt::format("'{}' is not a valid tensor file: {}", path_, what));
+}
+
+void InputFile::check_claim(uint64_t claimed, uint64_t max_bytes, const std::string& what) const {
+  if (claimed <= max_bytes) return;
+  throw InputError(
+      fmt::format("cannot read '{}': its header claims {} bytes of {}, over the limit of {}", path_,
+                  claimed, what, byte_size_text(max_bytes)));
 }
 
 std::optional<uint64_t> byte_count(const std::vector<int64_t>& shape, uint64_t element_size) {

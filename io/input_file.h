@@ -1,14 +1,17 @@
-// Checked reading of tensor files (safetensors, .npy): every read is range-checked against the
-// file's size, and every failure is an InputError naming the file.
+// Checked reading of tensor files (safetensors, .npy): only regular files are opened (a FIFO or a
+// device is refused before it can block), every read is range-checked against the file's size,
+// what a header claims is checked against a byte cap before anything is allocated, and every
+// failure is an InputError naming the file.
 #pragma once
 
 #include <bit>
 #include <cstdint>
-#include <cstdio>
-#include <memory>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "core/regular_file.h"
 
 namespace maskprior {
 
@@ -18,13 +21,17 @@ static_assert(std::endian::native == std::endian::little,
 /// The reference implementation refuses headers above 100 MB; so do we, before allocating.
 inline constexpr uint64_t kMaxHeaderBytes = uint64_t{100} << 20;
 
+/// "No cap" for the `max_bytes` of the readers.
+inline constexpr uint64_t kNoByteLimit = std::numeric_limits<uint64_t>::max();
+
 /// A file opened for reading with its size; every read is checked.
 class InputFile {
  public:
-  /// Opens `path`; throws InputError if it cannot be read or is a directory.
+  /// Opens `path`; throws InputError if it cannot be read or is not a regular file (a
+  /// directory, a FIFO, a device).
   explicit InputFile(const std::string& path);
 
-  uint64_t size() const { return size_; }
+  uint64_t size() const { return file_.size(); }
   const std::string& path() const { return path_; }
 
   /// Reads `count` bytes at `offset` into `out`; the caller has checked the range.
@@ -34,14 +41,13 @@ class InputFile {
 
   /// Throws InputError: "'PATH' is not a valid tensor file: WHAT".
   [[noreturn]] void corrupt(const std::string& what) const;
+  /// Throws InputError naming the file, `claimed` and `max_bytes` when `claimed` (what the header
+  /// says `what` needs, e.g. "tensor data") is over `max_bytes`.
+  void check_claim(uint64_t claimed, uint64_t max_bytes, const std::string& what) const;
 
  private:
-  struct Closer {
-    void operator()(std::FILE* f) const { std::fclose(f); }
-  };
   std::string path_;
-  std::unique_ptr<std::FILE, Closer> file_;
-  uint64_t size_ = 0;
+  RegularFile file_;
 };
 
 /// Product of `shape` times `element_size`, or nullopt on a negative extent or overflow.

@@ -10,12 +10,21 @@
 #include <string_view>
 #include <vector>
 
+#include "core/error.h"
 #include "io/input_file.h"
 #include "io/npy.h"
 #include "io/safetensors.h"
 
 namespace maskprior {
 namespace {
+
+/// True when a grid of height × width (both positive, product without overflow) has `length`
+/// cells.
+bool grid_tiles(int64_t height, int64_t width, int64_t length) {
+  int64_t cells = 0;
+  return height > 0 && width > 0 && !__builtin_mul_overflow(height, width, &cells) &&
+         cells == length;
+}
 
 using nlohmann::json;
 
@@ -84,7 +93,10 @@ double parse_number(InputFile& file, const std::string& what, const std::string&
   const char* end = text.data() + text.size();
   const auto [ptr, ec] = std::from_chars(text.data(), end, value);
   if (ec != std::errc() || ptr != end) {
-    file.corrupt(fmt::format("metadata '{}' = '{}' is not a number", what, text));
+    file.corrupt(fmt::format("metadata '{}' = {} is not a number", what, quote_input(text)));
+  }
+  if (!std::isfinite(value)) {
+    file.corrupt(fmt::format("metadata '{}' = {} is not a finite number", what, quote_input(text)));
   }
   return value;
 }
@@ -92,7 +104,7 @@ double parse_number(InputFile& file, const std::string& what, const std::string&
 json parse_metadata_json(InputFile& file, const std::string& key, const std::string& text) {
   try {
     return json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // also out_of_range: a number like 1e999
     file.corrupt(fmt::format("metadata '{}' is not valid JSON ({})", key, e.what()));
   }
 }
@@ -100,7 +112,8 @@ json parse_metadata_json(InputFile& file, const std::string& key, const std::str
 int64_t layout_int(InputFile& file, const json& span, const char* key) {
   const auto it = span.find(key);
   if (it == span.end() || !it->is_number_integer() || it->get<int64_t>() < 0) {
-    file.corrupt(fmt::format("layout span {} needs a non-negative integer '{}'", span.dump(), key));
+    file.corrupt(fmt::format("layout span {} needs a non-negative integer '{}'",
+                             quote_input(span.dump()), key));
   }
   return it->get<int64_t>();
 }
@@ -108,22 +121,22 @@ int64_t layout_int(InputFile& file, const json& span, const char* key) {
 /// One span of the layout list, expected to start at `next_offset`.
 Span parse_span(InputFile& file, const json& entry, int64_t next_offset) {
   if (!entry.is_object() || !entry.contains("name") || !entry["name"].is_string()) {
-    file.corrupt(fmt::format("layout span {} has no name", entry.dump()));
+    file.corrupt(fmt::format("layout span {} has no name", quote_input(entry.dump())));
   }
   Span span;
   span.name = entry["name"].get<std::string>();
   span.offset = layout_int(file, entry, "offset");
   span.length = layout_int(file, entry, "length");
   if (span.offset != next_offset) {
-    file.corrupt(fmt::format("layout span '{}' starts at {}, expected {}", span.name, span.offset,
-                             next_offset));
+    file.corrupt(fmt::format("layout span {} starts at {}, expected {}", quote_input(span.name),
+                             span.offset, next_offset));
   }
   if (const auto grid = entry.find("grid"); grid != entry.end()) {
     if (!grid->is_array() || grid->size() != 2 || !(*grid)[0].is_number_integer() ||
         !(*grid)[1].is_number_integer() ||
-        (*grid)[0].get<int64_t>() * (*grid)[1].get<int64_t>() != span.length) {
-      file.corrupt(fmt::format("layout span '{}' has a grid {} that does not tile its {} tokens",
-                               span.name, grid->dump(), span.length));
+        !grid_tiles((*grid)[0].get<int64_t>(), (*grid)[1].get<int64_t>(), span.length)) {
+      file.corrupt(fmt::format("layout span {} has a grid {} that does not tile its {} tokens",
+                               quote_input(span.name), quote_input(grid->dump()), span.length));
     }
     span.grid = std::pair{(*grid)[0].get<int64_t>(), (*grid)[1].get<int64_t>()};
   }
@@ -134,9 +147,9 @@ Span parse_span(InputFile& file, const json& entry, int64_t next_offset) {
       span.digits = DigitOrder::kMsbFirst;
     } else {
       file.corrupt(
-          fmt::format("layout span '{}' has digits {}, expected \"lsb_first\" or "
+          fmt::format("layout span {} has digits {}, expected \"lsb_first\" or "
                       "\"msb_first\"",
-                      span.name, digits->dump()));
+                      quote_input(span.name), quote_input(digits->dump())));
     }
   }
   return span;
@@ -163,7 +176,13 @@ std::map<std::string, double> parse_params(InputFile& file, const std::string& t
   if (!params.is_object()) file.corrupt("metadata 'params' is not a JSON object");
   std::map<std::string, double> out;
   for (const auto& [name, value] : params.items()) {
-    if (!value.is_number()) file.corrupt(fmt::format("param '{}' is not a number", name));
+    if (!value.is_number()) {
+      file.corrupt(fmt::format("param {} is not a number", quote_input(name)));
+    }
+    if (!std::isfinite(value.get<double>())) {
+      file.corrupt(
+          fmt::format("param {} = {} is not a finite number", quote_input(name), value.dump()));
+    }
     out[name] = value.get<double>();
   }
   return out;
@@ -187,11 +206,12 @@ const std::string& require_metadata(InputFile& file, const SafetensorsHeader& he
   return it->second;
 }
 
-CompiledMask read_safetensors_mask(InputFile& file) {
-  const SafetensorsHeader header = read_safetensors_header(file);
+CompiledMask read_safetensors_mask(InputFile& file, uint64_t max_bytes) {
+  const SafetensorsHeader header = read_safetensors_header(file, max_bytes);
   const std::string& format = require_metadata(file, header, "format");
   if (format != kMaskFormat) {
-    file.corrupt(fmt::format("metadata 'format' is '{}', expected '{}'", format, kMaskFormat));
+    file.corrupt(
+        fmt::format("metadata 'format' is {}, expected '{}'", quote_input(format), kMaskFormat));
   }
   const TensorEntry& mask = require_tensor(file, header, "mask", "F32");
   const TensorEntry& provenance = require_tensor(file, header, "provenance", "I32");
@@ -231,14 +251,18 @@ CompiledMask read_safetensors_mask(InputFile& file) {
 }
 
 /// A .npy mask: [L, H, N, N] or [N, N] float32, named after the file, one span `x` of N tokens.
-CompiledMask read_npy_mask(InputFile& file) {
+CompiledMask read_npy_mask(InputFile& file, uint64_t max_bytes) {
   const NpyHeader header = read_npy_f32_header(file);
   std::vector<int64_t> shape = header.shape;
   if (shape.size() == 2) shape.insert(shape.begin(), {1, 1});
   if (shape.size() != 4 || shape[2] != shape[3] || shape[0] < 1 || shape[1] < 1) {
     file.corrupt(fmt::format("npy shape {} is not [L, H, N, N] or [N, N]", shape_text(shape)));
   }
-  std::vector<float> data = read_npy_f32_data(file, shape, header.data_start);
+  // In memory the mask also gets an int32 provenance: 8 bytes a cell, as `compile` counts them.
+  if (const auto bytes = byte_count(shape, 8)) {
+    file.check_claim(*bytes, max_bytes, "float32 mask and int32 provenance (in memory)");
+  }
+  std::vector<float> data = read_npy_f32_data(file, shape, header.data_start, max_bytes);
 
   CompiledMask m;
   m.name = std::filesystem::path(file.path()).stem().string();
@@ -251,7 +275,8 @@ CompiledMask read_npy_mask(InputFile& file) {
   m.layout.spans.push_back(std::move(whole));
   m.mask = std::move(data);
   // npy carries no provenance: every cell reads as "default" (0).
-  m.provenance.assign(m.mask.size(), 0);
+  allocate_or_throw(m.mask.size() * sizeof(int32_t), "the provenance of " + file.path(),
+                    [&] { m.provenance.assign(m.mask.size(), 0); });
   return m;
 }
 
@@ -266,9 +291,9 @@ void write_mask_file(const CompiledMask& mask, const std::string& path, TensorFo
   }
 }
 
-CompiledMask read_mask_file(const std::string& path) {
+CompiledMask read_mask_file(const std::string& path, uint64_t max_bytes) {
   InputFile file(path);
-  return is_npy(file) ? read_npy_mask(file) : read_safetensors_mask(file);
+  return is_npy(file) ? read_npy_mask(file, max_bytes) : read_safetensors_mask(file, max_bytes);
 }
 
 }  // namespace maskprior

@@ -2,6 +2,7 @@
 // default, readable from Python) or .npy (the mask tensor only).
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "core/compiled_mask.h"
@@ -14,8 +15,13 @@ enum class TensorFormat { kSafetensors, kNpy };
 /// of LANGUAGE.md; or .npy holding only the float32 `mask` tensor [L, H, N, N].
 void write_mask_file(const CompiledMask& mask, const std::string& path,
                      TensorFormat format = TensorFormat::kSafetensors);
+/// The default cap of read_mask_file, the same as `maskc compile --max-bytes`'s default.
+inline constexpr uint64_t kDefaultMaxMaskBytes = uint64_t{4} << 30;
+
 /// Reads a mask file written by write_mask_file (safetensors: everything; npy: mask only, with a
-/// layout of one span `x` of length N). Throws InputError for corrupt files or wrong dtypes/shapes.
-CompiledMask read_mask_file(const std::string& path);
+/// layout of one span `x` of length N). Throws InputError for corrupt files or wrong dtypes/shapes,
+/// and, before allocating, for a mask that would take more than `max_bytes` (safetensors: its
+/// tensor data; npy: 8 bytes a cell, float32 mask and int32 provenance, as compile counts them).
+CompiledMask read_mask_file(const std::string& path, uint64_t max_bytes = kDefaultMaxMaskBytes);
 
 }  // namespace maskprior

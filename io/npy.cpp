@@ -122,14 +122,17 @@ NpyHeader read_npy_f32_header(InputFile& file) {
 }
 
 std::vector<float> read_npy_f32_data(InputFile& file, const std::vector<int64_t>& shape,
-                                     uint64_t data_start) {
+                                     uint64_t data_start, uint64_t max_bytes) {
   const std::optional<uint64_t> expected = byte_count(shape, 4);
+  if (expected) file.check_claim(*expected, max_bytes, "float32 data");
   if (!expected || *expected != file.size() - data_start) {
     file.corrupt(fmt::format("npy shape {} needs {} bytes of data but the file has {} (truncated?)",
                              shape_text(shape), expected ? std::to_string(*expected) : "too many",
                              file.size() - data_start));
   }
-  std::vector<float> data(*expected / 4);
+  std::vector<float> data;
+  allocate_or_throw(*expected, "the npy data of " + file.path(),
+                    [&] { data.resize(*expected / 4); });
   file.read_at(data_start, data.data(), *expected);
   return data;
 }

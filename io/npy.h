@@ -34,8 +34,9 @@ struct NpyHeader {
 NpyHeader read_npy_f32_header(InputFile& file);
 
 /// The float32 data of an array of `shape` starting at `data_start`. Throws InputError unless the
-/// rest of the file holds exactly that many bytes.
+/// rest of the file holds exactly that many bytes, and before allocating when they are more than
+/// `max_bytes`.
 std::vector<float> read_npy_f32_data(InputFile& file, const std::vector<int64_t>& shape,
-                                     uint64_t data_start);
+                                     uint64_t data_start, uint64_t max_bytes = kNoByteLimit);
 
 }  // namespace maskprior

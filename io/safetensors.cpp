@@ -126,7 +126,7 @@ std::pair<json, uint64_t> read_header_json(InputFile& file) {
   json header;
   try {
     header = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // also out_of_range: a number like 1e999
     file.corrupt(fmt::format("header is not valid JSON ({})", e.what()));
   }
   if (!header.is_object()) file.corrupt("header is not a JSON object");
@@ -227,18 +227,24 @@ void write_safetensors_views(const std::string& path, std::vector<TensorView> te
   write_file_atomic(path, parts);
 }
 
-SafetensorsHeader read_safetensors_header(InputFile& file) {
+SafetensorsHeader read_safetensors_header(InputFile& file, uint64_t max_data_bytes) {
   const auto [header, header_size] = read_header_json(file);
   SafetensorsHeader result;
   const uint64_t data_start = 8 + header_size;
   const uint64_t data_size = file.size() - data_start;
+  uint64_t claimed = 0;  // each entry lies inside the data section; the sum may still overflow
   for (const auto& [key, value] : header.items()) {
     if (key == kMetadataKey) {
       result.metadata = parse_metadata(file, value);
     } else {
-      result.tensors.emplace(key, parse_tensor_entry(file, key, value, data_start, data_size));
+      const TensorEntry& entry =
+          result.tensors.emplace(key, parse_tensor_entry(file, key, value, data_start, data_size))
+              .first->second;
+      const uint64_t bytes = entry.end - entry.begin;
+      claimed = bytes > kNoByteLimit - claimed ? kNoByteLimit : claimed + bytes;
     }
   }
+  file.check_claim(claimed, max_data_bytes, "tensor data");
   check_tiling(file, result, data_start);
   return result;
 }
@@ -254,9 +260,9 @@ void write_safetensors(const std::string& path, const SafetensorsData& data) {
   write_safetensors_views(path, std::move(views), data.metadata);
 }
 
-SafetensorsData read_safetensors(const std::string& path) {
+SafetensorsData read_safetensors(const std::string& path, uint64_t max_data_bytes) {
   InputFile file(path);
-  const SafetensorsHeader header = read_safetensors_header(file);
+  const SafetensorsHeader header = read_safetensors_header(file, max_data_bytes);
   SafetensorsData data;
   data.metadata = header.metadata;
   for (const auto& [name, entry] : header.tensors) {

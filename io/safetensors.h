@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/error.h"
+
 #include "io/input_file.h"
 
 namespace maskprior {
@@ -30,8 +32,9 @@ struct SafetensorsData {
 /// Serialises and writes a safetensors file atomically.
 void write_safetensors(const std::string& path, const SafetensorsData& data);
 /// Reads and validates a safetensors file (header JSON, dtypes, shapes, offsets, file size).
-/// Throws InputError saying what is wrong and where for truncated or corrupt files.
-SafetensorsData read_safetensors(const std::string& path);
+/// Throws InputError saying what is wrong and where for truncated or corrupt files, and before
+/// allocating anything when the header claims more than `max_data_bytes` of tensor data.
+SafetensorsData read_safetensors(const std::string& path, uint64_t max_data_bytes = kNoByteLimit);
 
 // Zero-copy access, for callers whose tensors live in their own buffers (the mask-file schema):
 // big tensors go from those buffers straight to the file and back, never copied.
@@ -65,13 +68,15 @@ struct SafetensorsHeader {
 };
 
 /// Reads and validates the header: every check that does not need the tensor data itself
-/// (dtypes, shapes against data_offsets, a data section tiled exactly, the file size).
-SafetensorsHeader read_safetensors_header(InputFile& file);
+/// (dtypes, shapes against data_offsets, a data section tiled exactly, the file size), and that
+/// its tensors claim at most `max_data_bytes` in all (InputError naming the claim and the cap).
+SafetensorsHeader read_safetensors_header(InputFile& file, uint64_t max_data_bytes = kNoByteLimit);
 
 /// Reads the data of `entry` (from a validated header) into `out`, resized to hold exactly it.
 template <typename T>
 void read_tensor_into(InputFile& file, const TensorEntry& entry, std::vector<T>& out) {
-  out.resize((entry.end - entry.begin) / sizeof(T));
+  allocate_or_throw(entry.end - entry.begin, "a tensor of " + file.path(),
+                    [&] { out.resize((entry.end - entry.begin) / sizeof(T)); });
   file.read_at(entry.begin, out.data(), entry.end - entry.begin);
 }
 

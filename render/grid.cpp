@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/cells.h"
+#include "core/error.h"
 
 namespace maskprior {
 namespace {
@@ -79,6 +80,11 @@ HeadStats head_stats(const CompiledMask& m, int64_t layer, int64_t head) {
   return s;
 }
 
+/// The label of token `t`, control characters escaped: a tensor file's span names are input.
+std::string label(const CompiledMask& m, int64_t t) {
+  return escape_control_chars(m.layout.token_label(t));
+}
+
 std::string plural(int64_t count, const char* noun) {
   return fmt::format("{} {}{}", count, noun, count == 1 ? "" : "s");
 }
@@ -86,8 +92,9 @@ std::string plural(int64_t count, const char* noun) {
 std::string layout_with_offsets(const Layout& layout) {
   std::vector<std::string> spans;
   for (const Span& s : layout.spans) {
-    std::string text = s.length == 1 ? fmt::format("{} @{}", s.name, s.offset)
-                                     : fmt::format("{}[{}] @{}..{}", s.name, s.length, s.offset,
+    const std::string name = escape_control_chars(s.name);
+    std::string text = s.length == 1 ? fmt::format("{} @{}", name, s.offset)
+                                     : fmt::format("{}[{}] @{}..{}", name, s.length, s.offset,
                                                    s.offset + s.length - 1);
     if (s.grid) text += fmt::format(" grid {}x{}", s.grid->first, s.grid->second);
     if (s.digits) text += s.digits == DigitOrder::kLsbFirst ? " lsb_first" : " msb_first";
@@ -118,7 +125,7 @@ std::string column_header(const CompiledMask& m, size_t label_width) {
   std::vector<std::string> labels;
   size_t height = 0;
   for (int64_t k = 0; k < m.n; ++k) {
-    labels.push_back(m.layout.token_label(k));
+    labels.push_back(label(m, k));
     height = std::max(height, labels.back().size());
   }
   std::string out;
@@ -139,20 +146,23 @@ std::string column_header(const CompiledMask& m, size_t label_width) {
 void check_layer_head(const CompiledMask& mask, int64_t layer, int64_t head) {
   if (layer < 0 || layer >= mask.layers) {
     throw InputError(fmt::format("layer {} is out of range: mask '{}' has {} (0..{})", layer,
-                                 mask.name, plural(mask.layers, "layer"), mask.layers - 1));
+                                 escape_control_chars(mask.name), plural(mask.layers, "layer"),
+                                 mask.layers - 1));
   }
   if (head < 0 || head >= mask.heads) {
     throw InputError(fmt::format("head {} is out of range: mask '{}' has {} (0..{})", head,
-                                 mask.name, plural(mask.heads, "head"), mask.heads - 1));
+                                 escape_control_chars(mask.name), plural(mask.heads, "head"),
+                                 mask.heads - 1));
   }
 }
 
 std::string render_summary(const CompiledMask& mask, int64_t layer, int64_t head) {
   check_layer_head(mask, layer, head);
   const HeadStats s = head_stats(mask, layer, head);
-  std::string out = fmt::format(
-      "mask {}: {}, {}, N = {}; layer {}, head {} (rows = query, columns = key)\n", mask.name,
-      plural(mask.layers, "layer"), plural(mask.heads, "head"), mask.n, layer, head);
+  std::string out =
+      fmt::format("mask {}: {}, {}, N = {}; layer {}, head {} (rows = query, columns = key)\n",
+                  escape_control_chars(mask.name), plural(mask.layers, "layer"),
+                  plural(mask.heads, "head"), mask.n, layer, head);
   out += fmt::format("layout: {}\n", layout_with_offsets(mask.layout));
   out += fmt::format("cells: {} open, {} closed, {} other, {} hard-excluded", s.open, s.closed,
                      s.other, s.hard);
@@ -172,12 +182,12 @@ std::string render_grid(const CompiledMask& mask, int64_t layer, int64_t head, i
   }
   size_t label_width = 0;
   for (int64_t t = 0; t < mask.n; ++t) {
-    label_width = std::max(label_width, mask.layout.token_label(t).size());
+    label_width = std::max(label_width, label(mask, t).size());
   }
   out += legend(mask, head_stats(mask, layer, head)) + "\n\n";
   out += column_header(mask, label_width);
   for (int64_t q = 0; q < mask.n; ++q) {
-    out += fmt::format("{:>{}} ", mask.layout.token_label(q), label_width);
+    out += fmt::format("{:>{}} ", label(mask, q), label_width);
     for (int64_t k = 0; k < mask.n; ++k) {
       out += ' ';
       out += symbol(classify_cell(mask, layer, head, q, k), mask.at(layer, head, q, k));

@@ -6,12 +6,12 @@
 #include <bit>
 #include <charconv>
 #include <cmath>
-#include <fstream>
 #include <map>
 #include <optional>
 #include <sstream>
 
 #include "core/error.h"
+#include "core/regular_file.h"
 
 namespace maskprior::tasks {
 namespace {
@@ -121,7 +121,7 @@ CsvHeader parse_header(const std::vector<std::string>& fields, int line,
     const std::string& name = fields[c];
     if (name.empty()) throw csv_error(filename, line, fmt::format("column {} has no name", c + 1));
     if (std::count(fields.begin(), fields.end(), name) > 1) {
-      throw csv_error(filename, line, fmt::format("column '{}' appears twice", name));
+      throw csv_error(filename, line, fmt::format("column {} appears twice", quote_input(name)));
     }
     if (name == "seen") {
       header.seen_column = c;
@@ -156,7 +156,8 @@ CsvRow parse_row(const std::vector<std::string>& fields, int line, const std::st
   for (size_t c = 0; c < fields.size(); ++c) {
     if (!parse_number(fields[c], values[c])) {
       throw csv_error(filename, line,
-                      fmt::format("column '{}': '{}' is not a number", header.names[c], fields[c]));
+                      fmt::format("column {}: {} is not a number", quote_input(header.names[c]),
+                                  quote_input(fields[c])));
     }
   }
   for (size_t c : header.input_columns) row.inputs.push_back(values[c]);
@@ -166,7 +167,7 @@ CsvRow parse_row(const std::vector<std::string>& fields, int line, const std::st
     if (s != 0.0 && s != 1.0) {
       throw csv_error(
           filename, line,
-          fmt::format("column 'seen': '{}' is not 0 or 1", fields[*header.seen_column]));
+          fmt::format("column 'seen': {} is not 0 or 1", quote_input(fields[*header.seen_column])));
     }
     row.seen = s == 1.0 ? 1 : 0;
   }
@@ -235,7 +236,8 @@ TruthTable arithmetic_truth_table(const ArithmeticTask& task) {
       table.x.push_back(static_cast<double>(tokens[static_cast<size_t>(i)]));
     }
     for (int i = 0; i < d; ++i) {
-      table.x.push_back(static_cast<double>(tokens[static_cast<size_t>(d) + 1 + static_cast<size_t>(i)]));
+      table.x.push_back(
+          static_cast<double>(tokens[static_cast<size_t>(d) + 1 + static_cast<size_t>(i)]));
     }
     for (int j = 0; j < task.answer_digits; ++j) {
       table.y[static_cast<size_t>(j)][static_cast<size_t>(p)] =
@@ -284,12 +286,8 @@ TruthTable parse_truth_table_csv(const std::string& text, const std::string& fil
   return table;
 }
 
-TruthTable read_truth_table_csv(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(fmt::format("{}: cannot open truth table", path));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_truth_table_csv(text.str(), path);
+TruthTable read_truth_table_csv(const std::string& path, uint64_t max_bytes) {
+  return parse_truth_table_csv(read_regular_file(path, max_bytes, "truth table"), path);
 }
 
 }  // namespace maskprior::tasks

@@ -51,7 +51,12 @@ TruthTable arithmetic_truth_table(const ArithmeticTask& task);
 /// Parses CSV text (format above); `filename` names the file in errors. Throws InputError with
 /// the file and line for malformed tables.
 TruthTable parse_truth_table_csv(const std::string& text, const std::string& filename);
-/// Reads and parses a CSV file. Throws InputError if unreadable or malformed.
-TruthTable read_truth_table_csv(const std::string& path);
+/// The largest CSV file read_truth_table_csv reads by default (parsing takes several times as
+/// much memory).
+inline constexpr uint64_t kMaxTruthTableBytes = uint64_t{1} << 30;
+
+/// Reads and parses a CSV file. Throws InputError if it is not a regular file (a FIFO, a device),
+/// holds more than `max_bytes`, cannot be read, or is malformed.
+TruthTable read_truth_table_csv(const std::string& path, uint64_t max_bytes = kMaxTruthTableBytes);
 
 }  // namespace maskprior::tasks

@@ -628,5 +628,203 @@ TEST(CompilerErrors, ZeroTripLoopBodyIsResolved) {
                     "index x[99] is outside span x of length 3");
 }
 
+// ----------------------------------------------------------------------------------------------
+// Hostile input: integer overflow, work limits, nesting, many names.
+
+TEST(CompilerLimits, IntegerOverflowIsALocatedErrorNotATrap) {
+  // INT64_MIN / -1 used to raise SIGFPE (the hardware traps on it), as did INT64_MIN % -1.
+  expect_spec_error("param n = (-9223372036854775807-1)/-1\ntokens x[2]\n", 2, 35,
+                    "integer overflow in -9223372036854775808 / -1");
+  expect_spec_error("param n = -(-9223372036854775807-1)\ntokens x[2]\n", 2, 11,
+                    "integer overflow in -(-9223372036854775808)");
+  expect_spec_error("param n = 9223372036854775807 * 2\ntokens x[2]\n", 2, 31,
+                    "integer overflow in 9223372036854775807 * 2");
+  expect_spec_error("param n = 9223372036854775807 + 1\ntokens x[2]\n", 2, 31,
+                    "integer overflow in 9223372036854775807 + 1");
+  expect_spec_error("param n = (-9223372036854775807-1) - 1\ntokens x[2]\n", 2, 36,
+                    "integer overflow in -9223372036854775808 - 1");
+  // Every integer is a multiple of -1: the floored remainder is 0, not a trap.
+  EXPECT_EQ(compile("param n = (-9223372036854775807-1) % -1 + 2\ntokens x[n]\n").n, 2);
+  EXPECT_EQ(compile("param n = 7 % -1 + 3\ntokens x[n]\n").n, 3);
+  EXPECT_EQ(compile("param n = -6 / -1\ntokens x[n]\n").n, 6);
+  // The same expression given with -D is reported in its own one-line source.
+  for (const char* value : {"(-9223372036854775807-1)/-1", "-(-9223372036854775807-1)"}) {
+    CompileOptions options;
+    options.defines["n"] = value;
+    try {
+      compile("param n = 2\ntokens x[n]\n", options);
+      ADD_FAILURE() << value;
+    } catch (const SpecError& e) {
+      EXPECT_EQ(e.diagnostic().where.file, "-D n");
+      EXPECT_NE(e.diagnostic().message.find("integer overflow"), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(CompilerLimits, LoopIterationsAreCountedBeforeTheyRun) {
+  // The whole range of a loop counts when it starts, so these fail at once (they ran 13 s and
+  // over a minute), even with empty bodies.
+  expect_spec_error("tokens x[2]\nfor i in 0..1000000000 { }\n", 3, 1,
+                    "this loop would take the spec past 10000000 loop iterations (0 before it, "
+                    "1000000000 more here)");
+  expect_spec_error("tokens x[2]\nfor i in 0..100000 { for j in 0..100000 { } }\n", 3, 22,
+                    "past 10000000 loop iterations");
+  // Within the limit, loops run as before.
+  const CompiledMask m =
+      compile("tokens x[4]\nfor i in 0..4 { for j in 0..i { open x[i] -> x[j] } }\n");
+  EXPECT_EQ(m.at(0, 0, 3, 0), m.open_value);
+  EXPECT_EQ(m.at(0, 0, 0, 3), m.close_value);
+}
+
+TEST(CompilerLimits, SelectorListsAreBoundedByTheSizeCap) {
+  // 64 tokens: the cap allows 64·64 cells, one rule may list twice that many tokens. 200 copies
+  // of x list 12,800: refused at the item that passes 8,192, before listing it.
+  CompileOptions options;
+  options.max_bytes = 64 * 64 * 8;
+  std::string list = "x";
+  for (int i = 1; i < 200; ++i) list += ", x";
+  try {
+    compile("tokens x[64]\nopen (" + list + ") -> x\n", options);
+    ADD_FAILURE() << "a 12,800-token list passed a cap of 4,096 cells";
+  } catch (const SpecError& e) {
+    EXPECT_EQ(e.diagnostic().where.line, 3);
+    EXPECT_EQ(e.diagnostic().where.column, 7 + 3 * 128);  // the 129th x: 8,192 + 64 > 8,192
+    EXPECT_NE(e.diagnostic().message.find("this rule would list more than 8192 tokens (8192 "
+                                          "before this item, 64 more here)"),
+              std::string::npos)
+        << e.what();
+  }
+  // 100 copies (6,400 tokens) are within the limit and compile.
+  std::string shorter = "x";
+  for (int i = 1; i < 100; ++i) shorter += ", x";
+  EXPECT_EQ(compile("tokens x[64]\nopen (" + shorter + ") -> x\n", options).at(0, 0, 5, 7), 10.0f);
+}
+
+TEST(CompilerLimits, CellsWrittenAreBoundedByTheSizeCap) {
+  // Each application of `open x -> x` writes 4,096 cells (+128 tokens listed); the spec may do
+  // 16 x 4,096 cells of work, so the 16th application is refused before it writes.
+  CompileOptions options;
+  options.max_bytes = 64 * 64 * 8;
+  try {
+    compile("tokens x[64]\nfor i in 0..100 { open x -> x }\n", options);
+    ADD_FAILURE() << "100 full rewrites passed a work limit of 16";
+  } catch (const SpecError& e) {
+    EXPECT_EQ(e.diagnostic().where.line, 3);
+    EXPECT_EQ(e.diagnostic().where.column, 19);
+    EXPECT_NE(e.diagnostic().message.find("the spec's cell work would pass its limit of 65536"),
+              std::string::npos)
+        << e.what();
+  }
+  // Planes count: 4 heads x 15 applications of 4,096 cells pass the limit.
+  options.max_bytes = 4 * 16 * 16 * 8;
+  try {
+    compile("tokens x[16]\nheads 4\nfor i in 0..100 { open x -> x }\n", options);
+    ADD_FAILURE();
+  } catch (const SpecError& e) {
+    EXPECT_NE(e.diagnostic().message.find("cell work would pass its limit of 16384"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(CompilerLimits, ProductWithCarryListsNoMoreThanItWrites) {
+  // `product a, b -> c carry` listed a cell per (i, k) pair for every place of c: 10^9 entries
+  // (12 GB) for 1000-digit operands. Its rows are now ranges: compare with the definition, under
+  // a cap exactly the size of the output.
+  const std::string body =
+      "tokens a[40], b[30], c[70]\ndigits a lsb_first\ndigits b msb_first\ndigits c lsb_first\n"
+      "open product a, b -> c carry\nopen product c, b -> a\n";
+  CompileOptions options;
+  options.max_bytes = 140 * 140 * 8;
+  const CompiledMask m = compile(body, options);
+  auto a = [](int64_t i) { return i; };
+  auto b = [](int64_t k) { return 40 + 29 - k; };
+  auto c = [](int64_t j) { return 70 + j; };
+  std::set<std::pair<int64_t, int64_t>> open;
+  for (int64_t j = 0; j < 70; ++j) {
+    for (int64_t i = 0; i < 40; ++i) {
+      for (int64_t k = 0; k < 30; ++k) {
+        if (i + k <= j) {
+          open.insert({c(j), a(i)});
+          open.insert({c(j), b(k)});
+        }
+      }
+    }
+  }
+  for (int64_t j = 0; j < 40; ++j) {  // c, b -> a without carry: a[j] -> c[i], b[k], i + k = j
+    for (int64_t i = 0; i < 70; ++i) {
+      for (int64_t k = 0; k < 30; ++k) {
+        if (i + k == j) {
+          open.insert({a(j), c(i)});
+          open.insert({a(j), b(k)});
+        }
+      }
+    }
+  }
+  for (int64_t q = 0; q < m.n; ++q) {
+    for (int64_t k = 0; k < m.n; ++k) {
+      EXPECT_EQ(m.at(0, 0, q, k) == m.open_value, open.count({q, k}) == 1) << q << " -> " << k;
+    }
+  }
+}
+
+TEST(CompilerLimits, CycleWithAWindowAllTheWayRoundIsAClique) {
+  const CompiledMask cycle = compile("tokens x[6]\nopen cycle x window 4\n");
+  const CompiledMask clique = compile("tokens x[6]\nopen clique x\n");
+  EXPECT_EQ(pattern(cycle), pattern(clique));
+  EXPECT_EQ(pattern(compile("tokens x[7]\nopen cycle x window 3\n"))[0], "1110011");
+}
+
+// The message of the SpecError compiling `body` raises ("" if none).
+std::string spec_error_message(const std::string& body) {
+  try {
+    compile(body);
+  } catch (const SpecError& e) {
+    return e.diagnostic().message;
+  }
+  return "";
+}
+
+TEST(CompilerLimits, DeepNestingIsAnErrorNotAStackOverflow) {
+  // 100,000 nested parentheses, `for` blocks, `-` or `before` overflowed the parser's stack.
+  const int deep = 100000;
+  const std::string parens = std::string(deep, '(') + "1" + std::string(deep, ')');
+  EXPECT_NE(spec_error_message("param p = " + parens + "\ntokens x[2]\n").find("nesting too deep"),
+            std::string::npos);
+  std::string loops;
+  for (int i = 0; i < deep; ++i) loops += "for i" + std::to_string(i) + " in 0..1 {\n";
+  const std::string nested = loops + "open diagonal\n" + std::string(deep, '}');
+  EXPECT_NE(spec_error_message("tokens x[2]\n" + nested).find("nesting too deep"),
+            std::string::npos);
+  std::string minus;
+  for (int i = 0; i < deep; ++i) minus += "- ";
+  EXPECT_NE(spec_error_message("param p = " + minus + "1\ntokens x[2]\n").find("nesting too deep"),
+            std::string::npos);
+  std::string before;
+  for (int i = 0; i < deep; ++i) before += "before ";
+  EXPECT_NE(spec_error_message("tokens x[2]\nopen " + before + "x -> x\n").find("nesting too deep"),
+            std::string::npos);
+  // 300 nested loops are fine (their names cost no copies per level).
+  std::string ok;
+  for (int i = 0; i < 300; ++i) ok += "for i" + std::to_string(i) + " in 0..1 { ";
+  const CompiledMask m =
+      compile("tokens x[2]\n" + ok + "open diagonal " + std::string(300, '}') + "\n");
+  EXPECT_EQ(pattern(m), (Rows{"10", "01"}));
+}
+
+TEST(CompilerLimits, ManySpansAndRulesByName) {
+  // Span lookups are by hash: 3,000 spans and rules naming the last ones.
+  std::string spans = "t0";
+  for (int i = 1; i < 3000; ++i) spans += ", t" + std::to_string(i);
+  expect_spec_error("tokens " + spans + ", t2999\n", 2, static_cast<int>(spans.size() + 10),
+                    "duplicate span name t2999");
+  std::string rules;
+  for (int i = 2990; i < 3000; ++i) rules += "open t" + std::to_string(i) + " -> t0\n";
+  const CompiledMask m = compile("tokens " + spans + "\ndigits t2999 lsb_first\n" + rules);
+  EXPECT_EQ(m.n, 3000);
+  EXPECT_EQ(m.at(0, 0, 2995, 0), m.open_value);
+  EXPECT_EQ(m.at(0, 0, 2989, 0), m.close_value);
+}
+
 }  // namespace
 }  // namespace maskprior

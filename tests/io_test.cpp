@@ -5,12 +5,19 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include <algorithm>
 #include <csignal>
 #include <cstring>
 #include <filesystem>
+#include <new>
 #include <string>
 #include <vector>
 
+#include "core/error.h"
 #include "io/atomic_file.h"
 #include "io/json_file.h"
 #include "io/mask_file.h"
@@ -199,6 +206,87 @@ TEST(Safetensors, RejectsCorruptFiles) {
                      {"cannot read", "missing.safetensors", "No such file"});
 }
 
+// A grid must tile its span with positive sides; the product is checked without overflow.
+TEST(Safetensors, GridThatDoesNotTileItsSpanIsRefused) {
+  TempDir dir;
+  CompiledMask m;
+  m.name = "vision";
+  m.n = 5;
+  m.layout.spans = {make_span("cls", 0, 1), make_span("p", 1, 4)};
+  m.layout.spans[1].grid = std::pair{2, 2};
+  m.mask.assign(25, -10.0f);
+  m.provenance.assign(25, 0);
+  write_mask_file(m, dir.file("v.safetensors"));
+  const auto [header, data] = split(read_bytes(dir.file("v.safetensors")));
+  const std::string bad = dir.file("bad.safetensors");
+  for (const std::string grid : {"[-2,-2]", "[4294967296,4294967296]", "[3037000500,3037000500]"}) {
+    write_bytes(bad, join(replaced(header, R"(\"grid\":[2,2])", R"(\"grid\":)" + grid), data));
+    expect_input_error([&] { read_mask_file(bad); },
+                       {"bad.safetensors", "grid", "does not tile its 4 tokens"});
+  }
+}
+
+// Numbers that are not finite, or overflow JSON's doubles, are refused with the file's name
+// (not a bare "[json.exception.out_of_range.406]").
+TEST(Safetensors, NonFiniteNumbersAreRefusedNamingTheFile) {
+  TempDir dir;
+  write_mask_file(example_mask(/*with_hard=*/true), dir.file("good.safetensors"));
+  const auto [header, data] = split(read_bytes(dir.file("good.safetensors")));
+  const std::string bad = dir.file("bad.safetensors");
+  struct Case {
+    std::string from, to;
+    std::vector<std::string> message;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"\"open\":\"10\"", "\"open\":\"nan\"", {"'open'", "not a finite number"}},
+           {"\"open\":\"10\"", "\"open\":\"inf\"", {"'open'", "not a finite number"}},
+           {"\"close\":\"-10\"", "\"close\":\"-inf\"", {"'close'", "not a finite number"}},
+           {"\"close\":\"-10\"", "\"close\":\"-1e999\"", {"'close'"}},
+           {R"({\"n\":3,)", R"({\"n\":1e999,)", {"'params'", "not valid JSON"}},
+           {"[512,528]", "[512,1e999]", {"header is not valid JSON"}},
+       }) {
+    write_bytes(bad, join(replaced(header, c.from, c.to), data));
+    std::vector<std::string> message = c.message;
+    message.push_back("bad.safetensors");
+    expect_input_error([&] { read_mask_file(bad); }, message);
+  }
+}
+
+TEST(Messages, EchoedInputIsEscapedAndCut) {
+  EXPECT_EQ(escape_control_chars("a\x1b[31mb\tc\nd\x7f"), "a\\x1b[31mb\tc\\x0ad\\x7f");
+  EXPECT_EQ(escape_control_chars("a\nb", /*keep_newlines=*/true), "a\nb");
+  EXPECT_EQ(quote_input("x\x07y"), "'x\\x07y'");
+  const std::string field(10 << 20, 'z');
+  const std::string quoted = quote_input(field);
+  EXPECT_LT(quoted.size(), 300u);
+  EXPECT_EQ(quoted, "'" + std::string(200, 'z') + "…' (10485760 bytes)");
+  // Never cut inside a UTF-8 character.
+  EXPECT_EQ(quote_input("ab\xc3\xa9"
+                        "cd",
+                        3),
+            "'ab…' (6 bytes)");
+
+  Diagnostic d;
+  d.where = {"s\x1b.mask", 1, 4};  // under the c
+  d.message = "unexpected \x1b[2J";
+  d.source_line =
+      "a\x1b"
+      "bc d";
+  EXPECT_EQ(format_diagnostic(d),
+            "s\\x1b.mask:1:4: error: unexpected \\x1b[2J\n"
+            "  a\\x1bbc d\n"
+            "        ^");
+}
+
+TEST(Messages, AllocationFailureNamesTheSize) {
+  expect_input_error(
+      [] { allocate_or_throw(uint64_t{7} << 30, "the mask", [] { throw std::bad_alloc(); }); },
+      {"cannot allocate 7516192768 bytes", "7.0 GiB", "the mask", "out of memory"});
+  int calls = 0;
+  allocate_or_throw(8, "a buffer", [&] { ++calls; });
+  EXPECT_EQ(calls, 1);
+}
+
 TEST(Npy, RoundTripAndHeader) {
   TempDir dir;
   const CompiledMask m = example_mask(/*with_hard=*/true);
@@ -285,6 +373,65 @@ TEST(AtomicWrite, FailureMidWriteKeepsExistingFile) {
   EXPECT_EQ(read_bytes(path), before);
   EXPECT_EQ(dir.entries(), std::vector<std::string>{"m.safetensors"});
   expect_same_mask(example_mask(/*with_hard=*/false), read_mask_file(path));
+}
+
+// Outputs are regular files: a symbolic link is neither followed nor replaced, and a FIFO, a
+// device or a directory is never replaced by one.
+TEST(AtomicWrite, RefusesAnythingButARegularFile) {
+  TempDir dir;
+  write_bytes(dir.file("real.bin"), "keep");
+  fs::create_symlink("real.bin", dir.file("link.bin"));
+  fs::create_symlink("missing.bin", dir.file("dangling.bin"));
+  ASSERT_EQ(::mkfifo(dir.file("fifo.bin").c_str(), 0600), 0);
+  fs::create_directory(dir.file("folder"));
+  expect_input_error([&] { write_file_atomic(dir.file("link.bin"), "x"); },
+                     {"link.bin", "symbolic link", "never follow"});
+  expect_input_error([&] { write_file_atomic(dir.file("dangling.bin"), "x"); },
+                     {"dangling.bin", "symbolic link"});
+  expect_input_error([&] { write_file_atomic(dir.file("fifo.bin"), "x"); },
+                     {"fifo.bin", "a FIFO, not a regular file"});
+  expect_input_error([&] { write_file_atomic(dir.file("folder"), "x"); }, {"a directory"});
+  EXPECT_TRUE(fs::is_symlink(dir.file("link.bin")));
+  EXPECT_TRUE(fs::is_symlink(dir.file("dangling.bin")));
+  EXPECT_TRUE(fs::is_fifo(dir.file("fifo.bin")));
+  EXPECT_EQ(read_bytes(dir.file("real.bin")), "keep");
+  EXPECT_EQ(dir.entries(), (std::vector<std::string>{"dangling.bin", "fifo.bin", "folder",
+                                                     "link.bin", "real.bin"}));
+  write_file_atomic(dir.file("real.bin"), "new");  // a regular file is replaced
+  EXPECT_EQ(read_bytes(dir.file("real.bin")), "new");
+  // A device: a private node like /dev/null (never the real one, which a regression would
+  // replace when run as root); creating it needs root, so elsewhere this part is skipped.
+  if (::mknod(dir.file("null.bin").c_str(), S_IFCHR | 0666, makedev(1, 3)) == 0) {
+    expect_input_error([&] { write_file_atomic(dir.file("null.bin"), "x"); },
+                       {"null.bin", "a character device"});
+    EXPECT_TRUE(fs::is_character_file(dir.file("null.bin")));
+  }
+}
+
+/// The PID of a process that has ended (and been reaped).
+pid_t dead_pid() {
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  ::waitpid(child, nullptr, 0);
+  return child;
+}
+
+// A writer killed mid-write (SIGKILL) leaves NAME.tmp-PID-XXXXXXXX; the next write of NAME
+// removes it, but not the temporary files of live processes nor those of other targets.
+TEST(AtomicWrite, RemovesStaleTemporaryFilesOfDeadProcesses) {
+  TempDir dir;
+  const pid_t dead = dead_pid();
+  const std::string stale = fmt::format("out.bin.tmp-{}-0badf00d", dead);
+  const std::string live = fmt::format("out.bin.tmp-{}-12345678", ::getppid());
+  const std::string other = fmt::format("other.bin.tmp-{}-0badf00d", dead);
+  const std::string odd = fmt::format("out.bin.tmp-{}-notahexnumber", dead);
+  for (const std::string& name : {stale, live, other, odd}) write_bytes(dir.file(name), "junk");
+  write_file_atomic(dir.file("out.bin"), "data");
+  EXPECT_EQ(read_bytes(dir.file("out.bin")), "data");
+  std::vector<std::string> expected{"out.bin", live, other, odd};
+  std::sort(expected.begin(), expected.end());
+  EXPECT_EQ(dir.entries(), expected);
+  EXPECT_EQ(remove_stale_temp_files(dir.file("other.bin")), 1);
 }
 
 TEST(JsonFile, WriteThenReadRoundTrips) {

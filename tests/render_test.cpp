@@ -49,6 +49,21 @@ TEST(Render, LargeMaskGetsASummaryAndOutOfRangeHeadsAreErrors) {
   expect_input_error([&] { render_grid(m, 0, -1); }, {"head -1 is out of range", "2 heads"});
 }
 
+// Names come from tensor files too: their control characters are escaped, never echoed raw.
+TEST(Render, ControlCharactersInNamesAreEscaped) {
+  CompiledMask m = example_mask(/*with_hard=*/false);
+  m.name = "evil\x1b[2J";
+  m.layout.spans[0].name = "c\x07";
+  const std::string text = render_grid(m, 0, 0);
+  for (char c : text) {
+    EXPECT_TRUE(c == '\n' || static_cast<unsigned char>(c) >= 0x20) << static_cast<int>(c);
+  }
+  EXPECT_NE(text.find("mask evil\\x1b[2J: 2 layers"), std::string::npos) << text;
+  EXPECT_NE(text.find("layout: c\\x07 @0"), std::string::npos) << text;
+  EXPECT_NE(text.find("c\\x07  # # # ."), std::string::npos) << text;
+  expect_input_error([&] { render_grid(m, 5, 0); }, {"mask 'evil\\x1b[2J'"});
+}
+
 /// Width, height and the RGB of pixel (x, y) of an 8-bit RGB PNG, decoded with libpng.
 struct Decoded {
   uint32_t width = 0, height = 0;

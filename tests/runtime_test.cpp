@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -348,6 +349,37 @@ TEST_F(RuntimeTest, ResumeEqualsUninterrupted) {
   EXPECT_THROW(train(broken), InputError);
 }
 
+// A run killed before its first checkpoint leaves config.json, init.json and metrics.jsonl only:
+// --resume says what to do, and a new run takes the folder over instead of refusing it.
+TEST_F(RuntimeTest, RunKilledBeforeItsFirstCheckpointIsStartedAgain) {
+  auto config = tiny("mask", /*epochs=*/2);
+  config.out = (dir_ / "run").string();
+  const auto reference = train(config);
+  const std::string metrics = read_text(dir_ / "run" / "metrics.jsonl");
+  for (const char* name :
+       {"checkpoint.pt", "summary.json", "weights.safetensors", "mask.safetensors"}) {
+    ASSERT_TRUE(fs::remove(dir_ / "run" / name)) << name;
+  }
+  const auto message = input_error([&] { resume(config.out); });
+  EXPECT_NE(message.find("never reached a checkpoint"), std::string::npos) << message;
+  EXPECT_NE(message.find("start it again"), std::string::npos) << message;
+  ::testing::internal::CaptureStderr();
+  const auto again = train(config);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(
+      err.find(config.out + " holds a run that never reached a checkpoint; starting it again"),
+      std::string::npos)
+      << err;
+  EXPECT_EQ(without_wall(again).dump(), without_wall(reference).dump());
+  EXPECT_EQ(read_text(dir_ / "run" / "metrics.jsonl"), metrics);  // not appended to the old ones
+  EXPECT_TRUE(fs::exists(dir_ / "run" / "summary.json"));
+  // A run with a checkpoint is still refused: it can be resumed.
+  config.stop_after = 1;
+  config.out = (dir_ / "stopped").string();
+  EXPECT_TRUE(train(config).at("interrupted").get<bool>());
+  EXPECT_NE(input_error([&] { train(config); }).find("already holds a run"), std::string::npos);
+}
+
 TEST_F(RuntimeTest, RunFolderHoldsConfigWeightsAndLearnedMask) {
   auto config = tiny("mask", /*epochs=*/2);
   config.seed = 3;
@@ -556,6 +588,44 @@ TEST(ConfigTableTest, ChecksComeFromTheRows) {
               resolve_config("parity2", "", {{"init", "mask"}});
             }).find("needs a spec"),
             std::string::npos);
+}
+
+// NaN passes every range comparison and inf poisons a run: every floating setting must be finite,
+// in the library (InputError naming the field) and on the command line (usage error, exit 2).
+TEST(ConfigTableTest, EveryFloatingFieldMustBeFinite) {
+  TrainConfig valid;
+  valid.task = "parity2";
+  int checked = 0;
+  for (const auto& field : config_fields()) {
+    const auto* member = std::get_if<double TrainConfig::*>(&field.member);
+    if (member == nullptr) continue;
+    for (const double value :
+         {std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity(),
+          -std::numeric_limits<double>::infinity()}) {
+      TrainConfig config = valid;
+      config.*(*member) = value;
+      const auto message = input_error([&] { training::check_config(config); });
+      EXPECT_NE(message.find(field.key + " must be a finite number"), std::string::npos)
+          << field.key << " = " << value << ": " << message;
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 3 * 8);  // train_fraction, mask_open/close, lr, the decays, qk_contrast/lr
+}
+
+TEST_F(RuntimeTest, NonFiniteTrainFlagsAreUsageErrors) {
+  for (const auto& field : config_fields()) {
+    if (!std::holds_alternative<double TrainConfig::*>(field.member)) continue;
+    const std::string flag = flag_names(field).back();
+    std::vector<std::string> values = {"nan"};
+    if (field.key == "lr") values = {"nan", "NaN", "inf", "-inf", "1e999"};
+    for (const std::string& value : values) {
+      const auto r = maskc(fmt::format("train --task parity2 {}={} -q --out run", flag, value));
+      EXPECT_EQ(r.code, 2) << flag << " " << value << ": " << r.err;
+      EXPECT_NE(r.err.find("must be a finite number"), std::string::npos) << r.err;
+      EXPECT_FALSE(fs::exists(dir_ / "run")) << flag << " " << value;
+    }
+  }
 }
 
 TEST(ConfigTableTest, EveryPresetResolves) {

@@ -345,7 +345,9 @@ TEST(TruthTable, CsvErrorsNameFileAndLine) {
             MASKPRIOR_TEST_DATA
             "/csv/bad_duplicate.csv:4: same inputs as line 2 but a different "
             "output");
-  EXPECT_NE(input_error([] { read_truth_table_csv("/nonexistent/t.csv"); }).find("cannot open"),
+  EXPECT_NE(input_error([] {
+              read_truth_table_csv("/nonexistent/t.csv");
+            }).find("cannot read truth table '/nonexistent/t.csv'"),
             std::string::npos);
 }
 

@@ -277,6 +277,23 @@ TEST(Reachability, LayerOrderMatters) {
             std::string::npos);
 }
 
+TEST(Reachability, HugeDepthIsCappedAndStopsAtAFixedPoint) {
+  // A 1-layer spec repeats its layer: past a fixed point (at most N steps) nothing changes, so a
+  // large depth answers like a small one, and a depth past kMaxDepth is refused.
+  CompiledMask mask = closed_mask({{"t", 4}});
+  open_diagonal(mask);
+  open(mask, 0, 1);
+  open(mask, 1, 2);
+  open(mask, 2, 3);
+  EXPECT_EQ(members(ReachabilityGraph(mask, kMaxDepth).sources_of(0)),
+            (std::vector<int64_t>{0, 1, 2, 3}));
+  EXPECT_EQ(members(ReachabilityGraph(mask, kMaxDepth).sources_of(3)), (std::vector<int64_t>{3}));
+  EXPECT_NE(input_error([&] {
+              ReachabilityGraph(mask, 1'000'000'000);
+            }).find("--depth 1000000000 is above the limit of 1000000"),
+            std::string::npos);
+}
+
 TEST(Reachability, OpenMeansLeansOpen) {
   // Cells between the scale's values count as open when nearer the open value (core/cells.h).
   CompiledMask mask = closed_mask({{"t", 4}});

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <type_traits>
 #include <utility>
 
@@ -119,6 +120,13 @@ void merge_into(json& base, const json& patch, const std::string& what) {
 
 template <class T>
 void check_range(const ConfigField& field, const T& value) {
+  if constexpr (std::is_floating_point_v<T>) {
+    // NaN passes every comparison below as "not out of range", and an infinite learning rate or
+    // decay poisons the whole run: no floating setting may be either.
+    if (!std::isfinite(value)) {
+      throw InputError(fmt::format("{} must be a finite number, got {}", field.key, value));
+    }
+  }
   if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) {
     if (field.rule == FieldRule::kPositive && !(value > 0)) {
       throw InputError(fmt::format("{} must be positive, got {}", field.key, value));

@@ -106,8 +106,8 @@ std::vector<std::string> resumable_keys();
 nlohmann::json to_json(const TrainConfig& config);
 /// Reads a config; unknown keys or wrong types throw InputError naming the key.
 TrainConfig config_from_json(const nlohmann::json& json);
-/// Checks every value against its row (ranges, allowed values) and that the init method has the
-/// spec it needs; InputError naming the field otherwise.
+/// Checks every value against its row (ranges, allowed values; every floating value finite) and
+/// that the init method has the spec it needs; InputError naming the field otherwise.
 void check_config(const TrainConfig& config);
 
 /// Builds the resolved config: defaults, then `preset` for `task` (quick or paper; "" = none),

@@ -131,7 +131,10 @@ json run_one(const SuiteEntry& entry, const SuiteOptions& options, uint64_t seed
     json summary = folder.read_json(kSummaryFile);
     if (!summary.value("interrupted", false)) return summary;
   }
-  if (folder.has(kConfigFile)) return resume_run(folder, options.overrides);
+  // A run that never reached a checkpoint is started again (train() takes its folder over).
+  if (folder.has(kConfigFile) && !folder.never_checkpointed()) {
+    return resume_run(folder, options.overrides);
+  }
   json overrides = entry.overrides;
   overrides.update(options.overrides);
   overrides["seed"] = seed;

@@ -23,6 +23,22 @@ bool RunFolder::has(const char* name) const {
   return enabled() && fs::exists(file(name));
 }
 
+bool RunFolder::never_checkpointed() const {
+  return has(kConfigFile) && !has(kCheckpointFile) && !has(kSummaryFile);
+}
+
+void RunFolder::clear_run() const {
+  if (!enabled()) return;
+  for (const char* name : {kConfigFile, kInitFile, kMetricsFile, kCheckpointFile, kSummaryFile,
+                           kWeightsFile, kMaskFile}) {
+    std::error_code error;
+    fs::remove(file(name), error);
+    if (error) {
+      throw InputError(fmt::format("cannot remove {}: {}", file(name), error.message()));
+    }
+  }
+}
+
 void RunFolder::create(const TrainConfig& config) const {
   if (!enabled()) return;
   std::error_code error;

@@ -41,6 +41,12 @@ class RunFolder {
   std::string file(const char* name) const;
   /// True when the folder holds the file `name`.
   bool has(const char* name) const;
+  /// True when the folder holds a run (config.json) killed before its first checkpoint: no
+  /// checkpoint.pt and no summary.json. Such a run cannot be resumed; a new one may replace it.
+  bool never_checkpointed() const;
+  /// Removes the files a run writes (every file named above), leaving the folder itself and
+  /// anything else in it.
+  void clear_run() const;
 
   /// Creates the folder and writes config.json. InputError if it cannot be created.
   void create(const TrainConfig& config) const;

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <csignal>
+#include <iostream>
 #include <memory>
 #include <optional>
 
@@ -110,6 +111,18 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const TrainConfig& confi
   return std::make_unique<torch::optim::Adam>(make(options), options);
 }
 
+/// Starts the run folder of a new run. A run that never reached a checkpoint (killed while
+/// setting up or before its first checkpoint) is replaced: there is nothing in it to resume.
+void start_folder(const RunFolder& folder, const TrainConfig& config) {
+  if (folder.never_checkpointed()) {
+    std::cerr << fmt::format(
+        "maskc: {} holds a run that never reached a checkpoint; starting it again\n",
+        folder.path());
+    folder.clear_run();
+  }
+  folder.create(config);
+}
+
 // ---------------------------------------------------------------------------------------------
 // The run.
 
@@ -162,7 +175,7 @@ Run::Run(const TrainConfig& config, bool resuming)
     spec_ = load_spec(config_);
     check_spec(*spec_, config_, experiment_->layout(), model_config_);
   }
-  if (!resuming_) folder_.create(config_);  // the task and spec are good: start the run folder
+  if (!resuming_) start_folder(folder_, config_);  // the task and spec are good
   build_model();
   rows_ = experiment_->train_size();
   steps_per_epoch_ = (rows_ + config_.batch_size - 1) / config_.batch_size;
@@ -340,7 +353,9 @@ json run(const TrainConfig& config, bool resuming) {
 json train(const TrainConfig& config) {
   check_config(config);
   const RunFolder folder(config.out);
-  if (folder.has(kConfigFile)) {
+  // A run killed before its first checkpoint cannot be resumed: a new run takes its folder over
+  // (start_folder), rather than leave it stuck.
+  if (folder.has(kConfigFile) && !folder.never_checkpointed()) {
     throw InputError(fmt::format(
         "{} already holds a run; continue it with `maskc train --resume {}` or choose another "
         "--out",
@@ -363,8 +378,11 @@ json resume(const std::string& run_dir, const json& overrides) {
   check_config(config);
   if (folder.has(kSummaryFile)) return folder.read_json(kSummaryFile);  // finished
   if (!folder.has(kCheckpointFile)) {
-    throw InputError(
-        fmt::format("{} has no checkpoint to resume from ({} missing)", run_dir, kCheckpointFile));
+    throw InputError(fmt::format(
+        "{} holds a run that never reached a checkpoint ({} missing), so there is nothing to "
+        "resume; start it again with the same flags (`maskc train ... --out {}`): a new run takes "
+        "over such a folder",
+        run_dir, kCheckpointFile, run_dir));
   }
   return run(config, /*resuming=*/true);
 }

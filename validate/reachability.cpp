@@ -12,6 +12,13 @@ namespace maskprior::validate {
 ReachabilityGraph::ReachabilityGraph(const CompiledMask& mask, int64_t depth)
     : mask_(&mask), depth_(depth) {
   if (depth < 1) throw InputError(fmt::format("--depth {} must be at least 1", depth));
+  if (depth > kMaxDepth) {
+    throw InputError(
+        fmt::format("--depth {} is above the limit of {} (a 1-layer spec repeats "
+                    "its layer, and after N layers, N the number of tokens, the "
+                    "reachable tokens no longer change)",
+                    depth, kMaxDepth));
+  }
   if (mask.layers > 1 && depth > mask.layers) {
     throw InputError(fmt::format("--depth {} exceeds the {} layers of spec '{}'", depth,
                                  mask.layers, mask.name));
@@ -69,7 +76,10 @@ std::vector<uint8_t> ReachabilityGraph::sources_of(int64_t row) const {
         }
       }
     }
+    // a 1-layer spec repeats its layer: once a step adds nothing, no later step does
+    const bool fixed_point = mask_->layers == 1 && previous == frontier;
     frontier = std::move(previous);
+    if (fixed_point) break;
   }
   return frontier;
 }

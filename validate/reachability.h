@@ -23,10 +23,16 @@ struct GeneratedToken {
   int64_t predicted_by = 0;
 };
 
+/// The largest depth a graph accepts. Depths past N (the tokens) add nothing: paths through a
+/// 1-layer spec reach a fixed point within N steps (sources_of stops there), and a multi-layer
+/// spec allows at most its layers.
+constexpr int64_t kMaxDepth = 1'000'000;
+
 /// The attention graph of a mask over `depth` layers.
 class ReachabilityGraph {
  public:
-  /// Throws InputError if depth < 1 or depth exceeds the layers of a multi-layer spec.
+  /// Throws InputError if depth < 1, depth > kMaxDepth or depth exceeds the layers of a
+  /// multi-layer spec.
   ReachabilityGraph(const CompiledMask& mask, int64_t depth);
 
   int64_t depth() const { return depth_; }

@@ -146,17 +146,17 @@ Target table_target(const CompiledMask& mask, tasks::TruthTable table,
     const std::optional<int64_t> token = resolve_token(mask.layout, input);
     if (!token) {
       throw InputError(
-          fmt::format("{}:1: column '{}' names no token of spec '{}' (tokens are "
+          fmt::format("{}:1: column {} names no token of spec '{}' (tokens are "
                       "named like {})",
-                      table.source, input, mask.name,
+                      table.source, quote_input(input), mask.name,
                       mask.n > 1 ? mask.layout.token_label(mask.n - 1) : "x[0]"));
     }
     const auto same = std::find(target.input_tokens.begin(), target.input_tokens.end(), *token);
     if (same != target.input_tokens.end()) {
-      throw InputError(
-          fmt::format("{}:1: columns '{}' and '{}' both name token {}", table.source,
-                      table.inputs[static_cast<size_t>(same - target.input_tokens.begin())], input,
-                      mask.layout.token_label(*token)));
+      throw InputError(fmt::format(
+          "{}:1: columns {} and {} both name token {}", table.source,
+          quote_input(table.inputs[static_cast<size_t>(same - target.input_tokens.begin())]),
+          quote_input(input), mask.layout.token_label(*token)));
     }
     target.input_tokens.push_back(*token);
   }

@@ -32,3 +32,10 @@ add_test(NAME train_cli_stop_and_resume COMMAND sh -c
 # SIGTERM (as from a job scheduler) stops cleanly with a checkpoint: exit 143, resumable.
 add_test(NAME train_cli_sigterm_checkpoints COMMAND sh -c
   "d=$(mktemp -d) && { ${_maskc} train --task parity2 --spec ${_parity2} --init mask ${_train_long} --out $d/run & pid=$!; i=0; while [ ! -f $d/run/init.json ] && [ $i -lt 1200 ]; do sleep 0.1; i=$((i+1)); done; kill -TERM $pid; wait $pid; test $? -eq 143; } && test -f $d/run/checkpoint.pt && test ! -f $d/run/summary.json && { ${_maskc} train --resume $d/run --stop-after 1 -q; test $? -eq 130; } && rm -rf $d")
+# Every floating setting must be finite: `--lr nan` is a usage error and leaves no run folder.
+add_test(NAME train_cli_non_finite_is_usage_error COMMAND sh -c
+  "d=$(mktemp -d) && for v in nan inf; do ${_maskc} train --task parity2 --lr $v -q --out $d/run 2>$d/err; test $? -eq 2 && grep -q 'must be a finite number' $d/err && test ! -e $d/run || exit 1; done && ${_maskc} train --task parity2 --qk-contrast nan -q; test $? -eq 2 && rm -rf $d")
+# A run killed before its first checkpoint (only config.json, init.json, metrics.jsonl): --resume
+# says what to do, and a new run takes the folder over instead of refusing it.
+add_test(NAME train_cli_run_without_checkpoint_starts_again COMMAND sh -c
+  "d=$(mktemp -d) && ${_maskc} train --task parity2 ${_train_small} --out $d/run && rm $d/run/checkpoint.pt $d/run/summary.json $d/run/weights.safetensors && test $(ls $d/run | wc -l) -eq 3 && { ${_maskc} train --resume $d/run 2>$d/err; test $? -eq 1; } && grep -q 'never reached a checkpoint.*start it again' $d/err && ${_maskc} train --task parity2 ${_train_small} --out $d/run 2>$d/err && grep -q 'holds a run that never reached a checkpoint; starting it again' $d/err && test -s $d/run/summary.json && test $(wc -l < $d/run/metrics.jsonl) -eq 3 && rm -rf $d")
