@@ -6,6 +6,7 @@ packages=(
   libtorch-dev libopenblas0-pthread
   tao-pegtl-dev libeigen3-dev libtbb-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev libpng-dev libssl-dev
+  pybind11-dev python3-dev python3-numpy python3-torch
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -1,0 +1,244 @@
+// The extension module maskprior._maskprior: the compiler, the mask files and the validator of
+// maskprior for Python. python/maskprior/__init__.py is the public face (it decides whether a
+// string is a path or spec text, converts params and parses the validator's JSON).
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "compiler/compile.h"
+#include "core/cells.h"
+#include "core/compiled_mask.h"
+#include "core/error.h"
+#include "io/mask_file.h"
+#include "tasks/truth_table.h"
+#include "validate/validate.h"
+
+namespace py = pybind11;
+
+namespace maskprior::python {
+namespace {
+
+// The exception types, created once at import and kept for the life of the interpreter.
+PyObject* spec_error_type = nullptr;
+PyObject* input_error_type = nullptr;
+
+void raise_spec_error(const SpecError& e) {
+  const Diagnostic& d = e.diagnostic();
+  py::object error = py::reinterpret_borrow<py::object>(spec_error_type)(format_diagnostic(d));
+  error.attr("file") = d.where.file;
+  error.attr("line") = d.where.line;
+  error.attr("column") = d.where.column;
+  error.attr("message") = d.message;
+  error.attr("source_line") = d.source_line;
+  PyErr_SetObject(spec_error_type, error.ptr());
+}
+
+void translate_errors(std::exception_ptr error) {
+  try {
+    if (error) std::rethrow_exception(error);
+  } catch (const SpecError& e) {
+    raise_spec_error(e);
+  } catch (const InputError& e) {
+    PyErr_SetString(input_error_type, e.what());
+  }
+}
+
+CompileOptions make_options(const std::map<std::string, std::string>& defines,
+                            std::optional<double> open_value, std::optional<double> close_value,
+                            std::optional<uint64_t> max_bytes) {
+  CompileOptions options;
+  options.defines = defines;
+  options.open_value = open_value;
+  options.close_value = close_value;
+  if (max_bytes) options.max_bytes = *max_bytes;
+  return options;
+}
+
+std::vector<py::ssize_t> tensor_shape(const CompiledMask& m) {
+  return {static_cast<py::ssize_t>(m.layers), static_cast<py::ssize_t>(m.heads),
+          static_cast<py::ssize_t>(m.n), static_cast<py::ssize_t>(m.n)};
+}
+
+/// A read-only NumPy view of `data` (owned by the CompiledMask `self`, which the array keeps alive
+/// as its base): no copy.
+template <class T>
+py::array read_only_view(const std::vector<py::ssize_t>& shape, const T* data,
+                         const py::object& self) {
+  py::array_t<T> array(shape, data, self);
+  array.attr("flags").attr("writeable") = false;
+  return array;
+}
+
+py::list layout_list(const Layout& layout) {
+  py::list spans;
+  for (const Span& span : layout.spans) {
+    py::dict entry;
+    entry["name"] = span.name;
+    entry["offset"] = span.offset;
+    entry["length"] = span.length;
+    entry["grid"] = span.grid ? py::object(py::make_tuple(span.grid->first, span.grid->second))
+                              : py::object(py::none());
+    entry["digits"] = !span.digits                            ? py::object(py::none())
+                      : *span.digits == DigitOrder::kLsbFirst ? py::object(py::str("lsb_first"))
+                                                              : py::object(py::str("msb_first"));
+    spans.append(entry);
+  }
+  return spans;
+}
+
+py::dict metadata_dict(const CompiledMask& m) {
+  py::dict metadata;
+  metadata["name"] = m.name;
+  metadata["source_sha256"] = m.source_sha256;
+  metadata["open"] = m.open_value;
+  metadata["close"] = m.close_value;
+  metadata["params"] = m.params;
+  metadata["layers"] = m.layers;
+  metadata["heads"] = m.heads;
+  metadata["n"] = m.n;
+  return metadata;
+}
+
+py::list warning_list(const CompiledMask& m) {
+  py::list warnings;
+  for (const Diagnostic& warning : m.warnings) warnings.append(format_diagnostic(warning));
+  return warnings;
+}
+
+TensorFormat tensor_format(const std::string& format) {
+  if (format == "safetensors") return TensorFormat::kSafetensors;
+  if (format == "npy") return TensorFormat::kNpy;
+  throw InputError("format must be 'safetensors' or 'npy', got " + quote_input(format));
+}
+
+/// The report of `maskc validate --json` for a compiled mask (the same functions, the same JSON).
+std::string validate_json(const CompiledMask& mask, const std::optional<std::string>& task,
+                          const std::optional<std::string>& truth_table,
+                          std::optional<int64_t> depth, const std::vector<std::string>& readout) {
+  if (task.has_value() == truth_table.has_value()) {
+    throw InputError("validate needs exactly one of task= and truth_table=");
+  }
+  validate::ValidateOptions options;
+  options.depth = depth;
+  options.readout = readout;
+  const validate::Target target =
+      task ? validate::task_target(mask, *task, options)
+           : validate::table_target(mask, tasks::read_truth_table_csv(*truth_table), options);
+  return validate::report_json(validate::validate_target(mask, target, options));
+}
+
+void bind_compiled_mask(py::module_& m) {
+  py::class_<CompiledMask>(m, "CompiledMask", "A compiled .mask spec (see maskprior.compile).")
+      .def_property_readonly(
+          "mask",
+          [](const py::object& self) {
+            const auto& c = self.cast<const CompiledMask&>();
+            return read_only_view(tensor_shape(c), c.mask.data(), self);
+          },
+          "float32 [L, H, N, N] logits M (a read-only view, no copy)")
+      .def_property_readonly(
+          "provenance",
+          [](const py::object& self) {
+            const auto& c = self.cast<const CompiledMask&>();
+            return read_only_view(tensor_shape(c), c.provenance.data(), self);
+          },
+          "int32 [L, H, N, N]: 1-based spec line of each cell's last writer, 0 = default")
+      .def_property_readonly(
+          "hard",
+          [](const py::object& self) -> py::object {
+            const auto& c = self.cast<const CompiledMask&>();
+            if (!c.hard) return py::none();
+            const auto n = static_cast<py::ssize_t>(c.n);
+            return read_only_view<bool>({n, n}, reinterpret_cast<const bool*>(c.hard->data()),
+                                        self);
+          },
+          "bool [N, N]: hard-excluded cells, or None when the spec has no `hard`")
+      .def(
+          "open_pattern",
+          [](const CompiledMask& c) {
+            std::vector<uint8_t> pattern = open_pattern(c);
+            py::array_t<bool> out(tensor_shape(c));
+            std::copy(pattern.begin(), pattern.end(), out.mutable_data());
+            return out;
+          },
+          "bool [L, H, N, N]: not hard and nearer the open value than the close value")
+      .def_property_readonly("layout", [](const CompiledMask& c) { return layout_list(c.layout); })
+      .def_property_readonly("metadata", &metadata_dict)
+      .def_property_readonly("warnings", &warning_list)
+      .def_property_readonly("labels",
+                             [](const CompiledMask& c) {
+                               std::vector<std::string> labels;
+                               for (int64_t t = 0; t < c.n; ++t)
+                                 labels.push_back(c.layout.token_label(t));
+                               return labels;
+                             })
+      .def_readonly("name", &CompiledMask::name)
+      .def_readonly("layers", &CompiledMask::layers)
+      .def_readonly("heads", &CompiledMask::heads)
+      .def_readonly("n", &CompiledMask::n)
+      .def(
+          "save",
+          [](const CompiledMask& c, const std::string& path, const std::string& format) {
+            write_mask_file(c, path, tensor_format(format));
+          },
+          py::arg("path"), py::arg("format") = "safetensors",
+          "Writes the mask as `maskc compile -o PATH` does (safetensors, or npy: the mask only)")
+      .def("__repr__", [](const CompiledMask& c) {
+        return "<CompiledMask " + c.name + " layers=" + std::to_string(c.layers) +
+               " heads=" + std::to_string(c.heads) + " n=" + std::to_string(c.n) + ">";
+      });
+}
+
+void bind_functions(py::module_& m) {
+  m.def(
+      "compile_source",
+      [](const std::string& source, const std::string& filename,
+         const std::map<std::string, std::string>& defines, std::optional<double> open_value,
+         std::optional<double> close_value, std::optional<uint64_t> max_bytes) {
+        const CompileOptions options = make_options(defines, open_value, close_value, max_bytes);
+        py::gil_scoped_release release;
+        return compile_source(source, filename, options);
+      },
+      py::arg("source"), py::arg("filename"), py::arg("defines"), py::arg("open"), py::arg("close"),
+      py::arg("max_bytes"));
+  m.def(
+      "compile_file",
+      [](const std::string& path, const std::map<std::string, std::string>& defines,
+         std::optional<double> open_value, std::optional<double> close_value,
+         std::optional<uint64_t> max_bytes) {
+        const CompileOptions options = make_options(defines, open_value, close_value, max_bytes);
+        py::gil_scoped_release release;
+        return compile_file(path, options);
+      },
+      py::arg("path"), py::arg("defines"), py::arg("open"), py::arg("close"), py::arg("max_bytes"));
+  m.def(
+      "load",
+      [](const std::string& path, std::optional<uint64_t> max_bytes) {
+        py::gil_scoped_release release;
+        return read_mask_file(path, max_bytes.value_or(kDefaultMaxMaskBytes));
+      },
+      py::arg("path"), py::arg("max_bytes") = py::none());
+  m.def("validate_json", &validate_json, py::arg("mask"), py::arg("task"), py::arg("truth_table"),
+        py::arg("depth"), py::arg("readout"));
+}
+
+}  // namespace
+}  // namespace maskprior::python
+
+PYBIND11_MODULE(_maskprior, m) {
+  using namespace maskprior::python;
+  m.doc() = "maskprior's compiler, mask files and validator (use the package maskprior)";
+  spec_error_type = PyErr_NewException("maskprior.SpecError", PyExc_ValueError, nullptr);
+  input_error_type = PyErr_NewException("maskprior.InputError", PyExc_ValueError, nullptr);
+  m.attr("SpecError") = py::reinterpret_borrow<py::object>(spec_error_type);
+  m.attr("InputError") = py::reinterpret_borrow<py::object>(input_error_type);
+  py::register_exception_translator(&translate_errors);
+  bind_compiled_mask(m);
+  bind_functions(m);
+}

@@ -1,0 +1,238 @@
+"""Tests of the Python module maskprior (run by CTest as `python_module`).
+
+Environment: PYTHONPATH holds build/python; MASKC is build/bin/maskc; MASKPRIOR_SOURCE_DIR is
+the source tree (defaults to this file's ../..).
+"""
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import numpy as np
+
+import maskprior
+
+ROOT = pathlib.Path(os.environ.get("MASKPRIOR_SOURCE_DIR",
+                                   pathlib.Path(__file__).resolve().parents[2]))
+MASKC = os.environ.get("MASKC", str(ROOT / "build" / "bin" / "maskc"))
+PARITY2 = ROOT / "specs" / "gotu" / "parity2.mask"
+ADDITION = ROOT / "specs" / "arith" / "addition.mask"
+
+sys.path.insert(0, str(ROOT / "examples"))
+import read_mask  # noqa: E402  the standard-library reader of examples/read_mask.py
+
+try:
+    import torch
+except ImportError:  # the torch tests are skipped without PyTorch
+    torch = None
+
+
+def maskc(*args):
+    return subprocess.run([MASKC, *map(str, args)], capture_output=True, text=True, check=False)
+
+
+class CompileTest(unittest.TestCase):
+    def test_compile_from_path_str_and_pathlike(self):
+        for spec in (str(PARITY2), PARITY2):
+            c = maskprior.compile(spec)
+            self.assertEqual(c.mask.shape, (1, 1, 16, 16))
+            self.assertEqual(c.mask.dtype, np.float32)
+            self.assertEqual(c.provenance.dtype, np.int32)
+            self.assertIsNone(c.hard)
+            self.assertEqual(c.metadata["name"], "parity2")
+            self.assertEqual(c.metadata["params"], {"n": 15})
+
+    def test_compile_from_text_matches_path(self):
+        text = PARITY2.read_text()
+        a, b = maskprior.compile(text), maskprior.compile(PARITY2)
+        np.testing.assert_array_equal(a.mask, b.mask)
+        self.assertEqual(a.metadata, b.metadata)
+
+    def test_mask_is_a_view_that_keeps_the_compiled_mask_alive(self):
+        c = maskprior.compile(PARITY2)
+        mask = c.mask
+        self.assertIsNotNone(mask.base)
+        self.assertFalse(mask.flags.writeable)
+        expected = np.array(mask)
+        del c
+        np.testing.assert_array_equal(mask, expected)
+
+    def test_parameter_override(self):
+        c = maskprior.compile(PARITY2, params={"n": 6})
+        self.assertEqual(c.mask.shape, (1, 1, 7, 7))
+        self.assertEqual(c.metadata["params"], {"n": 6})
+        self.assertEqual([s["length"] for s in c.layout], [1, 6])
+
+    def test_scale_override_and_layout(self):
+        c = maskprior.compile(ADDITION, open=3.0, close=-2.0)
+        self.assertEqual((c.metadata["open"], c.metadata["close"]), (3.0, -2.0))
+        self.assertEqual(set(np.unique(c.mask)), {3.0, -2.0})
+        self.assertEqual(c.hard.dtype, np.bool_)
+        self.assertTrue(c.hard[0, 1] and not c.hard[1, 0])  # causal
+        spans = {s["name"]: s for s in c.layout}
+        self.assertEqual(spans["a"]["digits"], "msb_first")
+        self.assertEqual(spans["c"]["digits"], "lsb_first")
+        self.assertEqual((spans["c"]["offset"], spans["c"]["length"]), (8, 4))
+
+    def test_arrays_equal_what_maskc_writes(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "a.safetensors")
+            result = maskc("compile", ADDITION, "-o", path, "--open", "3", "--close", "-2")
+            self.assertEqual(result.returncode, 0, result.stderr)
+            c = maskprior.compile(ADDITION, open=3.0, close=-2.0)
+            loaded = maskprior.load(path)
+            np.testing.assert_array_equal(loaded.mask, c.mask)
+            np.testing.assert_array_equal(loaded.provenance, c.provenance)
+            np.testing.assert_array_equal(loaded.hard, c.hard)
+            self.assertEqual(loaded.metadata, c.metadata)
+            self.assertEqual(loaded.layout, c.layout)
+            with open(path, "rb") as f:  # and as the standard-library reader sees it
+                header, start = read_mask.read_header(f)
+                n = c.n
+                cells = read_mask.read_slice(f, start, header["mask"], 0, n * n)
+            np.testing.assert_array_equal(np.array(cells, np.float32).reshape(1, 1, n, n), c.mask)
+
+    def test_save_round_trips(self):
+        c = maskprior.compile(PARITY2, params={"n": 4})
+        with tempfile.TemporaryDirectory() as tmp:
+            for fmt in ("safetensors", "npy"):
+                path = os.path.join(tmp, "m." + fmt)
+                c.save(path, format=fmt)
+                np.testing.assert_array_equal(maskprior.load(path).mask, c.mask)
+            np.testing.assert_array_equal(np.load(os.path.join(tmp, "m.npy")), c.mask)
+            with self.assertRaises(maskprior.InputError):
+                c.save(os.path.join(tmp, "m.x"), format="pickle")
+
+
+class ErrorTest(unittest.TestCase):
+    def test_spec_error_has_location(self):
+        with self.assertRaises(maskprior.SpecError) as caught:
+            maskprior.compile("mask bad\ntokens a[3]\nopen foo -> a\n")
+        e = caught.exception
+        self.assertIsInstance(e, ValueError)
+        self.assertEqual((e.file, e.line, e.column), ("<string>", 3, 6))
+        self.assertIn("unknown span foo", e.message)
+        self.assertTrue(str(e).startswith("<string>:3:6: error: unknown span foo"))
+
+    def test_spec_error_in_a_file_and_in_a_param(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "bad.mask")
+            with open(path, "w") as f:
+                f.write("mask bad\ntokens a[3]\ndefault sideways\n")
+            with self.assertRaises(maskprior.SpecError) as caught:
+                maskprior.compile(path)
+            self.assertEqual((caught.exception.file, caught.exception.line), (path, 3))
+        with self.assertRaises(maskprior.SpecError) as caught:  # over the size cap: at `tokens`
+            maskprior.compile(PARITY2, params={"n": 2000}, max_bytes=1000)
+        self.assertEqual(caught.exception.line, 8)
+
+    def test_input_errors(self):
+        with self.assertRaises(maskprior.InputError) as caught:
+            maskprior.load("/nonexistent/m.safetensors")
+        self.assertIsInstance(caught.exception, ValueError)
+        with self.assertRaises(maskprior.InputError):  # as maskc -D nope=3
+            maskprior.compile(PARITY2, params={"nope": 3})
+        with self.assertRaises(TypeError):
+            maskprior.compile(PARITY2, params={"n": True})
+        with self.assertRaises(maskprior.InputError) as caught:  # a mistyped path, not text
+            maskprior.compile("specs/no_such_spec.mask")
+        self.assertIn("no_such_spec.mask", str(caught.exception))
+
+
+class ValidateTest(unittest.TestCase):
+    def check_same_as_maskc(self, spec, task, *flags, **kwargs):
+        result = maskc("validate", spec, "--task", task, "--json", *flags)
+        self.assertIn(result.returncode, (0, 1), result.stderr)
+        expected = json.loads(result.stdout)
+        self.assertEqual(maskprior.validate(spec, task=task, **kwargs), expected)
+        return expected
+
+    def test_validate_equals_maskc_json(self):
+        report = self.check_same_as_maskc(PARITY2, "parity2")
+        self.assertTrue(report["ok"])
+        self.check_same_as_maskc(ADDITION, "addition")
+        self.check_same_as_maskc(PARITY2, "parity2", "-D", "n=5", "--depth", "2",
+                                 params={"n": 5}, depth=2)
+
+    def test_validate_from_text_and_needs_one_target(self):
+        report = maskprior.validate(PARITY2.read_text(), task="parity2")
+        self.assertEqual(report["spec"], "parity2")
+        with self.assertRaises(maskprior.InputError):
+            maskprior.validate(PARITY2)
+        with self.assertRaises(maskprior.InputError):
+            maskprior.validate(PARITY2, task="no_such_task")
+
+
+@unittest.skipIf(torch is None, "needs PyTorch")
+class TorchTest(unittest.TestCase):
+    def setUp(self):
+        from maskprior import torch as mt
+        self.mt = mt
+        self.compiled = maskprior.compile(ADDITION)
+
+    def test_bias_is_log_sigmoid_with_hard_cells(self):
+        prior = self.mt.MaskPrior(self.compiled)
+        bias = prior(0)
+        self.assertEqual(tuple(bias.shape), (1, 12, 12))
+        self.assertEqual(tuple(prior(0, 0).shape), (12, 12))
+        hard = torch.from_numpy(np.array(self.compiled.hard))
+        self.assertTrue(torch.isneginf(bias[0][hard]).all())
+        m = torch.from_numpy(np.array(self.compiled.mask))[0, 0]
+        torch.testing.assert_close(bias[0][~hard], torch.nn.functional.logsigmoid(m)[~hard])
+
+    def test_gradients_flow_to_m_and_hard_cells_get_no_attention(self):
+        prior = self.mt.MaskPrior(self.compiled)
+        q, k, v = (torch.randn(2, 1, 12, 8) for _ in range(3))
+        out = self.mt.attend(q, k, v, prior(0))
+        out.sum().backward()
+        self.assertIsNotNone(prior.M.grad)
+        self.assertGreater(prior.M.grad.abs().sum().item(), 0)
+        hard = torch.from_numpy(np.array(self.compiled.hard))
+        self.assertTrue((prior.M.grad[0, 0][hard] == 0).all())
+        attn = torch.softmax(q @ k.transpose(-2, -1) / 8 ** 0.5 + prior(0), -1)
+        self.assertTrue((attn[..., hard] == 0).all())
+        torch.testing.assert_close(out, attn @ v)
+        mass = self.mt.prior_mass(attn, self.compiled)
+        self.assertTrue(0 < mass.item() <= 1)
+        torch.testing.assert_close(self.mt.prior_mass(attn.unsqueeze(1), self.compiled, None),
+                                   mass)
+
+    def test_fixed_prior_and_drift(self):
+        fixed = self.mt.MaskPrior(self.compiled, learnable=False)
+        self.assertEqual(list(fixed.parameters()), [])
+        prior = self.mt.MaskPrior(self.compiled)
+        self.assertEqual(self.mt.mask_drift(prior).tolist(), [0.0])
+        with torch.no_grad():
+            prior.M.add_(1.0)
+        self.assertGreater(self.mt.mask_drift(prior)[0].item(), 0)
+
+    def test_open_pattern_matches_python_rule(self):
+        pattern = self.mt.open_pattern(self.compiled)
+        mask = np.array(self.compiled.mask)
+        expected = (np.abs(mask - 5) < np.abs(mask + 5)) & ~np.array(self.compiled.hard)
+        np.testing.assert_array_equal(pattern.numpy(), expected)
+
+
+@unittest.skipIf(torch is None, "needs PyTorch")
+class ExampleTest(unittest.TestCase):
+    def run_example(self, name):
+        return subprocess.run([sys.executable, str(ROOT / "examples" / "python" / name)],
+                              capture_output=True, text=True, timeout=60, check=False)
+
+    def test_train_toy(self):
+        result = self.run_example("train_toy.py")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("prior mass before", result.stdout)
+        self.assertIn("prior mass after", result.stdout)
+
+    def test_compile_addition(self):
+        result = self.run_example("compile_addition.py")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("c[3] . . . . . . . . . . . #", result.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main()
