@@ -18,17 +18,16 @@ std::string system_message(int error) {
   return std::generic_category().message(error);
 }
 
-/// What a file that is not a regular file is, for messages.
+}  // namespace
+
 const char* file_kind(mode_t mode) {
   if (S_ISDIR(mode)) return "a directory";
   if (S_ISFIFO(mode)) return "a FIFO";
   if (S_ISCHR(mode)) return "a character device";
   if (S_ISBLK(mode)) return "a block device";
   if (S_ISSOCK(mode)) return "a socket";
-  return "not a plain file";
+  return "not a regular file";
 }
-
-}  // namespace
 
 RegularFile::RegularFile(const std::string& path, std::string_view what)
     : path_(path), what_(what) {

@@ -3,6 +3,8 @@
 // and never more than a stated number of bytes.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -40,6 +42,10 @@ class RegularFile {
   int fd_ = -1;
   uint64_t size_ = 0;
 };
+
+/// What a file of type `mode` (st_mode) that is not a regular file is, for messages: "a FIFO",
+/// "a directory", "a character device", ...
+const char* file_kind(mode_t mode);
 
 /// The whole regular file `path`, refused (InputError naming it) if it is not a regular file or
 /// holds more than `max_bytes`. `what` names the file in messages, as for RegularFile.

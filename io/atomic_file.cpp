@@ -19,6 +19,7 @@
 #include <system_error>
 
 #include "core/error.h"
+#include "core/regular_file.h"
 
 namespace maskprior {
 namespace {
@@ -90,15 +91,6 @@ int write_all(int fd, std::string_view bytes) {
     left -= static_cast<size_t>(written);
   }
   return 0;
-}
-
-const char* file_kind(mode_t mode) {
-  if (S_ISDIR(mode)) return "a directory";
-  if (S_ISFIFO(mode)) return "a FIFO";
-  if (S_ISCHR(mode)) return "a character device";
-  if (S_ISBLK(mode)) return "a block device";
-  if (S_ISSOCK(mode)) return "a socket";
-  return "not a regular file";
 }
 
 /// Throws InputError unless `path` is missing or a regular file (never followed if a link).
