@@ -9,7 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 scripts/function_length.py --max 80 core grammar compiler io render tasks validate runtime \
-  train cli tests bench
+  train cli tests bench fuzz python
 build=build-tidy
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DMASKPRIOR_WITH_TORCH=OFF \
   -DMASKPRIOR_BUILD_TESTS=OFF -DMASKPRIOR_BUILD_BENCH=OFF -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >/dev/null

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Builds one libFuzzer target of fuzz/ in ./build-fuzz (clang, ASan + UBSan, everything it links
+# instrumented) and runs it for SECONDS (default 60), printing libFuzzer's final stats.
+#   bash scripts/fuzz.sh TARGET [SECONDS]
+#   TARGET: fuzz_spec | fuzz_safetensors | fuzz_npy | fuzz_truth_table
+#   FUZZ_ARGS="-jobs=2 -workers=2" adds libFuzzer flags; JOBS=N sets the build's parallelism.
+# Corpus: build-fuzz/corpus/TARGET (grows across runs), seeded from build-fuzz/seeds/TARGET:
+# the .mask files of specs/ and tests/data/, the CSV tables of tests/data/, and tensor files that
+# make_seeds (fuzz/make_seeds.cpp) writes from those specs. Crashes, leaks, timeouts and
+# out-of-memory inputs land in fuzz/findings/TARGET/ (gitignored); replay one with
+#   build-fuzz/bin/TARGET fuzz/findings/TARGET/crash-...
+set -euo pipefail
+cd "$(dirname "$0")/.."
+targets="fuzz_spec fuzz_safetensors fuzz_npy fuzz_truth_table"
+target=${1:-}
+seconds=${2:-60}
+if [[ " $targets " != *" $target "* ]] || ! [[ "$seconds" =~ ^[0-9]+$ ]]; then
+  echo "usage: scripts/fuzz.sh TARGET [SECONDS]   (TARGET: $targets)" >&2
+  exit 2
+fi
+
+# Optional packages, for fuzzing only (scripts/setup.sh installs the project's main list): clang
+# and its runtime libraries (libFuzzer, ASan, UBSan). Installed only when missing.
+fuzz_packages=(clang libclang-rt-14-dev)
+missing=()
+for p in "${fuzz_packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "fuzz: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -q
+  apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+count() { find "$1" -maxdepth 1 -type f | wc -l; }
+build="build-fuzz"
+flags="-fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer"
+flags+=" -fno-sanitize-recover=undefined"
+# -Werror too (MASKPRIOR_WERROR): our code and the harnesses compile clean under clang 14 as well.
+CC=clang CXX=clang++ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DMASKPRIOR_WERROR=ON -DMASKPRIOR_FUZZ=ON -DMASKPRIOR_WITH_TORCH=OFF -DMASKPRIOR_WITH_PYTHON=OFF \
+  -DMASKPRIOR_BUILD_TESTS=OFF -DMASKPRIOR_BUILD_BENCH=OFF -DCMAKE_CXX_FLAGS="$flags" \
+  -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" >/dev/null
+cmake --build "$build" -j "${JOBS:-$(nproc)}" --target "$target" make_seeds
+
+# Seeds, laid anew each run (the corpus itself is kept).
+seeds=$build/seeds/$target
+corpus=$build/corpus/$target
+findings=fuzz/findings/$target
+rm -rf "$seeds"
+mkdir -p "$seeds" "$corpus" "$findings"
+mapfile -t specs < <(find specs tests/data examples -name '*.mask' 2>/dev/null | sort)
+case $target in
+  fuzz_spec) cp "${specs[@]}" "$seeds"/ 2>/dev/null || true ;;
+  fuzz_truth_table) find tests/data examples -name '*.csv' -exec cp {} "$seeds"/ \; ;;
+  fuzz_safetensors | fuzz_npy)
+    "$build"/bin/make_seeds "$build/seeds/tensors" "${specs[@]}" 2>/dev/null | tail -1
+    ext=${target#fuzz_}
+    cp "$build/seeds/tensors/$ext"/* "$seeds"/
+    ;;
+esac
+echo "fuzz: $target for ${seconds} s, $(count "$seeds") seeds, corpus $corpus"
+
+# Scratch files of the tensor and CSV targets go to tmpfs when there is one.
+if [[ -d /dev/shm && -w /dev/shm ]]; then export TMPDIR=/dev/shm; fi
+export ASAN_OPTIONS="halt_on_error=1:detect_leaks=1${ASAN_OPTIONS_EXTRA:+:$ASAN_OPTIONS_EXTRA}"
+export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
+log=$build/logs/$target.log
+mkdir -p "$(dirname "$log")"
+before=$(count "$findings")
+set +e
+# shellcheck disable=SC2086  # FUZZ_ARGS is a list of flags
+"$build/bin/$target" -max_total_time="$seconds" -print_final_stats=1 -timeout=25 \
+  -rss_limit_mb=4096 -max_len="${FUZZ_MAX_LEN:-65536}" -artifact_prefix="$findings/" \
+  ${FUZZ_ARGS:-} "$corpus" "$seeds" 2>&1 | tee "$log" | grep -E 'INITED|DONE|stat::|ERROR|SUMMARY|==[0-9]+==|fuzz:|#[0-9]+ +pulse'
+status=${PIPESTATUS[0]}
+set -e
+rm -f "${TMPDIR:-/tmp}/maskprior_${target}_"*
+echo "fuzz: corpus now $(count "$corpus") inputs; full log $log"
+after=$(count "$findings")
+if ((status)) || ((after > before)); then
+  echo "fuzz: FINDING: $target exited $status; the end of its log:" >&2
+  tail -n 60 "$log" >&2
+  echo "fuzz: $findings now holds:" >&2
+  ls -l "$findings" >&2
+  exit 1
+fi
+echo "fuzz: $target: no findings in ${seconds} s ($after older ones in $findings)"
