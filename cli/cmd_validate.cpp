@@ -6,7 +6,6 @@
 #include "cli/commands.h"
 #include "cli/spec_flags.h"
 #include "compiler/compile.h"
-#include "tasks/truth_table.h"
 #include "validate/validate.h"
 
 namespace maskprior::cli {
@@ -30,9 +29,8 @@ void run_validate(const ValidateArgs& args, bool depth_given, int& exit_code) {
   if (depth_given) options.depth = args.depth;
   options.readout = args.readout;
   const validate::Target target =
-      args.task.empty()
-          ? validate::table_target(mask, tasks::read_truth_table_csv(args.truth_table), options)
-          : validate::task_target(mask, args.task, options);
+      args.task.empty() ? validate::target_of(mask, std::nullopt, args.truth_table, options)
+                        : validate::target_of(mask, args.task, std::nullopt, options);
   const validate::ValidationReport report = validate::validate_target(mask, target, options);
   std::cout << (args.json ? validate::report_json(report) : validate::format_report(report));
   exit_code = report.ok() ? kExitOk : kExitInputError;

@@ -16,7 +16,6 @@
 #include "core/compiled_mask.h"
 #include "core/error.h"
 #include "io/mask_file.h"
-#include "tasks/truth_table.h"
 #include "validate/validate.h"
 
 namespace py = pybind11;
@@ -121,15 +120,10 @@ TensorFormat tensor_format(const std::string& format) {
 std::string validate_json(const CompiledMask& mask, const std::optional<std::string>& task,
                           const std::optional<std::string>& truth_table,
                           std::optional<int64_t> depth, const std::vector<std::string>& readout) {
-  if (task.has_value() == truth_table.has_value()) {
-    throw InputError("validate needs exactly one of task= and truth_table=");
-  }
   validate::ValidateOptions options;
   options.depth = depth;
   options.readout = readout;
-  const validate::Target target =
-      task ? validate::task_target(mask, *task, options)
-           : validate::table_target(mask, tasks::read_truth_table_csv(*truth_table), options);
+  const validate::Target target = validate::target_of(mask, task, truth_table, options);
   return validate::report_json(validate::validate_target(mask, target, options));
 }
 

@@ -19,19 +19,9 @@ if [[ " $targets " != *" $target "* ]] || ! [[ "$seconds" =~ ^[0-9]+$ ]]; then
   exit 2
 fi
 
-# Optional packages, for fuzzing only (scripts/setup.sh installs the project's main list): clang
-# and its runtime libraries (libFuzzer, ASan, UBSan). Installed only when missing.
-fuzz_packages=(clang libclang-rt-14-dev)
-missing=()
-for p in "${fuzz_packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if ((${#missing[@]})); then
-  echo "fuzz: installing ${missing[*]}"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -q
-  apt-get install -y -q --no-install-recommends "${missing[@]}"
-fi
+# Optional packages, for fuzzing only: clang and its runtime libraries (libFuzzer, ASan, UBSan).
+# scripts/setup.sh given package names installs just those, when missing.
+bash scripts/setup.sh clang libclang-rt-14-dev
 
 count() { find "$1" -maxdepth 1 -type f | wc -l; }
 build="build-fuzz"

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Installs the Debian packages maskprior needs, only those that are missing (idempotent).
+# With arguments, installs those packages instead (e.g. scripts/fuzz.sh's optional clang).
 set -euo pipefail
 packages=(
   build-essential cmake git pkg-config
@@ -8,6 +9,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev libpng-dev libssl-dev
   pybind11-dev python3-dev python3-numpy python3-torch
 )
+if (($#)); then packages=("$@"); fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

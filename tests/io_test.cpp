@@ -70,8 +70,8 @@ TEST(Safetensors, MaskRoundTripKeepsEveryField) {
   }
 }
 
-TEST(Safetensors, GridLayoutAndRealParamsRoundTrip) {
-  TempDir dir;
+/// A mask whose layout has a grid (`p` is 2 x 2) and whose params are not whole numbers.
+CompiledMask vision_mask() {
   CompiledMask m;
   m.name = "vision";
   m.n = 5;
@@ -82,6 +82,12 @@ TEST(Safetensors, GridLayoutAndRealParamsRoundTrip) {
   m.params = {{"side", 2}, {"w", -1.0 / 3.0}};
   m.mask.assign(25, -0.1f);
   m.provenance.assign(25, 7);
+  return m;
+}
+
+TEST(Safetensors, GridLayoutAndRealParamsRoundTrip) {
+  TempDir dir;
+  const CompiledMask m = vision_mask();
   write_mask_file(m, dir.file("v.safetensors"));
   expect_same_mask(m, read_mask_file(dir.file("v.safetensors")));
 }
@@ -209,14 +215,7 @@ TEST(Safetensors, RejectsCorruptFiles) {
 // A grid must tile its span with positive sides; the product is checked without overflow.
 TEST(Safetensors, GridThatDoesNotTileItsSpanIsRefused) {
   TempDir dir;
-  CompiledMask m;
-  m.name = "vision";
-  m.n = 5;
-  m.layout.spans = {make_span("cls", 0, 1), make_span("p", 1, 4)};
-  m.layout.spans[1].grid = std::pair{2, 2};
-  m.mask.assign(25, -10.0f);
-  m.provenance.assign(25, 0);
-  write_mask_file(m, dir.file("v.safetensors"));
+  write_mask_file(vision_mask(), dir.file("v.safetensors"));
   const auto [header, data] = split(read_bytes(dir.file("v.safetensors")));
   const std::string bad = dir.file("bad.safetensors");
   for (const std::string grid : {"[-2,-2]", "[4294967296,4294967296]", "[3037000500,3037000500]"}) {

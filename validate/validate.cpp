@@ -167,6 +167,15 @@ Target table_target(const CompiledMask& mask, tasks::TruthTable table,
   return target;
 }
 
+Target target_of(const CompiledMask& mask, const std::optional<std::string>& task,
+                 const std::optional<std::string>& truth_table, const ValidateOptions& options) {
+  if (task.has_value() == truth_table.has_value()) {
+    throw InputError("validate needs exactly one of a task and a truth table");
+  }
+  return task ? task_target(mask, *task, options)
+              : table_target(mask, tasks::read_truth_table_csv(*truth_table), options);
+}
+
 bool ValidationReport::ok() const {
   return std::all_of(outputs.begin(), outputs.end(),
                      [](const OutputReport& o) { return o.unreachable.empty(); });

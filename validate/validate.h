@@ -47,6 +47,10 @@ Target task_target(const CompiledMask& mask, const std::string& task,
 /// `cls`). Throws InputError naming the table for names that are no token of the spec.
 Target table_target(const CompiledMask& mask, tasks::TruthTable table,
                     const ValidateOptions& options = {});
+/// The target `maskc validate` checks: the built-in `task`, or else the truth table read from the
+/// CSV file `truth_table` (exactly one of them is given; InputError otherwise).
+Target target_of(const CompiledMask& mask, const std::optional<std::string>& task,
+                 const std::optional<std::string>& truth_table, const ValidateOptions& options);
 
 struct SupportMonomial {
   Monomial monomial;
