@@ -415,6 +415,38 @@ TEST(Validate, JsonHasOutputsSupportAndMdi) {
   EXPECT_EQ(json["mdi"]["coefficients"].size(), 3u);
 }
 
+TEST(Validate, MdiExclusionOnlyWhenTheMaskHidesAnInputTheMdiUses) {
+  // parity2's MDI x0 + x1 − 1 uses x0 and x1. The paper's pair mask shows both to the readout,
+  // so it cannot rule the MDI out.
+  const CompiledMask pair = pair_mask(15, 0, 1);
+  const OutputReport both = validate_target(pair, task_target(pair, "parity2")).outputs[0];
+  ASSERT_TRUE(both.mdi_exclusion.has_value());
+  EXPECT_FALSE(both.mdi_exclusion->excluded);
+  EXPECT_EQ(both.mdi_exclusion->needed, (std::vector<size_t>{0, 1}));
+  EXPECT_TRUE(both.mdi_exclusion->hidden.empty());
+  EXPECT_NE(both.mdi_exclusion->reason.find("cannot force training away"), std::string::npos);
+  // A readout that sees only x1 hides x0: the MDI is out of reach (and so is the target).
+  CompiledMask one = closed_mask({{"cls", 1}, {"x", 15}});
+  open_diagonal(one);
+  open(one, 0, 2);
+  const ValidationReport hidden = validate_target(one, task_target(one, "parity2"));
+  const OutputReport& y = hidden.outputs[0];
+  ASSERT_TRUE(y.mdi_exclusion.has_value());
+  EXPECT_TRUE(y.mdi_exclusion->excluded);
+  EXPECT_EQ(y.mdi_exclusion->hidden, (std::vector<size_t>{0}));
+  EXPECT_NE(y.mdi_exclusion->reason.find("hides x0 from cls"), std::string::npos)
+      << y.mdi_exclusion->reason;
+  EXPECT_NE(format_report(hidden).find("excluded by the mask"), std::string::npos);
+  // maj3's MDI uses x0, x1, x2; a mask that shows x0 and x1 only (parity2's) excludes it.
+  const ValidationReport maj = validate_target(pair, task_target(pair, "maj3"));
+  EXPECT_TRUE(maj.outputs[0].mdi_exclusion->excluded);
+  EXPECT_EQ(maj.outputs[0].mdi_exclusion->hidden, (std::vector<size_t>{2}));
+  const auto json = nlohmann::json::parse(report_json(maj));
+  EXPECT_TRUE(json["mdi"]["excluded_by_mask"].get<bool>());
+  EXPECT_EQ(json["mdi"]["hidden_inputs"], (std::vector<std::string>{"x2"}));
+  EXPECT_TRUE(json["outputs"][0]["mdi"]["exclusion_reason"].is_string());
+}
+
 TEST(Validate, CsvTableReproducesTheParity2Report) {
   const CompiledMask mask = pair_mask(15, 0, 1);
   const ValidationReport from_task = validate_target(mask, task_target(mask, "parity2"));
@@ -548,6 +580,11 @@ TEST(MaskcValidate, Parity2PassesAndPrintsSupportAndMdi) {
   EXPECT_NE(run.output.find("x0 + x1 - 1"), std::string::npos) << run.output;
   EXPECT_NE(run.output.find("75.00%"), std::string::npos) << run.output;
   EXPECT_NE(run.output.find("unreachable  none"), std::string::npos) << run.output;
+  const CommandResult json =
+      maskc("validate " + kSource + "/specs/gotu/parity2.mask --task parity2 --json");
+  ASSERT_EQ(json.exit_code, 0) << json.output;
+  const auto report = nlohmann::json::parse(json.output);
+  EXPECT_FALSE(report["mdi"]["excluded_by_mask"].get<bool>()) << json.output;
 }
 
 TEST(MaskcValidate, MisspecifiedExitsOneNamingX0) {

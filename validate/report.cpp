@@ -7,7 +7,9 @@
 //                    "visible"}], "support_size", "mdi"? } ],
 //     "support": [[names], ...]      // union over outputs, by degree
 //     "mdi"?: { "degree", "accuracy", "unseen_accuracy", "points", "formula",
-//               "coefficients": [{"monomial": [names], "coefficient"}] }  // the first output's
+//               "coefficients": [{"monomial": [names], "coefficient"}],
+//               "excluded_by_mask": bool,   // the mask hides an input the MDI uses
+//               "exclusion_reason", "hidden_inputs": [names] }  // the first output's
 //   }
 #include <fmt/format.h>
 
@@ -64,7 +66,9 @@ std::string percent(double fraction) {
   return fmt::format("{:.2f}%", 100.0 * fraction);
 }
 
-nlohmann::json mdi_json(const MinDegreeInterpolator& mdi, const std::vector<std::string>& inputs) {
+nlohmann::json mdi_json(const MinDegreeInterpolator& mdi,
+                        const std::optional<MdiExclusion>& exclusion,
+                        const std::vector<std::string>& inputs) {
   if (!mdi.unavailable.empty()) return {{"unavailable", mdi.unavailable}};
   nlohmann::json coefficients = nlohmann::json::array();
   for (const Monomial& m : mdi.coefficients) {
@@ -77,7 +81,11 @@ nlohmann::json mdi_json(const MinDegreeInterpolator& mdi, const std::vector<std:
           {"unseen_accuracy", mdi.unseen_accuracy()},
           {"points", mdi.points},
           {"formula", format_polynomial(mdi.coefficients, inputs)},
-          {"coefficients", coefficients}};
+          {"coefficients", coefficients},
+          {"excluded_by_mask", exclusion ? nlohmann::json(exclusion->excluded) : nlohmann::json()},
+          {"exclusion_reason", exclusion ? nlohmann::json(exclusion->reason) : nlohmann::json()},
+          {"hidden_inputs", exclusion ? nlohmann::json(names_of(exclusion->hidden, inputs))
+                                      : nlohmann::json::array()}};
 }
 
 }  // namespace
@@ -156,6 +164,12 @@ std::string format_report(const ValidationReport& report) {
                          "without rounding)",
                          o.mdi->degree, percent(o.mdi->accuracy()), o.mdi->points,
                          percent(o.mdi->unseen_accuracy()), percent(o.mdi->exact_accuracy())));
+        if (o.mdi_exclusion) {
+          line(out, "",
+               fmt::format("{} by the mask: {}",
+                           o.mdi_exclusion->excluded ? "excluded" : "not excluded",
+                           o.mdi_exclusion->reason));
+        }
       }
     }
     unreachable += o.unreachable.size();
@@ -178,7 +192,7 @@ std::string format_report(const ValidationReport& report) {
 std::string report_json(const ValidationReport& report) {
   nlohmann::json outputs = nlohmann::json::array();
   std::set<std::pair<int, uint64_t>> union_support;  // (degree, variables)
-  const MinDegreeInterpolator* first_mdi = nullptr;
+  const OutputReport* first_output = nullptr;        // the first output with an MDI
   for (const OutputReport& o : report.outputs) {
     nlohmann::json support = nlohmann::json::array();
     for (const SupportMonomial& s : o.support) {
@@ -195,8 +209,8 @@ std::string report_json(const ValidationReport& report) {
                             {"support", support},
                             {"support_size", o.support_size}};
     if (o.mdi) {
-      entry["mdi"] = mdi_json(*o.mdi, report.inputs);
-      if (first_mdi == nullptr) first_mdi = &*o.mdi;
+      entry["mdi"] = mdi_json(*o.mdi, o.mdi_exclusion, report.inputs);
+      if (first_output == nullptr) first_output = &o;
     }
     outputs.push_back(std::move(entry));
   }
@@ -208,7 +222,9 @@ std::string report_json(const ValidationReport& report) {
                          {"depth", report.depth},   {"ok", report.ok()},
                          {"inputs", report.inputs}, {"inputs_zero_one", report.zero_one_inputs},
                          {"outputs", outputs},      {"support", support}};
-  if (first_mdi != nullptr) json["mdi"] = mdi_json(*first_mdi, report.inputs);
+  if (first_output != nullptr) {
+    json["mdi"] = mdi_json(*first_output->mdi, first_output->mdi_exclusion, report.inputs);
+  }
   return json.dump(2) + "\n";
 }
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <functional>
 
 #include "validate/dependencies.h"
 
@@ -181,6 +182,48 @@ bool ValidationReport::ok() const {
                      [](const OutputReport& o) { return o.unreachable.empty(); });
 }
 
+namespace {
+
+std::string joined_names(const std::vector<size_t>& indices,
+                         const std::vector<std::string>& inputs) {
+  std::string text;
+  for (size_t i : indices) text += (text.empty() ? "" : ", ") + inputs[i];
+  return text;
+}
+
+/// Can the mask rule `mdi` out? Only by hiding from the readout an input the MDI uses.
+MdiExclusion mdi_exclusion(const MinDegreeInterpolator& mdi, const std::vector<std::string>& inputs,
+                           const std::function<bool(size_t)>& reaches, const std::string& readout,
+                           int64_t depth) {
+  MdiExclusion exclusion;
+  uint64_t used = 0;
+  for (const Monomial& m : mdi.coefficients) used |= m.variables;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!(used >> i & 1)) continue;
+    exclusion.needed.push_back(i);
+    if (!reaches(i)) exclusion.hidden.push_back(i);
+  }
+  exclusion.excluded = !exclusion.hidden.empty();
+  const std::string within =
+      fmt::format("{} within {} layer{}", readout, depth, depth == 1 ? "" : "s");
+  if (exclusion.excluded) {
+    exclusion.reason = fmt::format(
+        "the mask hides {} from {}, which the MDI uses: a model trained with it cannot represent "
+        "the MDI",
+        joined_names(exclusion.hidden, inputs), within);
+  } else if (exclusion.needed.empty()) {
+    exclusion.reason = "the MDI is a constant: no mask can rule it out";
+  } else {
+    exclusion.reason = fmt::format(
+        "every input the MDI uses ({}) reaches {}: a mask only restricts which inputs reach the "
+        "readout, so this one cannot force training away from the MDI",
+        joined_names(exclusion.needed, inputs), within);
+  }
+  return exclusion;
+}
+
+}  // namespace
+
 ValidationReport validate_target(const CompiledMask& mask, const Target& target,
                                  const ValidateOptions& options) {
   const tasks::TruthTable& table = target.table;
@@ -222,7 +265,13 @@ ValidationReport validate_target(const CompiledMask& mask, const Target& target,
       }
       out.support.push_back({m, visible_jointly});
     }
-    if (table.has_seen()) out.mdi = min_degree_interpolator(table, o);
+    if (table.has_seen()) {
+      out.mdi = min_degree_interpolator(table, o);
+      if (out.mdi->unavailable.empty()) {
+        out.mdi_exclusion =
+            mdi_exclusion(*out.mdi, table.inputs, reaches, out.readout, report.depth);
+      }
+    }
     report.outputs.push_back(std::move(out));
   }
   return report;

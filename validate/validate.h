@@ -57,6 +57,15 @@ struct SupportMonomial {
   bool visible = false;  // every variable of it reaches the readout
 };
 
+/// Whether the mask can rule the min-degree interpolator out: a mask only restricts which inputs
+/// reach the readout, so it excludes the MDI exactly when it hides an input the MDI uses.
+struct MdiExclusion {
+  bool excluded = false;
+  std::vector<size_t> needed;  // inputs the MDI's monomials use, ascending
+  std::vector<size_t> hidden;  // of those, the ones that do not reach the readout
+  std::string reason;          // one sentence saying why
+};
+
 struct OutputReport {
   std::string name;
   std::string readout;              // label of the readout token
@@ -64,9 +73,10 @@ struct OutputReport {
   std::vector<size_t> unreachable;  // required but not visible: the mask cannot express f
   std::vector<size_t> exposed;      // visible but not required: shortcut exposure
   bool has_spectrum = false;
-  std::vector<SupportMonomial> support;      // the first kMaxReportedMonomials, by degree
-  size_t support_size = 0;                   // all of them
-  std::optional<MinDegreeInterpolator> mdi;  // when the table has a seen domain
+  std::vector<SupportMonomial> support;       // the first kMaxReportedMonomials, by degree
+  size_t support_size = 0;                    // all of them
+  std::optional<MinDegreeInterpolator> mdi;   // when the table has a seen domain
+  std::optional<MdiExclusion> mdi_exclusion;  // when the MDI was computed
 };
 
 inline constexpr size_t kMaxReportedMonomials = 4096;
