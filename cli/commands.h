@@ -15,6 +15,8 @@ inline constexpr int kExitInternal = 3;
 void add_compile_command(CLI::App& app, int& exit_code);
 void add_show_command(CLI::App& app, int& exit_code);
 void add_validate_command(CLI::App& app, int& exit_code);
+/// `maskc report DIR` (cmd_report.cpp).
+void add_report_command(CLI::App& app, int& exit_code);
 void add_train_command(CLI::App& app, int& exit_code);
 void add_reproduce_command(CLI::App& app, int& exit_code);
 

@@ -1,0 +1,206 @@
+#include "render/plot.h"
+
+#include <fmt/format.h>
+#include <plplot/plstream.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <limits>
+#include <sstream>
+
+#include "core/error.h"
+#include "io/atomic_file.h"
+
+namespace maskprior {
+
+namespace {
+
+// cmap0 colours we set: 0 background (white), 1 axes (black), then the series' colours.
+constexpr int kBackground = 0, kInk = 1, kFirstSeries = 2;
+constexpr int kPalette[][3] = {{31, 119, 180},  {214, 39, 40}, {44, 160, 44},   {255, 127, 14},
+                               {148, 103, 189}, {140, 86, 75}, {227, 119, 194}, {127, 127, 127},
+                               {188, 189, 34},  {23, 190, 207}};
+constexpr int kColours = static_cast<int>(std::size(kPalette));
+// Marker glyphs (plstring), the same in the plot and its legend.
+constexpr const char* kSymbols[] = {"●", "■", "▲", "◆", "✚", "★"};
+constexpr int kSymbolCount = static_cast<int>(std::size(kSymbols));
+
+struct Range {
+  double low = std::numeric_limits<double>::infinity();
+  double high = -std::numeric_limits<double>::infinity();
+  void add(double v) {
+    if (!std::isfinite(v)) return;
+    low = std::min(low, v);
+    high = std::max(high, v);
+  }
+  bool empty() const { return low > high; }
+  /// Widened by 5% on each side (or by 1 when flat), so markers are not on the frame.
+  Range padded() const {
+    const double span = high > low ? high - low : 1.0;
+    return {low - 0.05 * span, high + 0.05 * span};
+  }
+};
+
+double axis_x(double x, bool log_x) {
+  return log_x ? (x > 0 ? std::log10(x) : NAN) : x;
+}
+
+void check_series(const PlotSpec& plot) {
+  for (const PlotSeries& s : plot.series) {
+    const bool bars = !s.low.empty() || !s.high.empty();
+    if (s.x.size() != s.y.size() ||
+        (bars && (s.low.size() != s.x.size() || s.high.size() != s.x.size()))) {
+      throw InputError(
+          fmt::format("[plot] series '{}' of '{}' has mismatched lengths", s.label, plot.title));
+    }
+  }
+}
+
+/// The plot's data ranges in axis coordinates; InputError when there is nothing finite to draw.
+std::pair<Range, Range> ranges(const PlotSpec& plot) {
+  Range x, y;
+  for (const PlotSeries& s : plot.series) {
+    for (size_t i = 0; i < s.x.size(); ++i) {
+      const double ax = axis_x(s.x[i], plot.log_x);
+      if (!std::isfinite(ax) || !std::isfinite(s.y[i])) continue;
+      x.add(ax);
+      y.add(s.y[i]);
+      if (!s.low.empty()) {
+        y.add(s.low[i]);
+        y.add(s.high[i]);
+      }
+    }
+  }
+  if (x.empty())
+    throw InputError(fmt::format("[plot] '{}' has no finite point to draw", plot.title));
+  if (!plot.x_categories.empty()) {
+    x = {-0.5, static_cast<double>(plot.x_categories.size()) - 0.5};
+    return {x, y.padded()};
+  }
+  return {x.padded(), y.padded()};
+}
+
+/// Runs of finite points of `s` (NaN breaks a line).
+void draw_series(plstream& pls, const PlotSeries& s, int index, bool log_x) {
+  pls.col0(kFirstSeries + index % kColours);
+  std::vector<PLFLT> xs, ys, lows, highs;
+  auto flush_line = [&] {
+    if (!s.points && xs.size() > 1) pls.line(static_cast<PLINT>(xs.size()), xs.data(), ys.data());
+    xs.clear();
+    ys.clear();
+  };
+  std::vector<PLFLT> px, py;
+  for (size_t i = 0; i < s.x.size(); ++i) {
+    const double ax = axis_x(s.x[i], log_x);
+    if (!std::isfinite(ax) || !std::isfinite(s.y[i])) {
+      flush_line();
+      continue;
+    }
+    xs.push_back(ax);
+    ys.push_back(s.y[i]);
+    px.push_back(ax);
+    py.push_back(s.y[i]);
+    if (!s.low.empty() && std::isfinite(s.low[i]) && std::isfinite(s.high[i])) {
+      PLFLT x1 = ax, lo = s.low[i], hi = s.high[i];
+      pls.erry(1, &x1, &lo, &hi);
+    }
+  }
+  flush_line();
+  const bool markers = s.points || px.size() <= 40;
+  if (markers && !px.empty()) {
+    pls.string(static_cast<PLINT>(px.size()), px.data(), py.data(), kSymbols[index % kSymbolCount]);
+  }
+}
+
+void draw_categories(plstream& pls, const std::vector<std::string>& categories) {
+  pls.col0(kInk);
+  for (size_t i = 0; i < categories.size(); ++i) {
+    const double pos = (static_cast<double>(i) + 0.5) / static_cast<double>(categories.size());
+    pls.mtex("b", 1.5, pos, 0.5, categories[i].c_str());
+  }
+}
+
+void draw_legend(plstream& pls, const PlotSpec& plot) {
+  const auto n = static_cast<PLINT>(plot.series.size());
+  if (n == 0) return;
+  std::vector<PLINT> options(plot.series.size()), colours(plot.series.size()),
+      styles(plot.series.size(), 1), text_colours(plot.series.size(), kInk),
+      symbol_numbers(plot.series.size(), 1);
+  std::vector<PLFLT> widths(plot.series.size(), 1.0), scales(plot.series.size(), 1.0);
+  std::vector<const char*> texts(plot.series.size()), symbol_texts(plot.series.size());
+  for (size_t i = 0; i < plot.series.size(); ++i) {
+    const int index = static_cast<int>(i);
+    options[i] = plot.series[i].points ? PL_LEGEND_SYMBOL : (PL_LEGEND_LINE | PL_LEGEND_SYMBOL);
+    colours[i] = kFirstSeries + index % kColours;
+    texts[i] = plot.series[i].label.c_str();
+    symbol_texts[i] = kSymbols[index % kSymbolCount];
+  }
+  PLFLT legend_width = 0, legend_height = 0;
+  pls.legend(&legend_width, &legend_height, PL_LEGEND_BACKGROUND | PL_LEGEND_BOUNDING_BOX,
+             PL_POSITION_RIGHT | PL_POSITION_OUTSIDE, 0.02, 0.0, 0.1, kBackground, kInk, 1, 0, 0, n,
+             options.data(), 1.0, 0.8, 1.8, 0.0, text_colours.data(), texts.data(), nullptr,
+             nullptr, nullptr, nullptr, colours.data(), styles.data(), widths.data(),
+             colours.data(), scales.data(), symbol_numbers.data(), symbol_texts.data());
+}
+
+/// Renders into `file` (a new PNG) with PLplot.
+void render(const std::string& file, const PlotSpec& plot) {
+  const auto [x, y] = ranges(plot);
+  plstream pls;
+  pls.sdev("pngcairo");
+  pls.sfnam(file.c_str());
+  pls.setopt("geometry", fmt::format("{}x{}", plot.width, plot.height).c_str());
+  pls.scol0(kBackground, 255, 255, 255);
+  pls.scol0(kInk, 0, 0, 0);
+  for (int i = 0; i < kColours; ++i) {
+    pls.scol0(kFirstSeries + i, kPalette[i][0], kPalette[i][1], kPalette[i][2]);
+  }
+  pls.init();
+  pls.adv(0);
+  pls.vpor(0.09, 0.72, 0.14, 0.9);
+  pls.wind(x.low, x.high, y.low, y.high);
+  pls.col0(kInk);
+  const bool categorical = !plot.x_categories.empty();
+  pls.box(categorical ? "bc" : (plot.log_x ? "bcnstl" : "bcnst"), 0.0, 0, "bcnstv", 0.0, 0);
+  pls.lab(categorical ? "" : plot.x_label.c_str(), plot.y_label.c_str(), plot.title.c_str());
+  if (categorical) draw_categories(pls, plot.x_categories);
+  for (size_t i = 0; i < plot.series.size(); ++i) {
+    draw_series(pls, plot.series[i], static_cast<int>(i), plot.log_x);
+  }
+  draw_legend(pls, plot);
+}
+
+std::string read_bytes(const std::string& file) {
+  std::ifstream in(file, std::ios::binary);
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  return bytes.str();
+}
+
+}  // namespace
+
+void write_plot_png(const std::string& path, const PlotSpec& plot) {
+  check_series(plot);
+  ranges(plot);  // throws before anything is drawn
+  namespace fs = std::filesystem;
+  const fs::path scratch =
+      fs::temp_directory_path() /
+      fmt::format("maskprior-plot-{}-{}.png", ::getpid(), std::hash<std::string>{}(path));
+  render(scratch.string(), plot);
+  std::string bytes = read_bytes(scratch.string());
+  std::error_code ignored;
+  fs::remove(scratch, ignored);
+  if (bytes.size() < 8 || bytes.compare(1, 3, "PNG") != 0) {
+    throw InputError(
+        fmt::format("[plot] PLplot did not write a PNG for {} (is the cairo driver, Debian package "
+                    "plplot-driver-cairo, installed?)",
+                    path));
+  }
+  write_file_atomic(path, bytes);
+}
+
+}  // namespace maskprior

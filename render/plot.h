@@ -1,0 +1,32 @@
+// Line plots as PNG files (PLplot, cairo PNG driver): learning curves, accuracy per init with the
+// spread over seeds, accuracy against a swept setting. One figure per file.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace maskprior {
+
+/// One curve or set of points. `low`/`high`, when given (same length as x), draw error bars.
+struct PlotSeries {
+  std::string label;
+  std::vector<double> x, y;
+  std::vector<double> low, high;
+  bool points = false;  // markers only (e.g. one marker per seed); otherwise a line with markers
+};
+
+struct PlotSpec {
+  std::string title, x_label, y_label;
+  std::vector<PlotSeries> series;
+  bool log_x = false;
+  /// Category names for x = 0, 1, ... (e.g. init methods); when set, x ticks show them.
+  std::vector<std::string> x_categories;
+  int width = 900, height = 560;  // pixels
+};
+
+/// Draws `plot` into the PNG file `path`, written atomically (a temp file renamed into place).
+/// Throws InputError for a plot with no finite point or mismatched series lengths, and
+/// InputError naming the path when the file cannot be written.
+void write_plot_png(const std::string& path, const PlotSpec& plot);
+
+}  // namespace maskprior

@@ -1,0 +1,174 @@
+#include "report/report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+
+#include "compiler/compile.h"
+#include "core/error.h"
+#include "io/atomic_file.h"
+#include "io/json_file.h"
+#include "render/plot.h"
+#include "report/stats.h"
+#include "tasks/arithmetic_task.h"
+#include "tasks/boolean_task.h"
+#include "tasks/truth_table.h"
+#include "validate/mdi.h"
+#include "validate/validate.h"
+
+namespace maskprior::report {
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// Summary metrics a row can be judged by, in order of preference, and whether higher is better.
+constexpr std::pair<const char*, bool> kPrimaryMetrics[] = {{"sequence_accuracy", true},
+                                                            {"top1", true},
+                                                            {"accuracy", true},
+                                                            {"test_bpc", false},
+                                                            {"test_loss", false}};
+
+std::vector<json> read_jsonl(const fs::path& path) {
+  std::vector<json> records;
+  std::ifstream in(path);
+  std::string line;
+  int number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    if (line.empty()) continue;
+    json record = json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (record.is_discarded()) {
+      throw InputError(fmt::format("{}:{}: error: not a JSON record", path.string(), number));
+    }
+    records.push_back(std::move(record));
+  }
+  return records;
+}
+
+/// The run folders under root: folders holding config.json and summary.json, sorted.
+std::vector<fs::path> run_folders(const fs::path& root) {
+  std::vector<fs::path> folders;
+  auto is_run = [](const fs::path& dir) {
+    return fs::is_regular_file(dir / "config.json") && fs::is_regular_file(dir / "summary.json");
+  };
+  if (is_run(root)) folders.push_back(root);
+  for (const auto& entry :
+       fs::recursive_directory_iterator(root, fs::directory_options::skip_permission_denied)) {
+    if (entry.is_directory() && is_run(entry.path())) folders.push_back(entry.path());
+  }
+  std::sort(folders.begin(), folders.end());
+  return folders;
+}
+
+double number_or_nan(const json& value) {
+  return value.is_number() ? value.get<double>() : NAN;
+}
+
+/// A metric's value in a record: a number, or the mean of a per-layer list.
+double value_of(const json& record, const std::string& key) {
+  if (!record.contains(key)) return NAN;
+  const json& v = record[key];
+  if (v.is_array()) {
+    std::vector<double> values;
+    for (const json& x : v) values.push_back(number_or_nan(x));
+    return summarize(values).mean;
+  }
+  return number_or_nan(v);
+}
+
+}  // namespace
+
+std::vector<ReportRow> read_rows(const std::string& root_text) {
+  const fs::path root(root_text);
+  if (!fs::is_directory(root)) {
+    throw InputError(fmt::format("[report] {} is not a folder", root_text));
+  }
+  std::vector<ReportRow> rows;
+  std::map<std::string, size_t> index;
+  for (const fs::path& dir : run_folders(root)) {
+    RunRecord run;
+    run.dir = dir.string();
+    run.summary = read_json_file((dir / "summary.json").string());
+    if (run.summary.value("interrupted", false)) continue;
+    run.config = read_json_file((dir / "config.json").string());
+    if (fs::is_regular_file(dir / "metrics.jsonl")) run.metrics = read_jsonl(dir / "metrics.jsonl");
+    const fs::path parent = dir == root ? dir : dir.parent_path();
+    run.row =
+        parent == root ? root.filename().string() : fs::relative(parent, root).generic_string();
+    if (run.row.empty() || run.row == ".") run.row = fs::absolute(root).filename().string();
+    auto [it, added] = index.emplace(run.row, rows.size());
+    if (added) {
+      ReportRow row;
+      row.label = run.row;
+      row.task = run.config.value("task", "");
+      row.init = run.config.value("init", "");
+      row.spec = run.config.value("spec", "");
+      row.train_fraction = run.config.value("train_fraction", 0.0);
+      rows.push_back(std::move(row));
+    }
+    rows[it->second].runs.push_back(std::move(run));
+  }
+  if (rows.empty()) {
+    throw InputError(fmt::format(
+        "[report] {} holds no finished run (a folder with config.json and summary.json)",
+        root_text));
+  }
+  return rows;
+}
+
+std::optional<std::string> primary_metric(const ReportRow& row) {
+  for (const auto& [key, higher] : kPrimaryMetrics) {
+    for (const RunRecord& run : row.runs) {
+      if (std::isfinite(value_of(run.summary, key))) return std::string(key);
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<int64_t> steps_to(const RunRecord& run, const std::string& key, double threshold) {
+  for (const json& record : run.metrics) {
+    if (value_of(record, key) >= threshold) return record.value("step", int64_t{0});
+  }
+  return std::nullopt;
+}
+
+std::string paper_number(const std::string& task, const std::string& init, double train_fraction) {
+  // shared/PAPER.md: GOTU accuracy over the cube; arithmetic sequence accuracy at the paper's
+  // train fraction only (0.4% addition, 3% multiplication).
+  static const std::map<std::pair<std::string, std::string>, std::string> kGotu = {
+      {{"parity2", "vanilla"}, "≈ 75"},
+      {{"parity2", "qk-svd"}, "≈ 75"},
+      {{"parity2", "qk-opt"}, "≈ 75"},
+      {{"parity2", "mask"}, "100"},
+      {{"maj3", "vanilla"}, "≈ 87"},
+      {{"maj3", "qk-svd"}, "≈ 87"},
+      {{"maj3", "qk-opt"}, "≈ 87"},
+      {{"maj3", "mask"}, "100"},
+      {{"cyclic3", "vanilla"}, "≈ 87"},
+      {{"cyclic3", "qk-svd"}, "≈ 87"},
+      {{"cyclic3", "qk-opt"}, "≈ 87"},
+      {{"cyclic3", "mask"}, "99.98"},
+      {{"addition", "vanilla"}, "1.19"},
+      {{"addition", "mask"}, "77.49"},
+      {{"addition", "qk-svd"}, "≤ 3.39"},
+      {{"addition", "qk-opt"}, "≤ 3.39"},
+      {{"multiplication", "vanilla"}, "5.01"},
+      {{"multiplication", "mask"}, "69.49"},
+      {{"multiplication", "qk-svd"}, "≤ 27.82"},
+      {{"multiplication", "qk-opt"}, "≤ 27.82"}};
+  if (tasks::is_arithmetic_task(task) &&
+      std::abs(train_fraction - tasks::paper_train_fraction(task)) > 1e-12) {
+    return "—";
+  }
+  auto it = kGotu.find({task, init});
+  return it == kGotu.end() ? "—" : it->second;
+}
+
+}  // namespace maskprior::report

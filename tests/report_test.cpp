@@ -1,0 +1,197 @@
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "io/json_file.h"
+#include "render/plot.h"
+#include "report/report.h"
+#include "tests/test_util.h"
+
+namespace maskprior::report {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+const std::string kSource = MASKPRIOR_SOURCE_DIR;
+
+fs::path fresh_dir(const std::string& name) {
+  const fs::path dir =
+      fs::temp_directory_path() / fmt::format("maskprior-report-{}-{}", name,
+                                              ::testing::UnitTest::GetInstance()->random_seed());
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+/// A finished run: config, summary, and metrics with `curve` (step, accuracy) pairs.
+void write_run(const fs::path& dir, const json& config, const json& summary,
+               const std::vector<std::pair<int, double>>& curve, const std::string& key) {
+  fs::create_directories(dir);
+  write_json_file((dir / "config.json").string(), config);
+  write_json_file((dir / "summary.json").string(), summary);
+  std::ofstream metrics(dir / "metrics.jsonl");
+  for (const auto& [step, value] : curve) {
+    json record = {
+        {"step", step}, {key, value}, {"prior_mass", {0.5, 0.7}}, {"mask_drift", step * 1e-4}};
+    if (key == "accuracy") record["fourier"] = {{"x0", 0.5}, {"x0x1", value / 2}};
+    metrics << record.dump() << "\n";
+  }
+}
+
+json parity2_config(const std::string& init) {
+  return {
+      {"task", "parity2"}, {"init", init},        {"spec", kSource + "/specs/gotu/parity2.mask"},
+      {"n", 15},           {"preset", "quick"},   {"dim", 64},
+      {"depth", 2},        {"heads", 2},          {"head_dim", 16},
+      {"mlp", 64},         {"optimizer", "adam"}, {"lr", 1e-3},
+      {"batch_size", 256}, {"epochs", 5},         {"device", "cpu"},
+      {"threads", 1}};
+}
+
+/// parity2: vanilla at 75% and 77% (never 95%), mask at 100% both seeds (95% at step 200);
+/// addition at two train fractions (a sweep).
+fs::path write_suite() {
+  const fs::path root = fresh_dir("suite");
+  for (int seed = 0; seed < 2; ++seed) {
+    const double vanilla = seed == 0 ? 0.75 : 0.77;
+    write_run(root / "parity2-vanilla" / fmt::format("seed{}", seed), parity2_config("vanilla"),
+              {{"accuracy", vanilla}, {"steps", 300}, {"wall_seconds", 10.0}},
+              {{0, 0.4}, {100, 0.6}, {200, 0.7}, {300, vanilla}}, "accuracy");
+    write_run(root / "parity2-mask" / fmt::format("seed{}", seed), parity2_config("mask"),
+              {{"accuracy", 1.0},
+               {"steps", 300},
+               {"prior_mass_init", 0.6},
+               {"prior_mass", {0.8, 0.9}},
+               {"mask_drift", {0.01, 0.03}},
+               {"wall_seconds", 12.0}},
+              {{0, 0.4}, {100, 0.8}, {200, 0.96}, {300, 1.0}}, "accuracy");
+  }
+  for (double fraction : {0.002, 0.004}) {
+    for (const std::string init : {"vanilla", "mask"}) {
+      json config = {{"task", "addition"}, {"init", init}, {"train_fraction", fraction}};
+      write_run(root / fmt::format("addition-{}-{}", fraction, init) / "seed0", config,
+                {{"sequence_accuracy", init == "mask" ? 0.6 : 0.1}, {"steps", 50}},
+                {{0, 0.0}, {50, init == "mask" ? 0.6 : 0.1}}, "sequence_accuracy");
+    }
+  }
+  fs::create_directories(root / "stopped" / "seed0");  // interrupted runs are left out
+  write_json_file((root / "stopped" / "seed0" / "config.json").string(), parity2_config("mask"));
+  write_json_file((root / "stopped" / "seed0" / "summary.json").string(), {{"interrupted", true}});
+  return root;
+}
+
+/// True when `path` is a PNG whose IHDR says width × height.
+bool is_png(const fs::path& path, uint32_t width, uint32_t height) {
+  const std::string bytes = read_text(path);
+  if (bytes.size() < 24 || bytes.compare(0, 8, "\x89PNG\r\n\x1a\n") != 0) return false;
+  auto be32 = [&](size_t at) {
+    uint32_t v = 0;
+    for (size_t i = 0; i < 4; ++i) v = v << 8 | static_cast<unsigned char>(bytes[at + i]);
+    return v;
+  };
+  return bytes.compare(12, 4, "IHDR") == 0 && be32(16) == width && be32(20) == height;
+}
+
+TEST(Report, RowsGroupSeedsAndSkipInterruptedRuns) {
+  const std::vector<ReportRow> rows = read_rows(write_suite().string());
+  ASSERT_EQ(rows.size(), 6u);
+  EXPECT_EQ(rows[4].label, "parity2-mask");
+  EXPECT_EQ(rows[4].runs.size(), 2u);
+  EXPECT_EQ(rows[4].init, "mask");
+  EXPECT_EQ(primary_metric(rows[4]), "accuracy");
+  EXPECT_EQ(primary_metric(rows[0]), "sequence_accuracy");
+  EXPECT_EQ(steps_to(rows[4].runs[0], "accuracy", 0.95), 200);
+  EXPECT_EQ(steps_to(rows[5].runs[0], "accuracy", 0.95), std::nullopt);
+}
+
+TEST(Report, TablesPaperColumnMdiAndPlots) {
+  const fs::path root = write_suite();
+  const std::string path = write_report({root.string(), kSource});
+  const std::string text = read_text(path);
+  // Mean ± sample std over the seeds, the paper's number, steps to 50% / 95%.
+  EXPECT_NE(text.find("| parity2-vanilla | 2 | 76.00 ± 1.41 | ≈ 75 | 100 ± 0 (2/2) | never (0/2)"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("| parity2-mask | 2 | 100.00 ± 0.00 | 100 | 100 ± 0 (2/2) | 200 ± 0 (2/2) | "
+                      "0.6 ± 0 → 0.85 ± 0 | 0.02 ± 0 | 12 |"),
+            std::string::npos)
+      << text;
+  // The paper's addition number only at its own train fraction (0.4%).
+  EXPECT_NE(text.find("| addition-0.004-mask | 1 | 60.00 | 77.49 |"), std::string::npos) << text;
+  EXPECT_NE(text.find("| addition-0.002-mask | 1 | 60.00 | — |"), std::string::npos) << text;
+  EXPECT_NE(text.find("`x0 + x1 - 1`"), std::string::npos) << text;
+  EXPECT_NE(text.find("75.00% on the cube"), std::string::npos) << text;
+  EXPECT_NE(text.find("`parity2.mask`: MDI not excluded by the mask"), std::string::npos) << text;
+  EXPECT_EQ(text.find("stopped"), std::string::npos) << text;
+  for (const char* plot : {"parity2-final", "parity2-accuracy", "parity2-prior-mass",
+                           "parity2-mask-drift", "parity2-mask-fourier", "addition-sweep"}) {
+    const fs::path png = root / "plots" / (std::string(plot) + ".png");
+    EXPECT_TRUE(is_png(png, 900, 560)) << png;
+    EXPECT_NE(text.find(fmt::format("(plots/{}.png)", plot)), std::string::npos) << plot;
+  }
+  EXPECT_FALSE(fs::exists(root / "plots" / "addition-final.png"));  // a sweep instead
+}
+
+TEST(Report, ErrorsNameTheFolderOrFile) {
+  const fs::path empty = fresh_dir("empty");
+  EXPECT_NE(testing::input_error([&] { read_rows(empty.string()); }).find("holds no finished run"),
+            std::string::npos);
+  EXPECT_NE(
+      testing::input_error([&] { read_rows((empty / "nope").string()); }).find("is not a folder"),
+      std::string::npos);
+  const fs::path run = empty / "row" / "seed0";
+  fs::create_directories(run);
+  write_json_file((run / "config.json").string(), parity2_config("mask"));
+  std::ofstream(run / "summary.json") << "{ not json";
+  EXPECT_NE(testing::input_error([&] { read_rows(empty.string()); }).find("summary.json"),
+            std::string::npos);
+  EXPECT_FALSE(fs::exists(empty / "REPORT.md"));
+}
+
+TEST(Plot, RefusesEmptyAndMismatchedSeries) {
+  PlotSpec plot;
+  plot.title = "t";
+  plot.series.push_back({"a", {1, 2}, {NAN, NAN}, {}, {}, false});
+  const fs::path dir = fresh_dir("plot");
+  EXPECT_NE(testing::input_error([&] {
+              write_plot_png((dir / "a.png").string(), plot);
+            }).find("no finite point"),
+            std::string::npos);
+  plot.series[0].y = {1};
+  EXPECT_NE(testing::input_error([&] {
+              write_plot_png((dir / "a.png").string(), plot);
+            }).find("mismatched lengths"),
+            std::string::npos);
+  EXPECT_FALSE(fs::exists(dir / "a.png"));
+  plot.series[0].y = {1, 3};
+  write_plot_png((dir / "a.png").string(), plot);
+  EXPECT_TRUE(is_png(dir / "a.png", 900, 560));
+}
+
+TEST(MaskcReport, WritesTheReportOrExitsOne) {
+  const fs::path root = write_suite();
+  const std::string ok = std::string(MASKC_PATH) + " report " + root.string() + " >/dev/null 2>&1";
+  EXPECT_EQ(std::system(ok.c_str()), 0);
+  EXPECT_TRUE(fs::exists(root / "REPORT.md"));
+  const std::string bad =
+      std::string(MASKC_PATH) + " report " + (root / "missing").string() + " >/dev/null 2>&1";
+  const int status = std::system(bad.c_str());
+  EXPECT_EQ(WEXITSTATUS(status), 1);
+}
+
+}  // namespace
+}  // namespace maskprior::report
