@@ -1,9 +1,12 @@
 // `maskc reproduce`: runs a suite of training runs (train/reproduce.h) and prints its tables.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iostream>
+#include <thread>
 
 #include "cli/commands.h"
+#include "report/report.h"
 #include "train/config.h"
 #include "train/presets.h"
 #include "train/reproduce.h"
@@ -22,6 +25,8 @@ struct ReproduceFlags {
   int64_t epochs = 0;
   std::vector<std::string> only;
   bool list = false;
+  int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  bool report = false;
 };
 
 }  // namespace
@@ -53,6 +58,12 @@ void add_reproduce_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--epochs", flags->epochs, "Override the preset's epochs for every run")
       ->check(CLI::Range(int64_t{1}, int64_t{1000000}));
   cmd->add_option("--only", flags->only, "Keep only rows whose label contains one of these");
+  cmd->add_option("--jobs,-j", flags->jobs,
+                  "Runs at once, each in its own process with cores / jobs threads (default: the "
+                  "number of cores; 1 = one after another in this process, with a progress bar)")
+      ->check(CLI::Range(1, 1024));
+  cmd->add_flag("--report", flags->report,
+                "Also write REPORT.md and plots into the results folder (as `maskc report`)");
   cmd->callback([flags, &exit_code] {
     training::SuiteOptions options;
     options.suite = flags->suite;
@@ -66,8 +77,13 @@ void add_reproduce_command(CLI::App& app, int& exit_code) {
     options.overrides["device"] = flags->device;
     if (flags->threads > 0) options.overrides["threads"] = flags->threads;
     if (flags->epochs > 0) options.overrides["epochs"] = flags->epochs;
+    options.jobs = flags->jobs;
     const nlohmann::json results = training::run_suite(options, std::cout);
-    exit_code = results.value("interrupted", false) ? kExitInputError : kExitOk;
+    const bool interrupted = results.value("interrupted", false);
+    if (flags->report && !interrupted) {
+      std::cout << "report: " << report::write_report({options.out, MASKPRIOR_SOURCE_DIR}) << "\n";
+    }
+    exit_code = interrupted ? kExitInputError : kExitOk;
   });
 }
 

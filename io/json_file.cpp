@@ -24,6 +24,25 @@ nlohmann::json read_json_file(const std::string& path) {
   }
 }
 
+std::vector<nlohmann::json> read_json_lines(const std::string& path) {
+  const std::string text = read_regular_file(path, kMaxJsonBytes, "JSON Lines file");
+  std::vector<nlohmann::json> records;
+  size_t start = 0;
+  for (int line = 1; start < text.size(); ++line) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string_view row(text.data() + start, end - start);
+    start = end + 1;
+    if (row.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+    auto record = nlohmann::json::parse(row, nullptr, /*allow_exceptions=*/false);
+    if (record.is_discarded()) {
+      throw InputError(fmt::format("{}:{}: error: not a JSON value", path, line));
+    }
+    records.push_back(std::move(record));
+  }
+  return records;
+}
+
 void write_json_file(const std::string& path, const nlohmann::json& value) {
   write_file_atomic(path, value.dump(2) + "\n");
 }

@@ -4,11 +4,15 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 namespace maskprior {
 
 /// Reads a JSON file; InputError naming the file if unreadable or not JSON.
 nlohmann::json read_json_file(const std::string& path);
+/// Reads a JSON Lines file (one JSON value per line; blank lines skipped); InputError naming the
+/// file and line of a line that is not JSON.
+std::vector<nlohmann::json> read_json_lines(const std::string& path);
 /// Writes `value` as indented JSON atomically (temporary file + rename).
 void write_json_file(const std::string& path, const nlohmann::json& value);
 

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <set>
 
@@ -35,23 +34,6 @@ constexpr std::pair<const char*, bool> kPrimaryMetrics[] = {{"sequence_accuracy"
                                                             {"test_bpc", false},
                                                             {"test_loss", false}};
 
-std::vector<json> read_jsonl(const fs::path& path) {
-  std::vector<json> records;
-  std::ifstream in(path);
-  std::string line;
-  int number = 0;
-  while (std::getline(in, line)) {
-    ++number;
-    if (line.empty()) continue;
-    json record = json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (record.is_discarded()) {
-      throw InputError(fmt::format("{}:{}: error: not a JSON record", path.string(), number));
-    }
-    records.push_back(std::move(record));
-  }
-  return records;
-}
-
 /// The run folders under root: folders holding config.json and summary.json, sorted.
 std::vector<fs::path> run_folders(const fs::path& root) {
   std::vector<fs::path> folders;
@@ -71,18 +53,6 @@ double number_or_nan(const json& value) {
   return value.is_number() ? value.get<double>() : NAN;
 }
 
-/// A metric's value in a record: a number, or the mean of a per-layer list.
-double value_of(const json& record, const std::string& key) {
-  if (!record.contains(key)) return NAN;
-  const json& v = record[key];
-  if (v.is_array()) {
-    std::vector<double> values;
-    for (const json& x : v) values.push_back(number_or_nan(x));
-    return summarize(values).mean;
-  }
-  return number_or_nan(v);
-}
-
 }  // namespace
 
 std::vector<ReportRow> read_rows(const std::string& root_text) {
@@ -98,7 +68,8 @@ std::vector<ReportRow> read_rows(const std::string& root_text) {
     run.summary = read_json_file((dir / "summary.json").string());
     if (run.summary.value("interrupted", false)) continue;
     run.config = read_json_file((dir / "config.json").string());
-    if (fs::is_regular_file(dir / "metrics.jsonl")) run.metrics = read_jsonl(dir / "metrics.jsonl");
+    if (fs::is_regular_file(dir / "metrics.jsonl"))
+      run.metrics = read_json_lines((dir / "metrics.jsonl").string());
     const fs::path parent = dir == root ? dir : dir.parent_path();
     run.row =
         parent == root ? root.filename().string() : fs::relative(parent, root).generic_string();
@@ -123,10 +94,21 @@ std::vector<ReportRow> read_rows(const std::string& root_text) {
   return rows;
 }
 
+double metric_value(const json& record, const std::string& key) {
+  if (!record.is_object() || !record.contains(key)) return NAN;
+  const json& v = record[key];
+  if (v.is_array()) {
+    std::vector<double> values;
+    for (const json& x : v) values.push_back(number_or_nan(x));
+    return summarize(values).mean;
+  }
+  return number_or_nan(v);
+}
+
 std::optional<std::string> primary_metric(const ReportRow& row) {
   for (const auto& [key, higher] : kPrimaryMetrics) {
     for (const RunRecord& run : row.runs) {
-      if (std::isfinite(value_of(run.summary, key))) return std::string(key);
+      if (std::isfinite(metric_value(run.summary, key))) return std::string(key);
     }
   }
   return std::nullopt;
@@ -134,12 +116,14 @@ std::optional<std::string> primary_metric(const ReportRow& row) {
 
 std::optional<int64_t> steps_to(const RunRecord& run, const std::string& key, double threshold) {
   for (const json& record : run.metrics) {
-    if (value_of(record, key) >= threshold) return record.value("step", int64_t{0});
+    if (metric_value(record, key) >= threshold) return record.value("step", int64_t{0});
   }
   return std::nullopt;
 }
 
-std::string paper_number(const std::string& task, const std::string& init, double train_fraction) {
+std::string paper_number(const ReportRow& row) {
+  const std::string& task = row.task;
+  const std::string& init = row.init;
   // shared/PAPER.md: GOTU accuracy over the cube; arithmetic sequence accuracy at the paper's
   // train fraction only (0.4% addition, 3% multiplication).
   static const std::map<std::pair<std::string, std::string>, std::string> kGotu = {
@@ -164,9 +148,11 @@ std::string paper_number(const std::string& task, const std::string& init, doubl
       {{"multiplication", "qk-svd"}, "≤ 27.82"},
       {{"multiplication", "qk-opt"}, "≤ 27.82"}};
   if (tasks::is_arithmetic_task(task) &&
-      std::abs(train_fraction - tasks::paper_train_fraction(task)) > 1e-12) {
+      std::abs(row.train_fraction - tasks::paper_train_fraction(task)) > 1e-12) {
     return "—";
   }
+  const bool mask_init = init.starts_with("mask");
+  if (mask_init && fs::path(row.spec).filename().string() != task + ".mask") return "—";
   auto it = kGotu.find({task, init});
   return it == kGotu.end() ? "—" : it->second;
 }

@@ -31,13 +31,18 @@ struct ReportRow {
   std::vector<RunRecord> runs;
 };
 
+/// A metric in a summary or metrics record: a number, or the mean of a per-layer list; NaN when
+/// absent or not a number.
+double metric_value(const nlohmann::json& record, const std::string& key);
 /// The summary metric a row is judged by (sequence_accuracy, top1, accuracy, test_bpc, ...), and
 /// whether higher is better; nullopt when the summaries have none of them.
 std::optional<std::string> primary_metric(const ReportRow& row);
 /// First step at which `key` (a metrics.jsonl value) reached `threshold`; nullopt if never.
 std::optional<int64_t> steps_to(const RunRecord& run, const std::string& key, double threshold);
-/// The paper's number for a row (shared/PAPER.md), as text with its unit, or "—".
-std::string paper_number(const std::string& task, const std::string& init, double train_fraction);
+/// The paper's number for a row (shared/PAPER.md), as text, or "—": only for the paper's own
+/// setting (for mask inits, the task's shipped spec `<task>.mask`; arithmetic at the paper's
+/// train fraction).
+std::string paper_number(const ReportRow& row);
 
 /// Every finished run folder under `root` (folders with config.json and summary.json; interrupted
 /// runs are skipped), grouped into rows by their parent folder, in folder order. Throws InputError

@@ -28,19 +28,9 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-double value_in(const json& record, const std::string& key) {
-  if (!record.contains(key)) return NAN;
-  const json& v = record[key];
-  if (v.is_number()) return v.get<double>();
-  if (!v.is_array()) return NAN;
-  std::vector<double> values;
-  for (const json& x : v) values.push_back(x.is_number() ? x.get<double>() : NAN);
-  return summarize(values).mean;
-}
-
 Summary over_seeds(const ReportRow& row, const std::string& key) {
   std::vector<double> values;
-  for (const RunRecord& run : row.runs) values.push_back(value_in(run.summary, key));
+  for (const RunRecord& run : row.runs) values.push_back(metric_value(run.summary, key));
   return summarize(values);
 }
 
@@ -94,7 +84,7 @@ PlotSeries mean_curve(const ReportRow& row, const std::function<double(const jso
 
 PlotSeries mean_curve(const ReportRow& row, const std::string& key) {
   return mean_curve(
-      row, [&](const json& record) { return value_in(record, key); }, row.label);
+      row, [&](const json& record) { return metric_value(record, key); }, row.label);
 }
 
 PlotSpec make_plot(std::string title, std::string x_label, std::string y_label) {
@@ -179,16 +169,24 @@ std::string wall_cell(const Summary& wall) {
 
 std::string results_table(const TaskSection& section, const std::string& key) {
   const bool share = is_share(key);
+  // Boolean runs also show the learned coefficient of the monomial the MDI leaves out and the
+  // margin of the unseen predictions from the rounding boundary (> 0: rounds right).
+  const bool boolean = tasks::is_boolean_task(section.task);
   std::string out = fmt::format(
-      "| run | seeds | {}{} | paper | steps to 50% | steps to 95% | prior mass start → end | mask "
-      "drift | wall s / run |\n|---|---|---|---|---|---|---|---|---|\n",
-      key, share ? " %" : "");
+      "| run | seeds | {}{} | paper |{} steps to 50% | steps to 95% | prior mass start → end | "
+      "mask drift | wall s / run |\n|---|---|---|---|{}---|---|---|---|---|\n",
+      key, share ? " %" : "", boolean ? " target coef | unseen margin |" : "",
+      boolean ? "---|---|" : "");
   for (const ReportRow* row : section.rows) {
     const Summary start = over_seeds(*row, "prior_mass_init");
     const Summary end = over_seeds(*row, "prior_mass");
+    const std::string extra =
+        boolean ? fmt::format(" {} | {} |", cell(over_seeds(*row, "target_coefficient"), false),
+                              cell(over_seeds(*row, "unseen_margin"), false))
+                : "";
     out += fmt::format(
-        "| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", row->label, row->runs.size(),
-        cell(over_seeds(*row, key), share), paper_number(row->task, row->init, row->train_fraction),
+        "| {} | {} | {} | {} |{} {} | {} | {} | {} | {} |\n", row->label, row->runs.size(),
+        cell(over_seeds(*row, key), share), paper_number(*row), extra,
         share ? steps_cell(*row, key, 0.5) : "—", share ? steps_cell(*row, key, 0.95) : "—",
         start.n + end.n ? fmt::format("{} → {}", cell(start, false), cell(end, false)) : "—",
         cell(over_seeds(*row, "mask_drift"), false), wall_cell(over_seeds(*row, "wall_seconds")));
@@ -270,7 +268,7 @@ std::string final_figure(const fs::path& root, const TaskSection& section, const
     plot.x_categories.push_back(row.label);
     for (const RunRecord& run : row.runs) {
       seeds.x.push_back(static_cast<double>(i) + 0.15);
-      seeds.y.push_back(scale * value_in(run.summary, key));
+      seeds.y.push_back(scale * metric_value(run.summary, key));
     }
     const Summary v = over_seeds(row, key);
     mean.x.push_back(static_cast<double>(i));

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <limits>
 #include <map>
 #include <numeric>
 #include <random>
@@ -56,6 +57,24 @@ std::vector<std::vector<int>> subsets(const std::vector<int>& variables) {
 std::string subset_name(const std::vector<int>& subset) {
   return fmt::format("{{{}}}", fmt::join(subset, ","));
 }
+
+}  // namespace
+
+torch::Tensor rounding_margin(const torch::Tensor& pred, const torch::Tensor& y,
+                              const torch::Tensor& values) {
+  const double inf = std::numeric_limits<double>::infinity();
+  auto sorted = std::get<0>(values.to(torch::kDouble).sort());
+  auto target = y.to(torch::kDouble);
+  auto index = (target.unsqueeze(1) - sorted).abs().argmin(1);
+  auto padded = torch::cat(
+      {torch::full({1}, -inf, torch::kDouble), sorted, torch::full({1}, inf, torch::kDouble)});
+  auto lower = (padded.index_select(0, index) + target) / 2;
+  auto upper = (padded.index_select(0, index + 2) + target) / 2;
+  auto p = pred.to(torch::kDouble);
+  return torch::min(p - lower, upper - p);
+}
+
+namespace {
 
 class BooleanExperiment : public Experiment {
  public:
@@ -119,10 +138,16 @@ class BooleanExperiment : public Experiment {
     for (const auto& [name, character] : characters_) {
       fourier[name] = (pred * character).to(torch::kDouble).mean().item<double>();
     }
+    // The monomial on all of f's variables: the min-degree interpolator leaves it out (parity2's
+    // x0·x1, maj3's x0·x1·x2), so its learned coefficient shows whether training left the MDI.
+    const std::string top = subset_name(task_.variables);
     return {{"accuracy", correct.to(torch::kDouble).mean().item<double>()},
             {"unseen_accuracy", mean_where(correct.to(torch::kDouble), unseen)},
             {"seen_mse", mean_where(squared, seen)},
             {"unseen_mse", mean_where(squared, unseen)},
+            {"unseen_margin", mean_where(rounding_margin(pred, y, values), unseen)},
+            {"target_monomial", top},
+            {"target_coefficient", fourier.contains(top) ? fourier[top] : nlohmann::json()},
             {"fourier", fourier}};
   }
 

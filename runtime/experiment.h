@@ -61,6 +61,13 @@ std::unique_ptr<Experiment> make_experiment(const ExperimentConfig& config);
 torch::Tensor map_in_chunks(const torch::Tensor& inputs, int64_t chunk,
                             const std::function<torch::Tensor(const torch::Tensor&)>& fn);
 
+/// Per point, the signed distance of the prediction `pred` from the edge of its target's rounding
+/// cell (the predictions that round to y among `values`, the values the target takes): positive
+/// when it rounds right (how far from flipping), negative when wrong (how far from being right).
+/// Double, same shape as pred.
+torch::Tensor rounding_margin(const torch::Tensor& pred, const torch::Tensor& y,
+                              const torch::Tensor& values);
+
 /// Boolean GOTU tasks (parity2, maj3, cyclic3, threesym) on config.n bits.
 std::unique_ptr<Experiment> make_boolean_experiment(const ExperimentConfig& config);
 }  // namespace maskprior::runtime

@@ -75,6 +75,7 @@ fs::path write_suite() {
               {{"accuracy", 1.0},
                {"steps", 300},
                {"prior_mass_init", 0.6},
+               {"target_coefficient", 0.5},
                {"prior_mass", {0.8, 0.9}},
                {"mask_drift", {0.01, 0.03}},
                {"wall_seconds", 12.0}},
@@ -82,7 +83,10 @@ fs::path write_suite() {
   }
   for (double fraction : {0.002, 0.004}) {
     for (const std::string init : {"vanilla", "mask"}) {
-      json config = {{"task", "addition"}, {"init", init}, {"train_fraction", fraction}};
+      json config = {{"task", "addition"},
+                     {"init", init},
+                     {"spec", "specs/arith/addition.mask"},
+                     {"train_fraction", fraction}};
       write_run(root / fmt::format("addition-{}-{}", fraction, init) / "seed0", config,
                 {{"sequence_accuracy", init == "mask" ? 0.6 : 0.1}, {"steps", 50}},
                 {{0, 0.0}, {50, init == "mask" ? 0.6 : 0.1}}, "sequence_accuracy");
@@ -116,6 +120,12 @@ TEST(Report, RowsGroupSeedsAndSkipInterruptedRuns) {
   EXPECT_EQ(primary_metric(rows[0]), "sequence_accuracy");
   EXPECT_EQ(steps_to(rows[4].runs[0], "accuracy", 0.95), 200);
   EXPECT_EQ(steps_to(rows[5].runs[0], "accuracy", 0.95), std::nullopt);
+  // The paper's number belongs to the paper's own mask, not to another design for the task.
+  EXPECT_EQ(paper_number(rows[4]), "100");
+  ReportRow design = rows[4];
+  design.spec = kSource + "/specs/designs/parity2_hard.mask";
+  EXPECT_EQ(paper_number(design), "—");
+  EXPECT_EQ(paper_number(rows[5]), "≈ 75");
 }
 
 TEST(Report, TablesPaperColumnMdiAndPlots) {
@@ -123,10 +133,13 @@ TEST(Report, TablesPaperColumnMdiAndPlots) {
   const std::string path = write_report({root.string(), kSource});
   const std::string text = read_text(path);
   // Mean ± sample std over the seeds, the paper's number, steps to 50% / 95%.
-  EXPECT_NE(text.find("| parity2-vanilla | 2 | 76.00 ± 1.41 | ≈ 75 | 100 ± 0 (2/2) | never (0/2)"),
-            std::string::npos)
+  EXPECT_NE(
+      text.find(
+          "| parity2-vanilla | 2 | 76.00 ± 1.41 | ≈ 75 | — | — | 100 ± 0 (2/2) | never (0/2)"),
+      std::string::npos)
       << text;
-  EXPECT_NE(text.find("| parity2-mask | 2 | 100.00 ± 0.00 | 100 | 100 ± 0 (2/2) | 200 ± 0 (2/2) | "
+  EXPECT_NE(text.find("| parity2-mask | 2 | 100.00 ± 0.00 | 100 | 0.5 ± 0 | — | 100 ± 0 (2/2) | "
+                      "200 ± 0 (2/2) | "
                       "0.6 ± 0 → 0.85 ± 0 | 0.02 ± 0 | 12 |"),
             std::string::npos)
       << text;

@@ -779,5 +779,17 @@ TEST_F(RuntimeTest, SigtermStopsWithACheckpointAndResumes) {
   EXPECT_EQ(resumed.at("steps").get<int64_t>(), steps + 3);
 }
 
+TEST(ExperimentTest, RoundingMarginIsTheSignedDistanceToTheRoundingBoundary) {
+  // Targets ±1: the boundary is 0. threesym's values: cells of 0.75 are [−1.5, 1.0].
+  const auto binary = torch::tensor({-1.0, 1.0});
+  const auto m = rounding_margin(torch::tensor({-3.0, 0.25, 2.0, -0.5}),
+                                 torch::tensor({1.0, 1.0, 1.0, -1.0}), binary);
+  EXPECT_TRUE(torch::allclose(m, torch::tensor({-3.0, 0.25, 2.0, 0.5}, torch::kDouble)));
+  const auto values = torch::tensor({-3.75, 0.75, 1.25, 1.75});
+  const auto t =
+      rounding_margin(torch::tensor({-0.75, 0.9, 1.1}), torch::tensor({0.75, 0.75, 1.25}), values);
+  EXPECT_TRUE(torch::allclose(t, torch::tensor({0.75, 0.1, 0.1}, torch::kDouble))) << t;
+}
+
 }  // namespace
 }  // namespace maskprior::runtime

@@ -229,6 +229,79 @@ Reference parity2_misspecified(int64_t n) {
   return r;
 }
 
+// ---------------------------------------------------------------------------------------------
+// specs/designs: other masks for the parity2 and maj3 targets (maskc reproduce designs).
+
+/// A GOTU design: cells open where `open(q, k)` says (token 0 = cls, x[i] = 1 + i), else closed.
+Reference design(const std::string& name, int64_t n, std::function<bool(int64_t, int64_t)> open) {
+  Reference r = cls_x(name, n);
+  r.value = [open](int64_t, int64_t, int64_t q, int64_t k) { return open(q, k) ? 10.0 : -10.0; };
+  return r;
+}
+
+/// `voters` relevant bits x[0..voters): the hard designs open the paper's pattern (readout +
+/// clique of the voters + diagonal) and exclude every other cell hard.
+Reference hard_design(const std::string& name, int64_t n, int64_t voters) {
+  auto voter = [voters](int64_t t) { return t >= 1 && t <= voters; };
+  auto open = [voter](int64_t q, int64_t k) {
+    return q == k || (q == 0 && voter(k)) || (voter(q) && voter(k));
+  };
+  Reference r = design(name, n, open);
+  r.hard = [open](int64_t q, int64_t k) { return !open(q, k); };
+  return r;
+}
+
+Reference parity2_layers(int64_t n, int64_t depth) {
+  Reference r = cls_x("parity2_layers", n);
+  r.layers = depth;
+  r.params["depth"] = static_cast<double>(depth);
+  r.value = [depth](int64_t layer, int64_t, int64_t q, int64_t k) {
+    const int64_t x0 = 1, x1 = 2;
+    bool open = q == k;
+    if (layer == 0) open = open || (q == x0 && k == x1) || (q == x1 && k == x0);
+    if (layer == depth - 1) open = open || (q == 0 && (k == x0 || k == x1));
+    return open ? 10.0 : -10.0;
+  };
+  return r;
+}
+
+std::vector<Case> design_cases() {
+  const std::string d = "specs/designs/";
+  const auto readout2 = [](int64_t q, int64_t k) {
+    return q == k || (q == 0 && (k == 1 || k == 2));
+  };
+  const auto noself = [](int64_t q, int64_t k) {
+    const bool relevant = q == 1 || q == 2;
+    return (q == k && !relevant) || (q == 0 && (k == 1 || k == 2)) || (q == 1 && k == 2) ||
+           (q == 2 && k == 1);
+  };
+  const auto twohop2 = [](int64_t q, int64_t k) {
+    return q == k || (q == 0 && k == 1) || (q == 1 && k == 2);
+  };
+  const auto readout3 = [](int64_t q, int64_t k) { return q == k || (q == 0 && k >= 1 && k <= 3); };
+  const auto twohop3 = [](int64_t q, int64_t k) {
+    return q == k || (q == 0 && k == 1) || (q == 1 && (k == 2 || k == 3));
+  };
+  return {
+      {d + "parity2_readout.mask", {}, design("parity2_readout", 15, readout2)},
+      {d + "parity2_readout.mask", {{"n", "3"}}, design("parity2_readout", 3, readout2)},
+      {d + "parity2_noself.mask", {}, design("parity2_noself", 15, noself)},
+      {d + "parity2_noself.mask", {{"n", "4"}}, design("parity2_noself", 4, noself)},
+      {d + "parity2_twohop.mask", {}, design("parity2_twohop", 15, twohop2)},
+      {d + "parity2_twohop.mask", {{"n", "4"}}, design("parity2_twohop", 4, twohop2)},
+      {d + "parity2_hard.mask", {}, hard_design("parity2_hard", 15, 2)},
+      {d + "parity2_hard.mask", {{"n", "5"}}, hard_design("parity2_hard", 5, 2)},
+      {d + "parity2_layers.mask", {}, parity2_layers(15, 2)},
+      {d + "parity2_layers.mask", {{"depth", "4"}}, parity2_layers(15, 4)},
+      {d + "maj3_readout.mask", {}, design("maj3_readout", 15, readout3)},
+      {d + "maj3_readout.mask", {{"n", "5"}}, design("maj3_readout", 5, readout3)},
+      {d + "maj3_twohop.mask", {}, design("maj3_twohop", 15, twohop3)},
+      {d + "maj3_twohop.mask", {{"n", "4"}}, design("maj3_twohop", 4, twohop3)},
+      {d + "maj3_hard.mask", {}, hard_design("maj3_hard", 15, 3)},
+      {d + "maj3_hard.mask", {{"n", "6"}}, hard_design("maj3_hard", 6, 3)},
+  };
+}
+
 /// maj3 and threesym: diagonal; cls -> x[0], x[1], x[2]; every pair of x[0..3] (self included).
 Reference three_voters(const std::string& name, int64_t n) {
   Reference r = cls_x(name, n);
@@ -571,6 +644,7 @@ std::vector<Case> shipped_cases() {
 std::vector<Case> all_cases() {
   std::vector<Case> cases = pass_corpus_cases();
   for (Case& c : shipped_cases()) cases.push_back(std::move(c));
+  for (Case& c : design_cases()) cases.push_back(std::move(c));
   return cases;
 }
 

@@ -3,14 +3,17 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <csignal>
 #include <filesystem>
 #include <ostream>
 #include <sstream>
+#include <thread>
 
 #include "core/error.h"
 #include "io/atomic_file.h"
 #include "io/json_file.h"
 #include "tasks/arithmetic_task.h"
+#include "train/jobs.h"
 #include "train/run_folder.h"
 #include "train/train.h"
 
@@ -30,10 +33,17 @@ struct Column {
 
 // Layer lists (prior mass, drift) are averaged over layers before averaging over seeds.
 constexpr Column kColumns[] = {
-    {"accuracy", "accuracy %", true},        {"unseen_accuracy", "unseen acc %", true},
-    {"unseen_mse", "unseen MSE", false},     {"sequence_accuracy", "sequence acc %", true},
-    {"digit_accuracy", "digit acc %", true}, {"prior_mass_init", "prior mass start", false},
-    {"prior_mass", "prior mass end", false}, {"mask_drift", "mask drift", false},
+    {"accuracy", "accuracy %", true},
+    {"unseen_accuracy", "unseen acc %", true},
+    {"unseen_mse", "unseen MSE", false},
+    {"sequence_accuracy", "sequence acc %", true},
+    {"digit_accuracy", "digit acc %", true},
+    {"prior_mass_init", "prior mass start", false},
+    {"prior_mass", "prior mass end", false},
+    {"mask_drift", "mask drift", false},
+    {"target_coefficient", "target coef", false},
+    {"unseen_margin", "unseen margin", false},
+    {"steps_to_95", "steps to 95%", false},
 };
 
 std::vector<SuiteEntry> boolean_entries(const std::vector<std::string>& tasks,
@@ -74,6 +84,43 @@ std::vector<SuiteEntry> ablation_entries() {
   for (int contrast : {1, 3, 5}) {
     entries.push_back({fmt::format("parity2-mask-pm{}", contrast), "parity2", spec, "mask",
                        json{{"mask_open", contrast}, {"mask_close", -contrast}}});
+  }
+  return entries;
+}
+
+/// Figure 4: accuracy against the train fraction, vanilla vs mask, for both arithmetic tasks.
+std::vector<SuiteEntry> sweep_entries() {
+  const std::vector<std::pair<std::string, std::vector<double>>> sweeps = {
+      {"addition", {0.002, 0.004, 0.01, 0.02}}, {"multiplication", {0.01, 0.03, 0.05, 0.10}}};
+  std::vector<SuiteEntry> entries;
+  for (const auto& [task, fractions] : sweeps) {
+    for (double fraction : fractions) {
+      for (const std::string init : {"vanilla", "mask"}) {
+        entries.push_back({fmt::format("{}-{:g}pct-{}", task, 100 * fraction, init), task,
+                           fmt::format("specs/arith/{}.mask", task), init,
+                           json{{"train_fraction", fraction}}});
+      }
+    }
+  }
+  return entries;
+}
+
+/// Several masks for the same target (specs/designs/): does any of them move the learned function
+/// away from the min-degree interpolator?
+std::vector<SuiteEntry> design_entries() {
+  const std::vector<std::pair<std::string, std::vector<std::string>>> designs = {
+      {"parity2", {"readout", "noself", "twohop", "hard", "layers"}},
+      {"maj3", {"readout", "twohop", "hard"}}};
+  std::vector<SuiteEntry> entries;
+  for (const auto& [task, names] : designs) {
+    entries.push_back({task + "-vanilla", task, "", "vanilla", json::object()});
+    entries.push_back(
+        {task + "-pair", task, fmt::format("specs/gotu/{}.mask", task), "mask", json::object()});
+    for (const std::string& name : names) {
+      entries.push_back({fmt::format("{}-{}", task, name), task,
+                         fmt::format("specs/designs/{}_{}.mask", task, name), "mask",
+                         json::object()});
+    }
   }
   return entries;
 }
@@ -144,6 +191,51 @@ json run_one(const SuiteEntry& entry, const SuiteOptions& options, uint64_t seed
   return train(resolve_config(entry.task, options.preset, overrides));
 }
 
+bool finished(const fs::path& dir) {
+  const RunFolder folder(dir.string());
+  return folder.has(kSummaryFile) && !folder.read_json(kSummaryFile).value("interrupted", false);
+}
+
+/// With options.jobs > 1: trains the unfinished runs in parallel child processes (each with
+/// threads = cores / jobs unless --threads was given, and no progress bar), so that the pass
+/// after it only reads summaries. Returns true if a signal stopped it.
+bool run_in_parallel(const std::vector<SuiteEntry>& entries, const SuiteOptions& options, int seeds,
+                     const fs::path& root, std::ostream& out) {
+  SuiteOptions child = options;
+  child.overrides["progress"] = false;
+  if (!child.overrides.contains("threads")) {
+    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+    child.overrides["threads"] = std::max(1, static_cast<int>(cores) / options.jobs);
+  }
+  std::vector<Job> jobs;
+  for (const SuiteEntry& entry : entries) {
+    for (int seed = 0; seed < seeds; ++seed) {
+      const fs::path dir = root / entry.label / fmt::format("seed{}", seed);
+      if (finished(dir)) continue;
+      const std::string label = fmt::format("{} seed {}", entry.label, seed);
+      jobs.push_back({label, [entry, child, seed, dir, label, &out] {
+                        out << fmt::format("started {} -> {}\n", label, dir.string()) << std::flush;
+                        const json summary =
+                            run_one(entry, child, static_cast<uint64_t>(seed), dir);
+                        if (summary.value("interrupted", false)) {
+                          return 128 + summary.value("signal", SIGINT);
+                        }
+                        out << fmt::format("finished {}\n", label) << std::flush;
+                        return 0;
+                      }});
+    }
+  }
+  if (jobs.empty()) return false;
+  out << fmt::format("{} runs in up to {} processes\n", jobs.size(), options.jobs) << std::flush;
+  const JobsOutcome outcome = run_jobs(jobs, options.jobs);
+  if (!outcome.failed.empty()) {
+    throw InputError(fmt::format("[reproduce] {} run{} failed: {} (their errors are above)",
+                                 outcome.failed.size(), outcome.failed.size() == 1 ? "" : "s",
+                                 fmt::join(outcome.failed, ", ")));
+  }
+  return outcome.interrupted;
+}
+
 std::string format_cell(const json& cell, bool percent) {
   if (cell.is_null()) return "—";
   const double scale = percent ? 100.0 : 1.0;
@@ -164,6 +256,12 @@ std::vector<std::pair<std::string, std::string>> suite_names() {
       {"arith", "addition at 0.4% and multiplication at 3% with vanilla, QK and mask inits"},
       {"ablations",
        "parity2: misspecified, neutral (zero), fixed and low-contrast (±1, ±3, ±5) masks"},
+      {"arith-sweep",
+       "accuracy vs train fraction (Figure 4): addition at 0.2/0.4/1/2%, multiplication at "
+       "1/3/5/10%, vanilla vs mask"},
+      {"designs",
+       "parity2 and maj3 with several masks for the same target (readout only, pair, no self, "
+       "two-hop, hard, per layer): learned target coefficient and unseen margin"},
   };
 }
 
@@ -181,13 +279,16 @@ std::vector<SuiteEntry> suite_entries(const std::string& suite) {
   }
   if (suite == "arith") return arithmetic_entries({"vanilla", "qk-svd", "qk-opt", "mask"});
   if (suite == "ablations") return ablation_entries();
+  if (suite == "arith-sweep") return sweep_entries();
+  if (suite == "designs") return design_entries();
   std::string known;
   for (const auto& [name, description] : suite_names()) known += (known.empty() ? "" : ", ") + name;
   throw InputError(fmt::format("[reproduce] unknown suite '{}' (known: {})", suite, known));
 }
 
 int suite_default_seeds(const std::string& suite) {
-  return suite == "demo" ? 1 : 5;
+  if (suite == "demo") return 1;
+  return suite == "arith-sweep" || suite == "designs" ? 3 : 5;
 }
 
 std::string results_table(const json& rows) {
@@ -250,6 +351,10 @@ json run_suite(const SuiteOptions& options, std::ostream& out) {
   const int seeds = options.seeds > 0 ? options.seeds : suite_default_seeds(options.suite);
   const fs::path root(options.out);
   fs::create_directories(root);
+  if (options.jobs > 1 && run_in_parallel(entries, options, seeds, root, out)) {
+    out << "interrupted: run the same command again to continue\n";
+    return {{"suite", options.suite}, {"interrupted", true}, {"rows", json::array()}};
+  }
 
   json results = {{"suite", options.suite}, {"preset", options.preset}, {"rows", json::array()}};
   const size_t total = entries.size() * static_cast<size_t>(seeds);

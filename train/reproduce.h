@@ -22,13 +22,14 @@ struct SuiteEntry {
 };
 
 struct SuiteOptions {
-  std::string suite;  // demo, gotu, arith, ablations
+  std::string suite;  // a name of suite_names()
   std::string out;    // results folder
   std::string preset = "quick";
   int seeds = 0;                  // 0 = the suite's default
   std::string source_dir;         // where specs/ lives
   nlohmann::json overrides;       // applied to every run (threads, device, epochs, ...)
   std::vector<std::string> only;  // keep only entries whose label contains one of these
+  int jobs = 1;                   // runs at once, each in its own process (train/jobs.h)
 };
 
 /// Names of the suites with one-line descriptions.

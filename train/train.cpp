@@ -13,6 +13,7 @@
 
 #include "compiler/compile.h"
 #include "core/error.h"
+#include "io/json_file.h"
 #include "io/mask_file.h"
 #include "runtime/experiment.h"
 #include "runtime/init.h"
@@ -22,6 +23,7 @@
 #include "train/checkpoint.h"
 #include "train/data_order.h"
 #include "train/interrupt.h"
+#include "train/milestones.h"
 #include "train/model_files.h"
 #include "train/progress.h"
 #include "train/run_folder.h"
@@ -39,7 +41,8 @@ using nlohmann::json;
 // Spec loading and checks against the task and the model.
 
 /// Compiles (.mask) or reads (tensor file) the spec. A .mask spec with a parameter `n` is compiled
-/// with n = config.n for Boolean tasks unless -D n=... was given.
+/// with n = config.n for Boolean tasks, and one with a parameter `depth` with the model's depth,
+/// unless -D gave them.
 CompiledMask load_spec(const TrainConfig& config) {
   if (!config.spec.ends_with(".mask")) return read_mask_file(config.spec);
   CompileOptions options;
@@ -47,13 +50,20 @@ CompiledMask load_spec(const TrainConfig& config) {
   if (config.mask_open != 0) options.open_value = config.mask_open;
   if (config.mask_close != 0) options.close_value = config.mask_close;
   auto spec = compile_file(config.spec, options);
-  auto n = spec.params.find("n");
-  if (tasks::is_boolean_task(config.task) && !config.defines.contains("n") &&
-      n != spec.params.end() && n->second != config.n) {
-    options.defines["n"] = std::to_string(config.n);
-    spec = compile_file(config.spec, options);
-  }
-  return spec;
+  // Parameters the run fills in unless -D gave them: `n` (Boolean tasks) and `depth` (a spec with
+  // per-layer rules written for any depth, e.g. specs/designs/parity2_layers.mask).
+  bool again = false;
+  auto fill = [&](const char* name, int64_t value, bool applies) {
+    auto param = spec.params.find(name);
+    if (applies && !config.defines.contains(name) && param != spec.params.end() &&
+        param->second != static_cast<double>(value)) {
+      options.defines[name] = std::to_string(value);
+      again = true;
+    }
+  };
+  fill("n", config.n, tasks::is_boolean_task(config.task));
+  fill("depth", config.depth, true);
+  return again ? compile_file(config.spec, options) : spec;
 }
 
 void check_spec(const CompiledMask& spec, const TrainConfig& config, const Layout& task_layout,
@@ -160,6 +170,7 @@ class Run {
   int64_t eval_every_ = 0, checkpoint_every_ = 0;
   RunState state_;
   json init_record_, last_record_;
+  std::vector<json> session_records_;  // evaluations of this session (runs without a folder)
   std::optional<Progress> progress_;
   torch::Tensor order_;
   int64_t order_epoch_ = -1;
@@ -216,6 +227,7 @@ void Run::start() {
     init_record_["init_info"] = init_info_;
     folder_.write_json(kInitFile, init_record_);
     folder_.append_metrics(init_record_);
+    session_records_.push_back(init_record_);
   }
   progress_.emplace(config_.progress, total_steps_, state_.step);
   progress_->note(fmt::format("{} {} on {}: {} parameters, {} steps ({} per epoch){}", config_.task,
@@ -267,6 +279,7 @@ void Run::record_evaluation(double lr) {
   state_.loss_sum = 0;
   state_.loss_count = 0;
   folder_.append_metrics(last_record_);
+  session_records_.push_back(last_record_);
   if (last_record_.contains("accuracy")) {
     progress_->note(fmt::format("step {}: train loss {:.5f}, accuracy {:.4f}", state_.step,
                                 last_record_["train_loss"].get<double>(),
@@ -331,6 +344,9 @@ json Run::finish() {
     if (init_record_.contains(key)) summary[std::string(key) + "_init"] = init_record_[key];
   }
   summary["wall_seconds"] = wall();
+  // Every evaluation of the run, earlier sessions included: metrics.jsonl when there is a folder.
+  summary.update(milestones(folder_.enabled() ? read_json_lines(folder_.file(kMetricsFile))
+                                              : session_records_));
   if (folder_.enabled()) {
     checkpoint();
     folder_.write_weights(model_tensors(model_), config_);

@@ -1,0 +1,28 @@
+// Running the runs of a suite in parallel processes (`maskc reproduce --jobs N`): each run goes
+// to a forked child, at most N at a time. The parent forks before it has done any LibTorch work,
+// so a child starts from a clean state and runs with its own threads.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace maskprior::training {
+
+/// One unit of work: a label for messages and the function a child runs (its exit status).
+struct Job {
+  std::string label;
+  std::function<int()> run;
+};
+
+struct JobsOutcome {
+  std::vector<std::string> failed;  // labels of jobs that exited non-zero (not by a signal stop)
+  bool interrupted = false;         // SIGINT/SIGTERM arrived; children were asked to stop
+};
+
+/// Runs every job in a child process, at most `parallel` at once, and waits for all of them.
+/// SIGINT and SIGTERM sent to the parent are passed on to the running children (which checkpoint
+/// and stop) and no new job starts. A job that throws prints the error and exits 1.
+JobsOutcome run_jobs(const std::vector<Job>& jobs, int parallel);
+
+}  // namespace maskprior::training
