@@ -127,8 +127,8 @@ void print_summary(const nlohmann::json& summary, const std::string& out) {
   std::string learned = summary.value("task", "");
   if (summary.contains("data")) learned = "data " + summary.value("data", "");
   if (summary.contains("truth_table")) learned = "truth table " + summary.value("truth_table", "");
-  const std::string head = fmt::format("{} {} seed {}", learned, summary.value("init", ""),
-                                       summary.value("seed", 0));
+  const std::string head =
+      fmt::format("{} {} seed {}", learned, summary.value("init", ""), summary.value("seed", 0));
   if (summary.contains("token_accuracy")) {  // --data
     std::cout << fmt::format(
         "{}: sequence accuracy {}, token accuracy {}, test loss {}, train loss {}\n", head,

@@ -51,8 +51,8 @@ class SequenceExperiment : public Experiment {
     // An evenly spaced sample of the training examples: how well the model fits what it saw.
     const int64_t rows = train_ids_.size(0);
     const int64_t sample = std::min(kTrainEvalRows, rows);
-    train_eval_ids_ =
-        train_ids_.index_select(0, (torch::arange(sample, torch::kLong) * rows).div(sample, "floor"));
+    train_eval_ids_ = train_ids_.index_select(
+        0, (torch::arange(sample, torch::kLong) * rows).div(sample, "floor"));
   }
 
   Layout layout() const override { return config_.layout; }
@@ -119,9 +119,9 @@ class SequenceExperiment : public Experiment {
     return fmt::format(
         "data {}: {} training and {} test examples{}, {} symbols, predicting {} ({} tokens)",
         config_.data, train_ids_.size(0), test_ids_.size(0),
-        config_.test_data.empty()
-            ? fmt::format(" (a seeded {:.0f}% held out: no --test-data)", tasks::kHeldOutShare * 100)
-            : fmt::format(" (from {})", config_.test_data),
+        config_.test_data.empty() ? fmt::format(" (a seeded {:.0f}% held out: no --test-data)",
+                                                tasks::kHeldOutShare * 100)
+                                  : fmt::format(" (from {})", config_.test_data),
         vocabulary_.size(), span_.name, span_.length);
   }
 

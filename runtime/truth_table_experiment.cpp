@@ -68,8 +68,8 @@ class TruthTableExperiment : public Experiment {
     rows_seen_ = torch::tensor(seen, torch::kLong).to(torch::kBool);
     const auto train_rows = rows_seen_.nonzero().view({-1});
     if (train_rows.numel() == 0) {
-      throw InputError(fmt::format("{}: no row has seen = 1, so there is nothing to train on",
-                                   table.source));
+      throw InputError(
+          fmt::format("{}: no row has seen = 1, so there is nothing to train on", table.source));
     }
     train_ids_ = rows_ids_.index_select(0, train_rows);
     train_y_ = rows_y_.index_select(0, train_rows);

@@ -135,8 +135,8 @@ std::string_view line_at(const std::string& text, size_t start) {
 SpecError SequenceFile::error_at(int64_t example, int64_t position,
                                  const std::string& message) const {
   const auto e = static_cast<size_t>(example);
-  return located_error(path, lines[e], columns[e * static_cast<size_t>(length) +
-                                               static_cast<size_t>(position)],
+  return located_error(path, lines[e],
+                       columns[e * static_cast<size_t>(length) + static_cast<size_t>(position)],
                        message, line_at(text, line_starts[e]));
 }
 
@@ -163,8 +163,7 @@ SequenceFile parse_sequence_file(std::string text, const std::string& path, cons
   return file;
 }
 
-SequenceFile read_sequence_file(const std::string& path, const Layout& layout,
-                                uint64_t max_bytes) {
+SequenceFile read_sequence_file(const std::string& path, const Layout& layout, uint64_t max_bytes) {
   return parse_sequence_file(read_regular_file(path, max_bytes, "data file"), path, layout);
 }
 
@@ -207,9 +206,9 @@ const Span& predicted_span(const Layout& layout, const std::string& name, const 
   if (span == nullptr) {
     std::vector<std::string> names;
     for (const Span& s : layout.spans) names.push_back(s.name);
-    throw file_error(spec, fmt::format("--predict {}: the spec has no span {} (its spans: {})",
-                                       quote_input(name), quote_input(name),
-                                       fmt::join(names, ", ")));
+    throw file_error(spec,
+                     fmt::format("--predict {}: the spec has no span {} (its spans: {})",
+                                 quote_input(name), quote_input(name), fmt::join(names, ", ")));
   }
   if (span->offset == 0) {
     throw file_error(spec, fmt::format("--predict {}: span `{}` starts the sequence, so no token "

@@ -39,8 +39,8 @@ std::string parse_error(const std::string& text) {
 }
 
 TEST(SequenceFile, ReadsOneExamplePerLineAndSkipsBlankLines) {
-  const auto file = parse_sequence_file("1 2 = 2 1\n\n \t\r\n3  4 =\t4 3\r\n", "d.txt",
-                                        small_layout());
+  const auto file =
+      parse_sequence_file("1 2 = 2 1\n\n \t\r\n3  4 =\t4 3\r\n", "d.txt", small_layout());
   EXPECT_EQ(file.length, 5);
   EXPECT_EQ(file.examples(), 2);
   EXPECT_EQ(file.lines, (std::vector<int32_t>{1, 4}));
@@ -100,9 +100,10 @@ TEST(SequenceFile, SymbolMissingFromTrainIsAnErrorAtItsFirstUse) {
     const auto test = parse_sequence_file(text, "test.txt", small_layout());
     return diagnostic([&] { encode_sequences(test, vocabulary, "train.txt", small_layout(), c); });
   };
-  EXPECT_EQ(encode_error("1 2 = 2 1\n2 7 = 7 2\n"),
-            "test.txt:2:3: error: symbol '7' (token a[1]) never occurs in train.txt, so the model "
-            "has no token for it; every symbol must occur in the training data\n  2 7 = 7 2\n    ^");
+  EXPECT_EQ(
+      encode_error("1 2 = 2 1\n2 7 = 7 2\n"),
+      "test.txt:2:3: error: symbol '7' (token a[1]) never occurs in train.txt, so the model "
+      "has no token for it; every symbol must occur in the training data\n  2 7 = 7 2\n    ^");
   EXPECT_NE(encode_error("1 2 = 2 x\n")
                 .find("test.txt:1:9: error: symbol 'x' (token c[1], which the model predicts)"),
             std::string::npos);
@@ -113,8 +114,9 @@ TEST(SequenceFile, PredictedSpanMustExistAndHaveATokenBeforeIt) {
   EXPECT_EQ(predicted_span(layout, "c", "s.mask").offset, 3);
   EXPECT_EQ(diagnostic([&] { predicted_span(layout, "d", "s.mask"); }),
             "s.mask: error: --predict 'd': the spec has no span 'd' (its spans: a, eq, c)");
-  EXPECT_NE(diagnostic([&] { predicted_span(layout, "a", "s.mask"); })
-                .find("span `a` starts the sequence"),
+  EXPECT_NE(diagnostic([&] {
+              predicted_span(layout, "a", "s.mask");
+            }).find("span `a` starts the sequence"),
             std::string::npos);
 }
 
@@ -128,7 +130,7 @@ TEST(SequenceFile, HeldOutSplitIsASeededTenthOfTrain) {
   EXPECT_TRUE(std::is_sorted(split.test.begin(), split.test.end()));
   EXPECT_EQ(hold_out(95, 4, "t.txt").test, split.test);  // the seed fixes it
   EXPECT_NE(hold_out(95, 5, "t.txt").test, split.test);
-  EXPECT_EQ(hold_out(2, 0, "t.txt").test.size(), 1u);   // at least one each
+  EXPECT_EQ(hold_out(2, 0, "t.txt").test.size(), 1u);  // at least one each
   EXPECT_EQ(hold_out(2, 0, "t.txt").train.size(), 1u);
   EXPECT_NE(diagnostic([] { hold_out(1, 0, "t.txt"); }).find("t.txt: error: 1 example"),
             std::string::npos);

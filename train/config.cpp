@@ -88,9 +88,9 @@ std::vector<ConfigField> training_fields() {
      "parameters, as in the paper; Adam's coupled decay shrinks M by about lr per step)",
      &C::mask_weight_decay},
     {"epochs", "--epochs", "passes over the training set", &C::epochs, R::kNonNegative},
-    {"max_steps", "--max-steps",
-     "end the run after this many steps if the epochs would take longer (0 = the epochs decide)",
-     &C::max_steps, R::kNonNegative},
+    {"steps", "--steps",
+     "train for this many steps in all, however many epochs that takes (0 = --epochs decides)",
+     &C::steps, R::kNonNegative},
     {"batch_size", "--batch-size", "batch size", &C::batch_size, R::kPositive},
     {"schedule", "--schedule", "learning-rate schedule after the warm-up", &C::schedule,
      R::kOneOf, {"constant", "cosine"}},
@@ -242,15 +242,17 @@ void check_what_is_learned(const TrainConfig& c) {
                                   "--truth-table), not several");
   }
   if (!c.data.empty() && c.predict.empty()) {
-    throw InputError("--data needs --predict SPAN: the span of the spec whose symbols are predicted");
+    throw InputError(
+        "--data needs --predict SPAN: the span of the spec whose symbols are predicted");
   }
   if (c.data.empty() && (!c.predict.empty() || !c.test_data.empty())) {
     throw InputError("test_data and predict (--test-data, --predict) go with --data");
   }
   if (c.spec.empty() && (!c.data.empty() || !c.truth_table.empty())) {
-    throw InputError(fmt::format("{} needs a spec (--spec FILE.mask): its tokens are the layout of "
-                                 "the data",
-                                 c.data.empty() ? "--truth-table" : "--data"));
+    throw InputError(
+        fmt::format("{} needs a spec (--spec FILE.mask): its tokens are the layout of "
+                    "the data",
+                    c.data.empty() ? "--truth-table" : "--data"));
   }
 }
 
@@ -287,6 +289,10 @@ TrainConfig resolve_config(const std::string& task, const std::string& preset,
     j["preset"] = preset;
   }
   merge_into(j, overrides, "overrides");
+  // Epochs given on their own are run, even where the preset counts steps.
+  if (overrides.is_object() && overrides.contains("epochs") && !overrides.contains("steps")) {
+    j["steps"] = 0;
+  }
   auto config = config_from_json(j);
   check_config(config);
   return config;

@@ -22,7 +22,7 @@ namespace maskprior::training {
 struct TrainConfig {
   // What to learn.
   std::string task;
-  std::string data;         // your own sequences instead of a task (docs/your-data.md)
+  std::string data;  // your own sequences instead of a task (docs/your-data.md)
   std::string test_data;
   std::string predict;
   std::string truth_table;  // your own Boolean function instead of a task
@@ -51,7 +51,7 @@ struct TrainConfig {
   double weight_decay = 1e-3;
   double mask_weight_decay = -1;
   int64_t epochs = 20;
-  int64_t max_steps = 0;
+  int64_t steps = 0;
   int64_t batch_size = 256;
   std::string schedule = "constant";
   int64_t warmup = 0;

@@ -58,7 +58,8 @@ runtime::TruthTableTask truth_table_task(const std::string& path, const Compiled
 std::unique_ptr<runtime::Experiment> make_run_experiment(const TrainConfig& config,
                                                          const std::optional<CompiledMask>& spec) {
   auto experiment = experiment_config(config);
-  if (config.data.empty() && config.truth_table.empty()) return runtime::make_experiment(experiment);
+  if (config.data.empty() && config.truth_table.empty())
+    return runtime::make_experiment(experiment);
   internal_check(spec.has_value(), "check_config lets no --data or --truth-table run without spec");
   if (!config.truth_table.empty()) {
     return runtime::make_truth_table_experiment(truth_table_task(config.truth_table, *spec));

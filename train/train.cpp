@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 #include <torch/torch.h>
 
-#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <iostream>
@@ -188,8 +187,7 @@ Run::Run(const TrainConfig& config, bool resuming)
   build_model();
   rows_ = experiment_->train_size();
   steps_per_epoch_ = (rows_ + config_.batch_size - 1) / config_.batch_size;
-  total_steps_ = steps_per_epoch_ * config_.epochs;
-  if (config_.max_steps > 0) total_steps_ = std::min(total_steps_, config_.max_steps);
+  total_steps_ = config_.steps > 0 ? config_.steps : steps_per_epoch_ * config_.epochs;
   eval_every_ = config_.eval_every > 0 ? config_.eval_every : steps_per_epoch_;
   checkpoint_every_ = config_.checkpoint_every > 0 ? config_.checkpoint_every : steps_per_epoch_;
 }
@@ -230,9 +228,8 @@ void Run::start() {
   progress_.emplace(config_.progress, total_steps_, state_.step);
   if (const auto about = experiment_->description(); !about.empty()) progress_->note(about);
   progress_->note(fmt::format("{} {} on {}: {} parameters, {} steps ({} per epoch){}",
-                              learned_label(config_),
-                              config_.init, device_.str(), parameter_count(model_), total_steps_,
-                              steps_per_epoch_,
+                              learned_label(config_), config_.init, device_.str(),
+                              parameter_count(model_), total_steps_, steps_per_epoch_,
                               resuming_ ? fmt::format(", resuming at step {}", state_.step) : ""));
 }
 
