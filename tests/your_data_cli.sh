@@ -71,5 +71,19 @@ if [ -n "$(printf '%s' "$quiet" | grep -v 'sequence accuracy\|prior mass\|mask d
   echo "FAIL quiet_run_says_only_the_summary: $quiet"; failures=$((failures + 1))
 fi
 
+# The shipped example (examples/your-data, docs/your-data.md): its generators write the shipped
+# files, its specs compile, and validate finds every output reachable.
+ex="$source_dir/examples/your-data"
+if command -v python3 > which.out; then
+  python3 "$ex/make_data.py" --out . --table reverse.csv && python3 "$ex/make_table.py" --out pair.csv &&
+    cmp train.txt "$ex/train.txt" && cmp test.txt "$ex/test.txt" && cmp pair.csv "$ex/pair.csv" ||
+    { echo "FAIL example_files: the generators no longer write the shipped files"; failures=$((failures + 1)); }
+  "$maskc" validate "$ex/reverse.mask" --truth-table reverse.csv \
+    --readout "before c[0]" "before c[1]" "before c[2]" "before c[3]" "before c[4]" > validate.out ||
+    { echo "FAIL example_reverse_validates"; failures=$((failures + 1)); }
+fi
+"$maskc" validate "$ex/pair.mask" --truth-table "$ex/pair.csv" > validate.out ||
+  { echo "FAIL example_pair_validates"; failures=$((failures + 1)); }
+
 [ $failures -eq 0 ] && echo "all your-data CLI checks passed"
 exit $failures
