@@ -47,6 +47,7 @@ class SequenceExperiment : public Experiment {
       train_ids_ = train_ids;
       test_ids_ = ids_tensor(
           tasks::encode_sequences(test, vocabulary_, config.data, config.layout, span_), length);
+      tasks::check_predicted_symbols(test, train, span_);
     }
     // An evenly spaced sample of the training examples: how well the model fits what it saw.
     const int64_t rows = train_ids_.size(0);

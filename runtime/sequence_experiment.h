@@ -18,7 +18,9 @@ namespace maskprior::runtime {
 /// test_loss, train_sequence_accuracy (on up to 1,000 training examples), accuracy (=
 /// sequence_accuracy), train_size, test_size. Its run file vocab.json holds the vocabulary
 /// (token id = index into "symbols") and where the data came from. Throws SpecError at the
-/// offending line for bad data (tasks/sequence_file.h) and for a span the layout lacks.
+/// offending line for bad data (tasks/sequence_file.h: wrong symbol counts, bytes that are not
+/// UTF-8, a TEST symbol TRAIN lacks or a symbol TEST predicts that TRAIN never predicts) and for
+/// a span the layout lacks.
 std::unique_ptr<Experiment> make_sequence_experiment(const ExperimentConfig& config);
 
 }  // namespace maskprior::runtime

@@ -8,6 +8,7 @@
 #include <random>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 #include "core/regular_file.h"
@@ -199,6 +200,31 @@ std::vector<int64_t> encode_sequences(const SequenceFile& file,
                     vocabulary_source));
   }
   return ids;
+}
+
+void check_predicted_symbols(const SequenceFile& test, const SequenceFile& train,
+                             const Span& predicted) {
+  std::unordered_set<std::string_view> written;  // symbols TRAIN has in the span
+  for (int64_t e = 0; e < train.examples(); ++e) {
+    for (int64_t p = predicted.offset; p < predicted.offset + predicted.length; ++p) {
+      written.insert(train.symbols[static_cast<size_t>(
+          train.codes[static_cast<size_t>(e * train.length + p)])]);
+    }
+  }
+  for (int64_t e = 0; e < test.examples(); ++e) {
+    for (int64_t p = predicted.offset; p < predicted.offset + predicted.length; ++p) {
+      const std::string& symbol =
+          test.symbols[static_cast<size_t>(test.codes[static_cast<size_t>(e * test.length + p)])];
+      if (written.contains(symbol)) continue;
+      throw test.error_at(
+          e, p,
+          fmt::format("symbol {} (token {}, which the model predicts) never occurs in span {} of "
+                      "{}, so the model is never trained to write it",
+                      quote_input(symbol),
+                      fmt::format("{}[{}]", predicted.name, p - predicted.offset), predicted.name,
+                      train.path));
+    }
+  }
 }
 
 const Span& predicted_span(const Layout& layout, const std::string& name, const std::string& spec) {

@@ -62,6 +62,11 @@ std::vector<int64_t> encode_sequences(const SequenceFile& file,
                                       const std::string& vocabulary_source, const Layout& layout,
                                       const Span& predicted);
 
+/// Every symbol `test` has in the span `predicted` must occur in that span of `train` too (the
+/// model is never trained to write anything else): SpecError at the first that does not.
+void check_predicted_symbols(const SequenceFile& test, const SequenceFile& train,
+                             const Span& predicted);
+
 /// The span `name` of `layout`, the one the model predicts: it must exist and have a token before
 /// it (the row that predicts its first symbol). InputError naming `spec` and the spans otherwise.
 const Span& predicted_span(const Layout& layout, const std::string& name, const std::string& spec);

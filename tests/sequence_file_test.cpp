@@ -109,6 +109,19 @@ TEST(SequenceFile, SymbolMissingFromTrainIsAnErrorAtItsFirstUse) {
             std::string::npos);
 }
 
+// A test symbol the model must write but never wrote in training: known, yet never a target.
+TEST(SequenceFile, PredictedSymbolsMustBePredictedInTrain) {
+  const auto train = parse_sequence_file("1 2 = 2 1\n3 4 = 4 3\n", "train.txt", small_layout());
+  const auto& c = *small_layout().find("c");
+  const auto good = parse_sequence_file("4 3 = 3 4\n", "test.txt", small_layout());
+  EXPECT_EQ(diagnostic([&] { check_predicted_symbols(good, train, c); }), "");
+  const auto bad = parse_sequence_file("4 3 = 3 4\n2 1 = 1 =\n", "test.txt", small_layout());
+  EXPECT_EQ(diagnostic([&] { check_predicted_symbols(bad, train, c); }),
+            "test.txt:2:9: error: symbol '=' (token c[1], which the model predicts) never occurs "
+            "in span c of train.txt, so the model is never trained to write it\n  2 1 = 1 =\n"
+            "          ^");
+}
+
 TEST(SequenceFile, PredictedSpanMustExistAndHaveATokenBeforeIt) {
   const auto layout = small_layout();
   EXPECT_EQ(predicted_span(layout, "c", "s.mask").offset, 3);

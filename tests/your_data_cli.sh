@@ -41,6 +41,10 @@ expect_error empty_file "empty.txt:1:1: error: no examples: the file is empty" \
 printf '1 2 3 = 3 2 1\n3 2 1 = 1 2 x\n' > unknown.txt
 expect_error unknown_symbol "unknown.txt:2:13: error: symbol 'x' (token c[2], which the model predicts) never occurs in train.txt" \
   --data train.txt --test-data unknown.txt --spec rev.mask --predict c
+printf '9 9 9 = 1 1 1\n1 2 3 = 3 2 1\n' > train9.txt  # 9 occurs, but never in c
+printf '3 2 1 = 1 2 3\n3 2 1 = 1 2 9\n' > predicted.txt
+expect_error never_predicted "predicted.txt:2:13: error: symbol '9' (token c[2], which the model predicts) never occurs in span c of train9.txt" \
+  --data train9.txt --test-data predicted.txt --spec rev.mask --predict c
 printf '1 2 3 = 3 2 1\n3 2 \377 = 1 2 3\n' > bytes.txt
 expect_error not_utf8 "bytes.txt:2:5: error: byte 0xff is not UTF-8" \
   --data bytes.txt --spec rev.mask --predict c
