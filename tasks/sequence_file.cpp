@@ -146,6 +146,8 @@ SequenceFile parse_sequence_file(std::string text, const std::string& path, cons
   file.path = path;
   file.text = std::move(text);
   file.length = layout.size();
+  // A byte-order mark (some editors write one) is no part of the first symbol.
+  if (file.text.starts_with("\xef\xbb\xbf")) file.text.replace(0, 3, "   ");
   std::unordered_map<std::string, int32_t> index;
   const std::string_view all = file.text;
   int number = 0;

@@ -49,6 +49,15 @@ TEST(SequenceFile, ReadsOneExamplePerLineAndSkipsBlankLines) {
   EXPECT_EQ(file.columns, (std::vector<int32_t>{1, 3, 5, 7, 9, 1, 4, 6, 8, 10}));
 }
 
+TEST(SequenceFile, AByteOrderMarkIsNoSymbol) {
+  const auto file = parse_sequence_file(
+      "\xef\xbb\xbf"
+      "1 2 = 2 1\n",
+      "d.txt", small_layout());
+  EXPECT_EQ(file.symbols, (std::vector<std::string>{"1", "2", "="}));
+  EXPECT_EQ(file.columns.front(), 4);
+}
+
 TEST(SequenceFile, VocabularyIsTrainsSymbolsSortedAndEncodes) {
   const auto train = parse_sequence_file("b a = a b\né <s> = <s> é\n", "t.txt", small_layout());
   const auto vocabulary = sequence_vocabulary(train);
