@@ -124,9 +124,17 @@ void print_summary(const nlohmann::json& summary, const std::string& out) {
     for (const auto& v : summary[key]) parts.push_back(fmt::format("{:.3f}", v.get<double>()));
     return fmt::format("[{}]", fmt::join(parts, ", "));
   };
-  const std::string head = fmt::format("{} {} seed {}", summary.value("task", ""),
-                                       summary.value("init", ""), summary.value("seed", 0));
-  if (summary.contains("sequence_accuracy")) {  // arithmetic
+  std::string learned = summary.value("task", "");
+  if (summary.contains("data")) learned = "data " + summary.value("data", "");
+  if (summary.contains("truth_table")) learned = "truth table " + summary.value("truth_table", "");
+  const std::string head =
+      fmt::format("{} {} seed {}", learned, summary.value("init", ""), summary.value("seed", 0));
+  if (summary.contains("token_accuracy")) {  // --data
+    std::cout << fmt::format(
+        "{}: sequence accuracy {}, token accuracy {}, test loss {}, train loss {}\n", head,
+        number("sequence_accuracy"), number("token_accuracy"), number("test_loss"),
+        number("train_loss"));
+  } else if (summary.contains("sequence_accuracy")) {  // arithmetic
     std::cout << fmt::format(
         "{}: sequence accuracy {}, digit accuracy {}, test loss {}, train loss {}\n", head,
         number("sequence_accuracy"), number("digit_accuracy"), number("test_loss"),
@@ -157,7 +165,9 @@ int run_train(TrainFlags& f, bool resuming) {
     out = f.resume;
     summary = training::resume(f.resume, overrides);
   } else {
-    if (f.config.task.empty()) throw CLI::RequiredError("--task");
+    if (f.config.task.empty() && f.config.data.empty() && f.config.truth_table.empty()) {
+      throw CLI::RequiredError("--task (or --data, or --truth-table)");
+    }
     const auto config = training::resolve_config(f.config.task, f.config.preset, overrides);
     out = config.out;
     summary = training::train(config);
@@ -185,6 +195,9 @@ void add_train_command(CLI::App& app, int& exit_code) {
       "Train a masked Transformer on a task with a spec's prior.\n"
       "  maskc train --task parity2 --spec specs/gotu/parity2.mask --init mask --preset quick "
       "--out runs/m\n"
+      "  maskc train --data train.txt --spec s.mask --predict c --init mask --preset quick "
+      "--out runs/d\n"
+      "  maskc train --truth-table t.csv --spec s.mask --init mask --preset quick --out runs/t\n"
       "  maskc train --resume runs/m");
   auto flags = std::make_shared<TrainFlags>();
   for (const auto& field : training::config_fields()) add_field_flag(*cmd, *flags, field);

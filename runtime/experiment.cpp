@@ -11,6 +11,7 @@
 
 #include "core/error.h"
 #include "runtime/arithmetic_experiment.h"
+#include "runtime/sequence_experiment.h"
 #include "tasks/arithmetic_task.h"
 #include "tasks/random.h"
 #include "tasks/task_names.h"
@@ -38,44 +39,6 @@ torch::Tensor boolean_ids(const tasks::BooleanDataset& data) {
   return torch::tensor(ids, torch::kLong).view({rows, width});
 }
 
-/// Every subset of `variables` in order of size, then lexicographic: {}, {0}, {1}, {0,1}, ...
-std::vector<std::vector<int>> subsets(const std::vector<int>& variables) {
-  std::vector<std::vector<int>> all;
-  const size_t count = size_t{1} << variables.size();
-  for (size_t bits = 0; bits < count; ++bits) {
-    std::vector<int> subset;
-    for (size_t i = 0; i < variables.size(); ++i) {
-      if (bits >> i & 1) subset.push_back(variables[i]);
-    }
-    all.push_back(subset);
-  }
-  std::stable_sort(all.begin(), all.end(),
-                   [](const auto& a, const auto& b) { return a.size() < b.size(); });
-  return all;
-}
-
-std::string subset_name(const std::vector<int>& subset) {
-  return fmt::format("{{{}}}", fmt::join(subset, ","));
-}
-
-}  // namespace
-
-torch::Tensor rounding_margin(const torch::Tensor& pred, const torch::Tensor& y,
-                              const torch::Tensor& values) {
-  const double inf = std::numeric_limits<double>::infinity();
-  auto sorted = std::get<0>(values.to(torch::kDouble).sort());
-  auto target = y.to(torch::kDouble);
-  auto index = (target.unsqueeze(1) - sorted).abs().argmin(1);
-  auto padded = torch::cat(
-      {torch::full({1}, -inf, torch::kDouble), sorted, torch::full({1}, inf, torch::kDouble)});
-  auto lower = (padded.index_select(0, index) + target) / 2;
-  auto upper = (padded.index_select(0, index + 2) + target) / 2;
-  auto p = pred.to(torch::kDouble);
-  return torch::min(p - lower, upper - p);
-}
-
-namespace {
-
 class BooleanExperiment : public Experiment {
  public:
   explicit BooleanExperiment(const ExperimentConfig& config)
@@ -93,11 +56,7 @@ class BooleanExperiment : public Experiment {
     auto signs = torch::tensor(std::vector<int64_t>(cube.x.begin(), cube.x.end()), torch::kLong)
                      .view({static_cast<int64_t>(cube.rows()), cube.n})
                      .to(torch::kFloat);
-    for (const auto& subset : subsets(task_.variables)) {
-      auto character = torch::ones({signs.size(0)}, torch::kFloat);
-      for (int i : subset) character = character * signs.select(1, i);
-      characters_.emplace_back(subset_name(subset), character);
-    }
+    characters_ = fourier_characters(signs, variable_subsets(task_.variables));
   }
 
   Layout layout() const override { return task_.layout(); }
@@ -123,32 +82,8 @@ class BooleanExperiment : public Experiment {
     auto pred = map_in_chunks(cube_ids_, kEvalChunk, [&](const torch::Tensor& ids) {
                   return model->forward(ids);
                 }).to(torch::kCPU);
-    auto y = cube_y_.to(torch::kCPU);
-    auto seen = cube_seen_.to(torch::kCPU);
-    auto values = values_.to(torch::kCPU);
-    auto nearest = values.index_select(0, (pred.unsqueeze(1) - values).abs().argmin(1));
-    auto correct = (nearest - y).abs() < 1e-5;
-    auto squared = (pred - y).pow(2);
-    auto unseen = seen.logical_not();
-    auto mean_where = [](const torch::Tensor& v, const torch::Tensor& where) {
-      return where.any().item<bool>() ? v.index({where}).to(torch::kDouble).mean().item<double>()
-                                      : 0.0;
-    };
-    nlohmann::json fourier = nlohmann::json::object();
-    for (const auto& [name, character] : characters_) {
-      fourier[name] = (pred * character).to(torch::kDouble).mean().item<double>();
-    }
-    // The monomial on all of f's variables: the min-degree interpolator leaves it out (parity2's
-    // x0·x1, maj3's x0·x1·x2), so its learned coefficient shows whether training left the MDI.
-    const std::string top = subset_name(task_.variables);
-    return {{"accuracy", correct.to(torch::kDouble).mean().item<double>()},
-            {"unseen_accuracy", mean_where(correct.to(torch::kDouble), unseen)},
-            {"seen_mse", mean_where(squared, seen)},
-            {"unseen_mse", mean_where(squared, unseen)},
-            {"unseen_margin", mean_where(rounding_margin(pred, y, values), unseen)},
-            {"target_monomial", top},
-            {"target_coefficient", fourier.contains(top) ? fourier[top] : nlohmann::json()},
-            {"fourier", fourier}};
+    return boolean_metrics(pred, cube_y_.to(torch::kCPU), cube_seen_.to(torch::kCPU),
+                           values_.to(torch::kCPU), characters_);
   }
 
   torch::Tensor probe_inputs(int64_t size) const override {
@@ -172,7 +107,7 @@ class BooleanExperiment : public Experiment {
   tasks::BooleanTask task_;
   torch::Tensor train_ids_, train_y_;
   torch::Tensor cube_ids_, cube_y_, cube_seen_, values_;
-  std::vector<std::pair<std::string, torch::Tensor>> characters_;  // Fourier characters χ_T(x)
+  std::vector<FourierCharacter> characters_;  // Fourier characters χ_T(x)
 };
 
 }  // namespace
@@ -185,6 +120,76 @@ torch::Tensor map_in_chunks(const torch::Tensor& inputs, int64_t chunk,
     parts.push_back(fn(inputs.narrow(0, start, std::min(chunk, inputs.size(0) - start))));
   }
   return torch::cat(parts, 0);
+}
+
+std::vector<std::vector<int>> variable_subsets(const std::vector<int>& variables) {
+  std::vector<std::vector<int>> all;
+  const size_t count = size_t{1} << variables.size();
+  for (size_t bits = 0; bits < count; ++bits) {
+    std::vector<int> subset;
+    for (size_t i = 0; i < variables.size(); ++i) {
+      if (bits >> i & 1) subset.push_back(variables[i]);
+    }
+    all.push_back(subset);
+  }
+  std::stable_sort(all.begin(), all.end(),
+                   [](const auto& a, const auto& b) { return a.size() < b.size(); });
+  return all;
+}
+
+std::vector<FourierCharacter> fourier_characters(const torch::Tensor& signs,
+                                                 const std::vector<std::vector<int>>& sets) {
+  std::vector<FourierCharacter> characters;
+  for (const auto& set : sets) {
+    auto character = torch::ones({signs.size(0)}, torch::kFloat);
+    for (int i : set) character = character * signs.select(1, i);
+    characters.emplace_back(fmt::format("{{{}}}", fmt::join(set, ",")), character);
+  }
+  return characters;
+}
+
+nlohmann::json boolean_metrics(const torch::Tensor& pred, const torch::Tensor& y,
+                               const torch::Tensor& seen, const torch::Tensor& values,
+                               const std::vector<FourierCharacter>& characters) {
+  auto nearest = values.index_select(0, (pred.unsqueeze(1) - values).abs().argmin(1));
+  auto correct = ((nearest - y).abs() < 1e-5).to(torch::kDouble);
+  auto squared = (pred - y).pow(2);
+  auto unseen = seen.logical_not();
+  auto mean_where = [](const torch::Tensor& v, const torch::Tensor& where) {
+    return where.any().item<bool>() ? v.index({where}).to(torch::kDouble).mean().item<double>()
+                                    : 0.0;
+  };
+  nlohmann::json fourier = nlohmann::json::object();
+  for (const auto& [name, character] : characters) {
+    fourier[name] = (pred * character.to(pred.device())).to(torch::kDouble).mean().item<double>();
+  }
+  // The largest character (all of f's variables for the GOTU tasks): the min-degree
+  // interpolator leaves it out (parity2's x0·x1, maj3's x0·x1·x2), so its learned coefficient
+  // shows whether training left the MDI.
+  const std::string top = characters.empty() ? "" : characters.back().first;
+  return {{"accuracy", correct.mean().item<double>()},
+          {"seen_accuracy", mean_where(correct, seen)},
+          {"unseen_accuracy", mean_where(correct, unseen)},
+          {"seen_mse", mean_where(squared, seen)},
+          {"unseen_mse", mean_where(squared, unseen)},
+          {"unseen_margin", mean_where(rounding_margin(pred, y, values), unseen)},
+          {"target_monomial", top},
+          {"target_coefficient", top.empty() ? nlohmann::json() : fourier[top]},
+          {"fourier", fourier}};
+}
+
+torch::Tensor rounding_margin(const torch::Tensor& pred, const torch::Tensor& y,
+                              const torch::Tensor& values) {
+  const double inf = std::numeric_limits<double>::infinity();
+  auto sorted = std::get<0>(values.to(torch::kDouble).sort());
+  auto target = y.to(torch::kDouble);
+  auto index = (target.unsqueeze(1) - sorted).abs().argmin(1);
+  auto padded = torch::cat(
+      {torch::full({1}, -inf, torch::kDouble), sorted, torch::full({1}, inf, torch::kDouble)});
+  auto lower = (padded.index_select(0, index) + target) / 2;
+  auto upper = (padded.index_select(0, index + 2) + target) / 2;
+  auto p = pred.to(torch::kDouble);
+  return torch::min(p - lower, upper - p);
 }
 
 std::unique_ptr<Experiment> make_boolean_experiment(const ExperimentConfig& config) {
@@ -208,6 +213,7 @@ ModelConfig sized_model_config(const ExperimentConfig& config, int64_t vocab, in
 std::unique_ptr<Experiment> make_experiment(const ExperimentConfig& config) {
   if (tasks::is_boolean_task(config.task)) return make_boolean_experiment(config);
   if (tasks::is_arithmetic_task(config.task)) return make_arithmetic_experiment(config);
+  if (!config.data.empty()) return make_sequence_experiment(config);
   throw tasks::unknown_task(config.task);
 }
 

@@ -11,6 +11,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "runtime/experiment_config.h"
@@ -46,6 +47,11 @@ class Experiment {
   virtual torch::Tensor probe_inputs(int64_t size) const = 0;
   /// Moves the data to `device` (called once before training).
   virtual void to(torch::Device device) = 0;
+  /// JSON files the run folder keeps besides the metrics (name → content), e.g. the vocabulary of
+  /// a sequence-data run; a resumed run must produce the same ones.
+  virtual std::vector<std::pair<std::string, nlohmann::json>> run_files() const { return {}; }
+  /// What the run trains on, in a line for the progress output ("" = nothing to say).
+  virtual std::string description() const { return {}; }
 };
 
 /// A model config with the task's vocab, length and readout and the sizes of `config`.
@@ -70,4 +76,20 @@ torch::Tensor rounding_margin(const torch::Tensor& pred, const torch::Tensor& y,
 
 /// Boolean GOTU tasks (parity2, maj3, cyclic3, threesym) on config.n bits.
 std::unique_ptr<Experiment> make_boolean_experiment(const ExperimentConfig& config);
+
+/// A Fourier character χ_T(x) = Π_{i∈T} x_i over a set of rows, named like "{0,1}".
+using FourierCharacter = std::pair<std::string, torch::Tensor>;
+/// Every subset of `variables` in order of size, then lexicographic: {}, {0}, {1}, {0,1}, ...
+std::vector<std::vector<int>> variable_subsets(const std::vector<int>& variables);
+/// The characters of the index sets `sets` on ±1 inputs `signs` [rows, n] (float): each [rows].
+std::vector<FourierCharacter> fourier_characters(const torch::Tensor& signs,
+                                                 const std::vector<std::vector<int>>& sets);
+/// The GOTU metrics (PAPER.md) of real predictions `pred` [R] against targets `y` [R] with seen
+/// flags `seen` [R] (bool): accuracy (pred rounded to the nearest of `values`, exact match) over
+/// every row, seen_accuracy, unseen_accuracy, seen_mse, unseen_mse (0 where no row is such), and
+/// `fourier`: mean(pred · χ_T) per character (the learned function's coefficient f̂(T) when the
+/// rows are the whole cube). Tensors on the CPU.
+nlohmann::json boolean_metrics(const torch::Tensor& pred, const torch::Tensor& y,
+                               const torch::Tensor& seen, const torch::Tensor& values,
+                               const std::vector<FourierCharacter>& characters);
 }  // namespace maskprior::runtime

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 
+#include "core/layout.h"
 #include "tasks/arithmetic_task.h"
 
 namespace maskprior::runtime {
@@ -17,6 +18,12 @@ struct ExperimentConfig {
   // Arithmetic tasks: share of problems trained on (addition's paper value unless set).
   double train_fraction = tasks::paper_train_fraction("addition");
   int64_t test_size = 10000;  // arithmetic tasks: problems evaluated
+  // Sequence data files instead of a task (docs/your-data.md): the spec defines the layout.
+  std::string data;           // TRAIN: one example per line (tasks/sequence_file.h)
+  std::string test_data;      // TEST; "" = a seeded 10% of TRAIN is held out
+  std::string predict;        // the span of `layout` whose symbols the model predicts
+  Layout layout;              // the spec's layout
+  std::string layout_source;  // the spec's path, for messages
   int64_t dim = 256;
   int64_t depth = 12;
   int64_t heads = 6;

@@ -25,7 +25,19 @@ std::vector<ConfigField> learning_fields() {
   // clang-format off
   return {
     // Task and prior.
-    {"task", "--task", "task: " + tasks, &C::task, R::kNonEmpty},
+    {"task", "--task", "task: " + tasks + " (or --data, or --truth-table)", &C::task},
+    {"data", "--data",
+     "your own sequences instead of a task: a file with one example per line, one symbol per "
+     "token of --spec, whitespace between them (docs/your-data.md)", &C::data},
+    {"test_data", "--test-data",
+     "--data: the test examples, in the same form (default: a seeded 10% of --data held out)",
+     &C::test_data},
+    {"predict", "--predict",
+     "--data: the span of the spec whose symbols the model predicts (from the tokens before it)",
+     &C::predict},
+    {"truth_table", "--truth-table",
+     "your own Boolean function instead of a task: a CSV truth table as maskc validate reads it "
+     "(columns named after --spec's tokens, y, and seen = 1 for training rows)", &C::truth_table},
     {"spec", "--spec",
      "prior: a .mask file (compiled now) or a .safetensors mask file; optional for vanilla, "
      "mask-zero and mimetic (then it only defines the pattern the metrics measure)", &C::spec},
@@ -76,6 +88,9 @@ std::vector<ConfigField> training_fields() {
      "parameters, as in the paper; Adam's coupled decay shrinks M by about lr per step)",
      &C::mask_weight_decay},
     {"epochs", "--epochs", "passes over the training set", &C::epochs, R::kNonNegative},
+    {"steps", "--steps",
+     "train for this many steps in all, however many epochs that takes (0 = --epochs decides)",
+     &C::steps, R::kNonNegative},
     {"batch_size", "--batch-size", "batch size", &C::batch_size, R::kPositive},
     {"schedule", "--schedule", "learning-rate schedule after the warm-up", &C::schedule,
      R::kOneOf, {"constant", "cosine"}},
@@ -216,8 +231,48 @@ TrainConfig config_from_json(const json& j) {
   return config;
 }
 
+namespace {
+
+/// Exactly one of task, data and truth_table; what goes with data and what they need.
+void check_what_is_learned(const TrainConfig& c) {
+  const int given = int{!c.task.empty()} + int{!c.data.empty()} + int{!c.truth_table.empty()};
+  if (given != 1) {
+    throw InputError(given == 0 ? "no task given (--task NAME, --data FILE or --truth-table FILE)"
+                                : "give one of task, data and truth_table (--task, --data, "
+                                  "--truth-table), not several");
+  }
+  if (!c.data.empty() && c.predict.empty()) {
+    throw InputError(
+        "--data needs --predict SPAN: the span of the spec whose symbols are predicted");
+  }
+  if (c.data.empty() && (!c.predict.empty() || !c.test_data.empty())) {
+    throw InputError("test_data and predict (--test-data, --predict) go with --data");
+  }
+  if (c.spec.empty() && (!c.data.empty() || !c.truth_table.empty())) {
+    throw InputError(
+        fmt::format("{} needs a spec (--spec FILE.mask): its tokens are the layout of "
+                    "the data",
+                    c.data.empty() ? "--truth-table" : "--data"));
+  }
+}
+
+/// The preset row for `task`, or for the run on your own data that `overrides` name; "" if none.
+std::string preset_row(const std::string& task, const json& overrides) {
+  if (!task.empty() || !overrides.is_object()) return task;
+  auto given = [&](const char* key) {
+    return overrides.contains(key) && overrides[key].is_string() &&
+           !overrides[key].get<std::string>().empty();
+  };
+  if (given("data")) return kSequenceDataPresets;
+  if (given("truth_table")) return kTruthTablePresets;
+  return task;
+}
+
+}  // namespace
+
 void check_config(const TrainConfig& config) {
   for (const auto& field : config_fields()) check_field(field, config);
+  check_what_is_learned(config);
   const auto method = runtime::parse_init_method(config.init);
   if (runtime::init_requires_spec(method) && config.spec.empty()) {
     throw InputError(fmt::format("--init {} needs a spec (--spec FILE)", config.init));
@@ -229,10 +284,15 @@ TrainConfig resolve_config(const std::string& task, const std::string& preset,
   json j = to_json(TrainConfig{});
   j["task"] = task;
   if (!preset.empty()) {
-    merge_into(j, task_preset(task, preset), "preset");
+    const std::string row = preset_row(task, overrides);
+    if (!row.empty()) merge_into(j, task_preset(row, preset), "preset");
     j["preset"] = preset;
   }
   merge_into(j, overrides, "overrides");
+  // Epochs given on their own are run, even where the preset counts steps.
+  if (overrides.is_object() && overrides.contains("epochs") && !overrides.contains("steps")) {
+    j["steps"] = 0;
+  }
   auto config = config_from_json(j);
   check_config(config);
   return config;
@@ -256,6 +316,9 @@ runtime::ExperimentConfig experiment_config(const TrainConfig& config) {
   e.n = config.n;
   e.train_fraction = config.train_fraction;
   e.test_size = config.test_size;
+  e.data = config.data;
+  e.test_data = config.test_data;
+  e.predict = config.predict;
   e.dim = config.dim;
   e.depth = config.depth;
   e.heads = config.heads;

@@ -22,6 +22,10 @@ namespace maskprior::training {
 struct TrainConfig {
   // What to learn.
   std::string task;
+  std::string data;  // your own sequences instead of a task (docs/your-data.md)
+  std::string test_data;
+  std::string predict;
+  std::string truth_table;  // your own Boolean function instead of a task
   std::string spec;
   std::map<std::string, std::string> defines;
   double mask_open = 0;
@@ -47,6 +51,7 @@ struct TrainConfig {
   double weight_decay = 1e-3;
   double mask_weight_decay = -1;
   int64_t epochs = 20;
+  int64_t steps = 0;
   int64_t batch_size = 256;
   std::string schedule = "constant";
   int64_t warmup = 0;
@@ -112,6 +117,8 @@ void check_config(const TrainConfig& config);
 
 /// Builds the resolved config: defaults, then `preset` for `task` (quick or paper; "" = none),
 /// then `overrides` (JSON object of TrainConfig keys, e.g. the flags given on the command line).
+/// With no task, the preset is that of the runs on your own data the overrides name (`data` or
+/// `truth_table`, train/presets.h).
 /// Throws InputError for an unknown preset, task or key, or an invalid value.
 TrainConfig resolve_config(const std::string& task, const std::string& preset,
                            const nlohmann::json& overrides);

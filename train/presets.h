@@ -12,6 +12,11 @@ namespace maskprior::training {
 inline constexpr const char* kPresetQuick = "quick";
 inline constexpr const char* kPresetPaper = "paper";
 
+/// The preset rows of runs on your own data (no task): `--data` sequences (arithmetic's decoder)
+/// and `--truth-table` functions (the Boolean tasks' model); pass them to task_preset as the task.
+inline constexpr const char* kSequenceDataPresets = "sequence-data";
+inline constexpr const char* kTruthTablePresets = "truth-table";
+
 /// Every preset name, in the order `--help` lists them.
 std::vector<std::string> preset_names();
 

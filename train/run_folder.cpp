@@ -9,6 +9,7 @@
 #include "io/atomic_file.h"
 #include "io/json_file.h"
 #include "io/mask_file.h"
+#include "tasks/sequence_file.h"
 
 namespace maskprior::training {
 
@@ -30,7 +31,7 @@ bool RunFolder::never_checkpointed() const {
 void RunFolder::clear_run() const {
   if (!enabled()) return;
   for (const char* name : {kConfigFile, kInitFile, kMetricsFile, kCheckpointFile, kSummaryFile,
-                           kWeightsFile, kMaskFile}) {
+                           kWeightsFile, kMaskFile, tasks::kVocabularyFile}) {
     std::error_code error;
     fs::remove(file(name), error);
     if (error) {

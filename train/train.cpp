@@ -21,6 +21,7 @@
 #include "runtime/model.h"
 #include "tasks/boolean_task.h"
 #include "train/checkpoint.h"
+#include "train/data_experiment.h"
 #include "train/data_order.h"
 #include "train/interrupt.h"
 #include "train/milestones.h"
@@ -180,17 +181,24 @@ Run::Run(const TrainConfig& config, bool resuming)
     : config_(config), resuming_(resuming), folder_(config.out) {
   if (config_.threads > 0) torch::set_num_threads(config_.threads);
   device_ = resolve_device(config_.device);
-  experiment_ = make_experiment(experiment_config(config_));
+  if (!config_.spec.empty()) spec_ = load_spec(config_);  // --data, --truth-table: the layout
+  experiment_ = make_run_experiment(config_, spec_);
   model_config_ = experiment_->model_config(experiment_config(config_));
-  if (!config_.spec.empty()) {
-    spec_ = load_spec(config_);
+  if (spec_) {
     check_spec(*spec_, config_, experiment_->layout(), model_config_);
+    if (model_config_.readout == Readout::kCausalLm && add_hard_causal(*spec_)) {
+      std::cerr << fmt::format(
+          "maskc: warning: spec {} has no `hard causal`; training adds it (a decoder must not "
+          "see the tokens it predicts)\n",
+          config_.spec);
+    }
   }
   if (!resuming_) start_folder(folder_, config_);  // the task and spec are good
+  keep_run_files(folder_, *experiment_, resuming_);
   build_model();
   rows_ = experiment_->train_size();
   steps_per_epoch_ = (rows_ + config_.batch_size - 1) / config_.batch_size;
-  total_steps_ = steps_per_epoch_ * config_.epochs;
+  total_steps_ = config_.steps > 0 ? config_.steps : steps_per_epoch_ * config_.epochs;
   eval_every_ = config_.eval_every > 0 ? config_.eval_every : steps_per_epoch_;
   checkpoint_every_ = config_.checkpoint_every > 0 ? config_.checkpoint_every : steps_per_epoch_;
 }
@@ -230,9 +238,10 @@ void Run::start() {
     session_records_.push_back(init_record_);
   }
   progress_.emplace(config_.progress, total_steps_, state_.step);
-  progress_->note(fmt::format("{} {} on {}: {} parameters, {} steps ({} per epoch){}", config_.task,
-                              config_.init, device_.str(), parameter_count(model_), total_steps_,
-                              steps_per_epoch_,
+  if (const auto about = experiment_->description(); !about.empty()) progress_->note(about);
+  progress_->note(fmt::format("{} {} on {}: {} parameters, {} steps ({} per epoch){}",
+                              learned_label(config_), config_.init, device_.str(),
+                              parameter_count(model_), total_steps_, steps_per_epoch_,
                               resuming_ ? fmt::format(", resuming at step {}", state_.step) : ""));
 }
 
@@ -334,6 +343,8 @@ json Run::finish() {
   }
   json summary = last_record_;
   summary["task"] = config_.task;
+  if (!config_.data.empty()) summary["data"] = config_.data;
+  if (!config_.truth_table.empty()) summary["truth_table"] = config_.truth_table;
   summary["init"] = config_.init;
   summary["seed"] = config_.seed;
   summary["steps"] = state_.step;

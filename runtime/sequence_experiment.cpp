@@ -1,0 +1,142 @@
+#include "runtime/sequence_experiment.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <numeric>
+#include <random>
+
+#include "core/error.h"
+#include "runtime/arithmetic_experiment.h"
+#include "tasks/random.h"
+#include "tasks/sequence_file.h"
+
+namespace maskprior::runtime {
+
+namespace {
+
+inline constexpr int64_t kTrainEvalRows = 1000;  // training examples re-decoded at each evaluation
+inline constexpr uint64_t kProbeSeed = 0x5e9'da7aULL;  // fixed: every run probes alike
+
+/// Rows `rows` of ids [examples, N].
+torch::Tensor select_rows(const torch::Tensor& ids, const std::vector<int64_t>& rows) {
+  return ids.index_select(0, torch::tensor(rows, torch::kLong));
+}
+
+torch::Tensor ids_tensor(std::vector<int64_t> ids, int64_t length) {
+  const auto rows = static_cast<int64_t>(ids.size()) / length;
+  return torch::tensor(ids, torch::kLong).view({rows, length});
+}
+
+class SequenceExperiment : public Experiment {
+ public:
+  explicit SequenceExperiment(const ExperimentConfig& config)
+      : config_(config),
+        span_(tasks::predicted_span(config.layout, config.predict, config.layout_source)) {
+    const auto train = tasks::read_sequence_file(config.data, config.layout);
+    vocabulary_ = tasks::sequence_vocabulary(train);
+    const auto length = config.layout.size();
+    auto train_ids = ids_tensor(
+        tasks::encode_sequences(train, vocabulary_, config.data, config.layout, span_), length);
+    if (config.test_data.empty()) {
+      const auto split = tasks::hold_out(train.examples(), config.seed, config.data);
+      train_ids_ = select_rows(train_ids, split.train);
+      test_ids_ = select_rows(train_ids, split.test);
+    } else {
+      const auto test = tasks::read_sequence_file(config.test_data, config.layout);
+      train_ids_ = train_ids;
+      test_ids_ = ids_tensor(
+          tasks::encode_sequences(test, vocabulary_, config.data, config.layout, span_), length);
+      tasks::check_predicted_symbols(test, train, span_);
+    }
+    // An evenly spaced sample of the training examples: how well the model fits what it saw.
+    const int64_t rows = train_ids_.size(0);
+    const int64_t sample = std::min(kTrainEvalRows, rows);
+    train_eval_ids_ = train_ids_.index_select(
+        0, (torch::arange(sample, torch::kLong) * rows).div(sample, "floor"));
+  }
+
+  Layout layout() const override { return config_.layout; }
+
+  ModelConfig model_config(const ExperimentConfig& config) const override {
+    return sized_model_config(config, static_cast<int64_t>(vocabulary_.size()),
+                              config_.layout.size(), Readout::kCausalLm);
+  }
+
+  int64_t train_size() const override { return train_ids_.size(0); }
+
+  Batch train_batch(const torch::Tensor& rows) const override {
+    auto inputs = train_ids_.index_select(0, rows.to(train_ids_.device()));
+    return {inputs, inputs.narrow(1, span_.offset, span_.length).contiguous()};
+  }
+
+  torch::Tensor loss(const torch::Tensor& output, const Batch& batch) const override {
+    return answer_loss(output, batch.targets, span_.offset);
+  }
+
+  nlohmann::json evaluate(MaskedTransformer& model) const override {
+    const LogitsFn forward = [&](const torch::Tensor& ids) { return model->forward(ids); };
+    auto metrics = arithmetic_metrics(forward, test_ids_, span_.offset, span_.length);
+    const auto train = arithmetic_metrics(forward, train_eval_ids_, span_.offset, span_.length);
+    metrics["token_accuracy"] = metrics["digit_accuracy"];  // symbols here, not digits
+    metrics.erase("digit_accuracy");
+    metrics["accuracy"] = metrics["sequence_accuracy"];  // the headline every task reports
+    metrics["train_sequence_accuracy"] = train["sequence_accuracy"];
+    metrics["test_size"] = test_ids_.size(0);
+    metrics["train_size"] = train_ids_.size(0);
+    return metrics;
+  }
+
+  torch::Tensor probe_inputs(int64_t size) const override {
+    const int64_t rows = train_ids_.size(0);
+    std::vector<int64_t> order(static_cast<size_t>(rows));
+    std::iota(order.begin(), order.end(), int64_t{0});
+    std::mt19937_64 engine(kProbeSeed);
+    tasks::shuffle_in_place(order, engine);
+    order.resize(static_cast<size_t>(std::min(size, rows)));
+    return train_ids_.index_select(0, torch::tensor(order, torch::kLong).to(train_ids_.device()))
+        .to(torch::kCPU);
+  }
+
+  void to(torch::Device device) override {
+    for (auto* t : {&train_ids_, &test_ids_, &train_eval_ids_}) *t = t->to(device);
+  }
+
+  std::vector<std::pair<std::string, nlohmann::json>> run_files() const override {
+    const bool held_out = config_.test_data.empty();
+    nlohmann::json vocab = {
+        {"symbols", vocabulary_},
+        {"layout", layout_text(config_.layout)},
+        {"predict", {{"span", span_.name}, {"offset", span_.offset}, {"length", span_.length}}},
+        {"train", {{"path", config_.data}, {"examples", train_ids_.size(0)}}},
+        {"test",
+         {{"path", held_out ? config_.data : config_.test_data},
+          {"held_out", held_out},
+          {"examples", test_ids_.size(0)}}}};
+    return {{tasks::kVocabularyFile, vocab}};
+  }
+
+  std::string description() const override {
+    return fmt::format(
+        "data {}: {} training and {} test examples{}, {} symbols, predicting {} ({} tokens)",
+        config_.data, train_ids_.size(0), test_ids_.size(0),
+        config_.test_data.empty() ? fmt::format(" (a seeded {:.0f}% held out: no --test-data)",
+                                                tasks::kHeldOutShare * 100)
+                                  : fmt::format(" (from {})", config_.test_data),
+        vocabulary_.size(), span_.name, span_.length);
+  }
+
+ private:
+  ExperimentConfig config_;
+  Span span_;
+  std::vector<std::string> vocabulary_;
+  torch::Tensor train_ids_, test_ids_, train_eval_ids_;
+};
+
+}  // namespace
+
+std::unique_ptr<Experiment> make_sequence_experiment(const ExperimentConfig& config) {
+  return std::make_unique<SequenceExperiment>(config);
+}
+
+}  // namespace maskprior::runtime

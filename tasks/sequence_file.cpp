@@ -1,0 +1,269 @@
+#include "tasks/sequence_file.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <random>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+
+#include "core/regular_file.h"
+#include "tasks/random.h"
+
+namespace maskprior::tasks {
+namespace {
+
+constexpr size_t kMaxShownLine = 200;  // longer lines are left out of diagnostics
+
+bool is_space(char c) {
+  return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
+}
+
+/// Length of the UTF-8 sequence that starts at text[i], or 0 if the bytes there are not UTF-8
+/// (a stray continuation byte, an overlong form, a surrogate, a value above U+10FFFF, a cut
+/// sequence).
+size_t utf8_length(std::string_view text, size_t i) {
+  const auto byte = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
+  const unsigned char lead = byte(i);
+  if (lead < 0x80) return 1;
+  size_t length = 0;
+  unsigned char low = 0x80, high = 0xbf;  // the allowed range of the second byte
+  if (lead >= 0xc2 && lead <= 0xdf) {
+    length = 2;
+  } else if (lead >= 0xe0 && lead <= 0xef) {
+    length = 3;
+    if (lead == 0xe0) low = 0xa0;   // overlong
+    if (lead == 0xed) high = 0x9f;  // surrogates
+  } else if (lead >= 0xf0 && lead <= 0xf4) {
+    length = 4;
+    if (lead == 0xf0) low = 0x90;   // overlong
+    if (lead == 0xf4) high = 0x8f;  // above U+10FFFF
+  } else {
+    return 0;
+  }
+  if (i + length > text.size()) return 0;
+  if (byte(i + 1) < low || byte(i + 1) > high) return 0;
+  for (size_t k = 2; k < length; ++k) {
+    if ((byte(i + k) & 0xc0) != 0x80) return 0;
+  }
+  return length;
+}
+
+/// The 1-based column of the first byte of `line` that is not UTF-8, or 0 if it all is.
+int first_non_utf8(std::string_view line) {
+  for (size_t i = 0; i < line.size();) {
+    const size_t length = utf8_length(line, i);
+    if (length == 0) return static_cast<int>(i) + 1;
+    i += length;
+  }
+  return 0;
+}
+
+SpecError located_error(const std::string& path, int line, int column, const std::string& message,
+                        std::string_view source_line) {
+  Diagnostic d;
+  d.where = {path, line, column};
+  d.message = message;
+  if (source_line.size() <= kMaxShownLine) d.source_line = std::string(source_line);
+  return SpecError(std::move(d));
+}
+
+/// A diagnostic with a file but no line: `PATH: error: MESSAGE`.
+SpecError file_error(const std::string& path, const std::string& message) {
+  Diagnostic d;
+  d.where.file = path;
+  d.message = message;
+  return SpecError(std::move(d));
+}
+
+/// The symbols of one line with their 0-based byte offsets.
+std::vector<std::pair<std::string_view, size_t>> split_symbols(std::string_view line) {
+  std::vector<std::pair<std::string_view, size_t>> symbols;
+  size_t i = 0;
+  while (i < line.size()) {
+    while (i < line.size() && is_space(line[i])) ++i;
+    const size_t start = i;
+    while (i < line.size() && !is_space(line[i])) ++i;
+    if (i > start) symbols.emplace_back(line.substr(start, i - start), start);
+  }
+  return symbols;
+}
+
+/// Reads one line (1-based `number`, starting at byte `start`) into `file`.
+void add_line(SequenceFile& file, std::unordered_map<std::string, int32_t>& index,
+              std::string_view line, int number, size_t start, const Layout& layout) {
+  if (const int column = first_non_utf8(line); column != 0) {
+    throw located_error(
+        file.path, number, column,
+        fmt::format("byte 0x{:02x} is not UTF-8 (a data file must be UTF-8 text)",
+                    static_cast<unsigned char>(line[static_cast<size_t>(column - 1)])),
+        {});
+  }
+  const auto symbols = split_symbols(line);
+  if (symbols.empty()) return;  // a blank line
+  if (static_cast<int64_t>(symbols.size()) != file.length) {
+    const size_t at = static_cast<int64_t>(symbols.size()) > file.length
+                          ? symbols[static_cast<size_t>(file.length)].second
+                          : line.find_last_not_of(" \t\r\v\f") + 1;
+    throw located_error(file.path, number, static_cast<int>(at) + 1,
+                        fmt::format("found {} symbols; expected {}, one per token of the spec's "
+                                    "layout {}",
+                                    symbols.size(), file.length, layout_text(layout)),
+                        line);
+  }
+  for (const auto& [symbol, offset] : symbols) {
+    const auto [it, inserted] =
+        index.emplace(std::string(symbol), static_cast<int32_t>(file.symbols.size()));
+    if (inserted) file.symbols.emplace_back(symbol);
+    file.codes.push_back(it->second);
+    file.columns.push_back(static_cast<int32_t>(offset) + 1);
+  }
+  file.lines.push_back(number);
+  file.line_starts.push_back(start);
+}
+
+std::string_view line_at(const std::string& text, size_t start) {
+  const size_t end = text.find('\n', start);
+  return std::string_view(text).substr(start, end == std::string::npos ? end : end - start);
+}
+
+}  // namespace
+
+SpecError SequenceFile::error_at(int64_t example, int64_t position,
+                                 const std::string& message) const {
+  const auto e = static_cast<size_t>(example);
+  return located_error(path, lines[e],
+                       columns[e * static_cast<size_t>(length) + static_cast<size_t>(position)],
+                       message, line_at(text, line_starts[e]));
+}
+
+SequenceFile parse_sequence_file(std::string text, const std::string& path, const Layout& layout) {
+  SequenceFile file;
+  file.path = path;
+  file.text = std::move(text);
+  file.length = layout.size();
+  // A byte-order mark (some editors write one) is no part of the first symbol.
+  if (file.text.starts_with("\xef\xbb\xbf")) file.text.replace(0, 3, "   ");
+  std::unordered_map<std::string, int32_t> index;
+  const std::string_view all = file.text;
+  int number = 0;
+  for (size_t start = 0; start < all.size();) {
+    const size_t end = std::min(all.find('\n', start), all.size());
+    add_line(file, index, all.substr(start, end - start), ++number, start, layout);
+    start = end + 1;
+  }
+  if (file.lines.empty()) {
+    throw located_error(path, std::max(number, 1), 1,
+                        fmt::format("no examples: the file is {}; write one example per line, "
+                                    "one symbol per token of {}",
+                                    all.empty() ? "empty" : "blank", layout_text(layout)),
+                        {});
+  }
+  return file;
+}
+
+SequenceFile read_sequence_file(const std::string& path, const Layout& layout, uint64_t max_bytes) {
+  return parse_sequence_file(read_regular_file(path, max_bytes, "data file"), path, layout);
+}
+
+std::vector<std::string> sequence_vocabulary(const SequenceFile& train) {
+  std::vector<std::string> vocabulary = train.symbols;
+  std::sort(vocabulary.begin(), vocabulary.end());
+  return vocabulary;
+}
+
+std::vector<int64_t> encode_sequences(const SequenceFile& file,
+                                      const std::vector<std::string>& vocabulary,
+                                      const std::string& vocabulary_source, const Layout& layout,
+                                      const Span& predicted) {
+  std::vector<int64_t> id_of(file.symbols.size(), -1);  // local symbol → vocabulary id
+  for (size_t s = 0; s < file.symbols.size(); ++s) {
+    const auto it = std::lower_bound(vocabulary.begin(), vocabulary.end(), file.symbols[s]);
+    if (it != vocabulary.end() && *it == file.symbols[s]) id_of[s] = it - vocabulary.begin();
+  }
+  std::vector<int64_t> ids(file.codes.size());
+  for (size_t k = 0; k < file.codes.size(); ++k) {
+    ids[k] = id_of[static_cast<size_t>(file.codes[k])];
+    if (ids[k] >= 0) continue;
+    const auto example = static_cast<int64_t>(k) / file.length;
+    const auto position = static_cast<int64_t>(k) % file.length;
+    const bool is_predicted =
+        position >= predicted.offset && position < predicted.offset + predicted.length;
+    throw file.error_at(
+        example, position,
+        fmt::format("symbol {} (token {}{}) never occurs in {}, so the model has no token for "
+                    "it; every symbol must occur in the training data",
+                    quote_input(file.symbols[static_cast<size_t>(file.codes[k])]),
+                    layout.token_label(position), is_predicted ? ", which the model predicts" : "",
+                    vocabulary_source));
+  }
+  return ids;
+}
+
+void check_predicted_symbols(const SequenceFile& test, const SequenceFile& train,
+                             const Span& predicted) {
+  std::unordered_set<std::string_view> written;  // symbols TRAIN has in the span
+  for (int64_t e = 0; e < train.examples(); ++e) {
+    for (int64_t p = predicted.offset; p < predicted.offset + predicted.length; ++p) {
+      written.insert(train.symbols[static_cast<size_t>(
+          train.codes[static_cast<size_t>(e * train.length + p)])]);
+    }
+  }
+  for (int64_t e = 0; e < test.examples(); ++e) {
+    for (int64_t p = predicted.offset; p < predicted.offset + predicted.length; ++p) {
+      const std::string& symbol =
+          test.symbols[static_cast<size_t>(test.codes[static_cast<size_t>(e * test.length + p)])];
+      if (written.contains(symbol)) continue;
+      throw test.error_at(
+          e, p,
+          fmt::format("symbol {} (token {}, which the model predicts) never occurs in span {} of "
+                      "{}, so the model is never trained to write it",
+                      quote_input(symbol),
+                      fmt::format("{}[{}]", predicted.name, p - predicted.offset), predicted.name,
+                      train.path));
+    }
+  }
+}
+
+const Span& predicted_span(const Layout& layout, const std::string& name, const std::string& spec) {
+  const Span* span = layout.find(name);
+  if (span == nullptr) {
+    std::vector<std::string> names;
+    for (const Span& s : layout.spans) names.push_back(s.name);
+    throw file_error(spec,
+                     fmt::format("--predict {}: the spec has no span {} (its spans: {})",
+                                 quote_input(name), quote_input(name), fmt::join(names, ", ")));
+  }
+  if (span->offset == 0) {
+    throw file_error(spec, fmt::format("--predict {}: span `{}` starts the sequence, so no token "
+                                       "comes before it to predict its first symbol",
+                                       name, name));
+  }
+  return *span;
+}
+
+HeldOutSplit hold_out(int64_t examples, uint64_t seed, const std::string& path) {
+  if (examples < 2) {
+    throw file_error(path, fmt::format("{} example: holding out a test set needs at least 2 "
+                                       "(or give --test-data)",
+                                       examples));
+  }
+  const auto test_count = std::clamp<int64_t>(
+      std::llround(kHeldOutShare * static_cast<double>(examples)), 1, examples - 1);
+  std::vector<int64_t> order(static_cast<size_t>(examples));
+  std::iota(order.begin(), order.end(), int64_t{0});
+  std::mt19937_64 rng(seed);
+  shuffle_prefix(order, static_cast<size_t>(test_count), rng);
+  HeldOutSplit split;
+  split.test.assign(order.begin(), order.begin() + test_count);
+  split.train.assign(order.begin() + test_count, order.end());
+  std::sort(split.test.begin(), split.test.end());
+  std::sort(split.train.begin(), split.train.end());
+  return split;
+}
+
+}  // namespace maskprior::tasks

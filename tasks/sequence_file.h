@@ -1,0 +1,83 @@
+// Sequence data files for `maskc train --data TRAIN.txt [--test-data TEST.txt] --predict SPAN`
+// (docs/your-data.md): one example per line, exactly N whitespace-separated symbols, N being the
+// spec's token count. Symbols are any UTF-8 text without whitespace (`3`, `=`, `héllo`, `<eos>`);
+// lines holding only whitespace are skipped. The vocabulary is the set of symbols of TRAIN, sorted
+// by their bytes, token id = index. No LibTorch here.
+//
+// Mistakes in a data file are reported like a spec's: a Diagnostic printed as
+// `FILE:LINE:COLUMN: error: MESSAGE`, the line and a caret (thrown as SpecError, which carries a
+// position; exit 1).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "core/layout.h"
+
+namespace maskprior::tasks {
+
+/// The largest data file read_sequence_file reads by default.
+inline constexpr uint64_t kMaxSequenceFileBytes = uint64_t{1} << 30;
+/// The run-folder file that keeps a --data run's vocabulary (runtime/sequence_experiment.h).
+inline constexpr const char* kVocabularyFile = "vocab.json";
+/// The share of TRAIN held out as the test set when no TEST file is given.
+inline constexpr double kHeldOutShare = 0.1;
+
+/// The examples of one data file.
+struct SequenceFile {
+  std::string path;
+  std::string text;                  // the file's bytes (for diagnostics)
+  int64_t length = 0;                // symbols per example (the spec's N)
+  std::vector<std::string> symbols;  // distinct symbols, in order of first appearance
+  std::vector<int32_t> codes;        // examples × length: index into `symbols`
+  std::vector<int32_t> columns;      // examples × length: 1-based byte column of each symbol
+  std::vector<int32_t> lines;        // per example: its 1-based line number
+  std::vector<size_t> line_starts;   // per example: byte offset of its line in `text`
+
+  int64_t examples() const { return static_cast<int64_t>(lines.size()); }
+  /// The diagnostic "PATH:LINE:COLUMN: error: MESSAGE" at symbol `position` of `example`, with
+  /// the line and a caret.
+  SpecError error_at(int64_t example, int64_t position, const std::string& message) const;
+};
+
+/// Parses data text: each non-blank line must hold exactly `layout.size()` symbols. Throws
+/// SpecError for bytes that are not UTF-8, a line with the wrong number of symbols, or a file
+/// without examples.
+SequenceFile parse_sequence_file(std::string text, const std::string& path, const Layout& layout);
+/// Reads and parses a data file. Throws InputError if it is not a regular file or is larger than
+/// `max_bytes`, SpecError as parse_sequence_file.
+SequenceFile read_sequence_file(const std::string& path, const Layout& layout,
+                                uint64_t max_bytes = kMaxSequenceFileBytes);
+
+/// The vocabulary of TRAIN: its distinct symbols sorted by their bytes (token id = index).
+std::vector<std::string> sequence_vocabulary(const SequenceFile& train);
+
+/// Token ids, examples × length, row-major, of `file` under `vocabulary`. A symbol outside the
+/// vocabulary is a SpecError at its first occurrence in `file`, naming `vocabulary_source` and,
+/// when it sits in `predicted` (the span the model predicts), the token it would be.
+std::vector<int64_t> encode_sequences(const SequenceFile& file,
+                                      const std::vector<std::string>& vocabulary,
+                                      const std::string& vocabulary_source, const Layout& layout,
+                                      const Span& predicted);
+
+/// Every symbol `test` has in the span `predicted` must occur in that span of `train` too (the
+/// model is never trained to write anything else): SpecError at the first that does not.
+void check_predicted_symbols(const SequenceFile& test, const SequenceFile& train,
+                             const Span& predicted);
+
+/// The span `name` of `layout`, the one the model predicts: it must exist and have a token before
+/// it (the row that predicts its first symbol). InputError naming `spec` and the spans otherwise.
+const Span& predicted_span(const Layout& layout, const std::string& name, const std::string& spec);
+
+/// Example indices of a TRAIN file split in two when no TEST file is given: a seeded
+/// kHeldOutShare of the examples (at least one) is the test set, the rest trains; both sorted.
+struct HeldOutSplit {
+  std::vector<int64_t> train;
+  std::vector<int64_t> test;
+};
+/// Throws InputError (naming `path`) for fewer than 2 examples.
+HeldOutSplit hold_out(int64_t examples, uint64_t seed, const std::string& path);
+
+}  // namespace maskprior::tasks

@@ -1,0 +1,13 @@
+# Tests of training on your own data (issue 9, docs/your-data.md): data files (tasks layer, no
+# LibTorch), --data and --truth-table runs, and `maskc train` with bad data end to end.
+maskprior_test(sequence_file_test
+  SOURCES sequence_file_test.cpp
+  LIBS maskprior_tasks)
+if(MASKPRIOR_WITH_TORCH)
+  maskprior_test(your_data_test
+    SOURCES your_data_test.cpp
+    LIBS maskprior_train maskprior_compiler maskprior_io maskprior_tasks fmt::fmt)
+  add_test(NAME your_data_cli
+    COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/your_data_cli.sh $<TARGET_FILE:maskc> ${PROJECT_SOURCE_DIR})
+  set_tests_properties(your_data_cli PROPERTIES TIMEOUT 300)
+endif()

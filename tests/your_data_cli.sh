@@ -1,0 +1,93 @@
+#!/bin/sh
+# `maskc train --data` / `--truth-table` end to end (tests/cmake/your_data.cmake): every mistake in
+# a data file, a span the spec lacks and a truth table that does not fit the spec is exit 1 with
+# FILE:LINE (or FILE) and "error:" in the message, and leaves no run folder.
+# Usage: your_data_cli.sh MASKC SOURCE_DIR
+set -u
+maskc=$1
+source_dir=$2
+d=$(mktemp -d)
+trap 'rm -rf "$d"' EXIT
+cd "$d" || exit 1
+failures=0
+
+printf 'mask rev\ntokens a[3], eq, c[3]\ndigits a msb_first\nhard causal\nopen diagonal\n' > rev.mask
+printf '1 2 3 = 3 2 1\n4 5 6 = 6 5 4\n7 8 9 = 9 8 7\n' > train.txt
+loud="--dim 16 --depth 1 --heads 1 --head-dim 8 --mlp 16 --epochs 1 --threads 1 --device cpu"
+small="$loud -q"
+
+# expect_error NAME EXPECTED-TEXT ARGS...: exit 1, EXPECTED-TEXT in stderr, no run folder.
+expect_error() {
+  name=$1
+  expected=$2
+  shift 2
+  "$maskc" train "$@" $small --out run 2> err
+  code=$?
+  if [ $code -ne 1 ] || ! grep -qF -- "$expected" err || [ -e run ]; then
+    echo "FAIL $name: exit $code, run folder $( [ -e run ] && echo left || echo none )"
+    echo "  expected: $expected"
+    sed 's/^/  stderr: /' err
+    failures=$((failures + 1))
+    rm -rf run
+  fi
+}
+
+printf '1 2 3 = 3 2 1\n1 2 = 2 1\n' > short.txt
+expect_error wrong_count "short.txt:2:10: error: found 5 symbols; expected 7, one per token of the spec's layout \`a[3], eq, c[3]\` (N = 7)" \
+  --data short.txt --spec rev.mask --predict c
+: > empty.txt
+expect_error empty_file "empty.txt:1:1: error: no examples: the file is empty" \
+  --data empty.txt --spec rev.mask --predict c
+printf '1 2 3 = 3 2 1\n3 2 1 = 1 2 x\n' > unknown.txt
+expect_error unknown_symbol "unknown.txt:2:13: error: symbol 'x' (token c[2], which the model predicts) never occurs in train.txt" \
+  --data train.txt --test-data unknown.txt --spec rev.mask --predict c
+printf '9 9 9 = 1 1 1\n1 2 3 = 3 2 1\n' > train9.txt  # 9 occurs, but never in c
+printf '3 2 1 = 1 2 3\n3 2 1 = 1 2 9\n' > predicted.txt
+expect_error never_predicted "predicted.txt:2:13: error: symbol '9' (token c[2], which the model predicts) never occurs in span c of train9.txt" \
+  --data train9.txt --test-data predicted.txt --spec rev.mask --predict c
+printf '1 2 3 = 3 2 1\n3 2 \377 = 1 2 3\n' > bytes.txt
+expect_error not_utf8 "bytes.txt:2:5: error: byte 0xff is not UTF-8" \
+  --data bytes.txt --spec rev.mask --predict c
+expect_error no_such_span "rev.mask: error: --predict 'd': the spec has no span 'd' (its spans: a, eq, c)" \
+  --data train.txt --spec rev.mask --predict d
+expect_error no_predict "needs --predict" --data train.txt --spec rev.mask
+expect_error no_spec "needs a spec" --data train.txt --predict c
+expect_error missing_file "cannot read data file 'missing.txt'" --data missing.txt --spec rev.mask --predict c
+
+printf 'mask t\ntokens cls, x[2]\nopen diagonal\n' > t.mask
+printf 'x0,x1,z,y\n1,1,1,1\n' > bad.csv
+expect_error table_column "bad.csv:1: column 'z' names no token" --truth-table bad.csv --spec t.mask
+printf 'x0,y\n1,1\n-1,0\n' > narrow.csv
+expect_error table_token "no column gives token x[1]" --truth-table narrow.csv --spec t.mask
+
+# A good run: exit 0, vocab.json in the folder, the summary's keys, and a spec without
+# `hard causal` gets it with a warning.
+printf 'mask open\ntokens a[3], eq, c[3]\ndefault open\n' > open.mask
+"$maskc" train --data train.txt --spec open.mask --predict c --init mask $loud --out good --json > summary.json 2> err
+code=$?
+if [ $code -ne 0 ] || [ ! -s good/vocab.json ] || [ ! -s good/summary.json ] ||
+   ! grep -q '"token_accuracy"' summary.json || ! grep -q "training adds it" err ||
+   ! grep -q "held out" err; then
+  echo "FAIL good_run: exit $code"; cat err; failures=$((failures + 1))
+fi
+quiet=$("$maskc" train --data train.txt --spec rev.mask --predict c $small 2>&1)
+if [ -n "$(printf '%s' "$quiet" | grep -v 'sequence accuracy\|prior mass\|mask drift\|steps in')" ]; then
+  echo "FAIL quiet_run_says_only_the_summary: $quiet"; failures=$((failures + 1))
+fi
+
+# The shipped example (examples/your-data, docs/your-data.md): its generators write the shipped
+# files, its specs compile, and validate finds every output reachable.
+ex="$source_dir/examples/your-data"
+if command -v python3 > which.out; then
+  python3 "$ex/make_data.py" --out . --table reverse.csv && python3 "$ex/make_table.py" --out pair.csv &&
+    cmp train.txt "$ex/train.txt" && cmp test.txt "$ex/test.txt" && cmp pair.csv "$ex/pair.csv" ||
+    { echo "FAIL example_files: the generators no longer write the shipped files"; failures=$((failures + 1)); }
+  "$maskc" validate "$ex/reverse.mask" --truth-table reverse.csv \
+    --readout "before c[0]" "before c[1]" "before c[2]" "before c[3]" "before c[4]" > validate.out ||
+    { echo "FAIL example_reverse_validates"; failures=$((failures + 1)); }
+fi
+"$maskc" validate "$ex/pair.mask" --truth-table "$ex/pair.csv" > validate.out ||
+  { echo "FAIL example_pair_validates"; failures=$((failures + 1)); }
+
+[ $failures -eq 0 ] && echo "all your-data CLI checks passed"
+exit $failures

@@ -1,0 +1,35 @@
+// The experiment of a run: a built-in task (`--task`), your own sequences (`--data`) or your own
+// Boolean function (`--truth-table`); for the last two the spec defines the layout
+// (docs/your-data.md). Also what a run of your own data adds to the spec and the run folder.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "core/compiled_mask.h"
+#include "runtime/experiment.h"
+#include "train/config.h"
+#include "train/run_folder.h"
+
+namespace maskprior::training {
+
+/// The experiment `config` asks for. `spec` (required for --data and --truth-table) gives their
+/// layout; a truth table's columns are bound to its tokens as `maskc validate --truth-table`
+/// binds them (validate::table_target, readout = token 0). Throws InputError or SpecError (at the
+/// data file's line) for bad data, before anything is written.
+std::unique_ptr<runtime::Experiment> make_run_experiment(const TrainConfig& config,
+                                                         const std::optional<CompiledMask>& spec);
+
+/// For a causal decoder: makes every cell above the diagonal hard-excluded in `spec` (as
+/// `hard causal` does); true if the spec did not already say so.
+bool add_hard_causal(CompiledMask& spec);
+
+/// Writes the experiment's run files into a new run's folder; for a resumed run, checks that
+/// they still match what the folder holds (InputError if the data changed since).
+void keep_run_files(const RunFolder& folder, const runtime::Experiment& experiment, bool resuming);
+
+/// What a run learns, for its summary line: the task, `data FILE` or `truth table FILE`.
+std::string learned_label(const TrainConfig& config);
+
+}  // namespace maskprior::training
