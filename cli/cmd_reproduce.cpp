@@ -21,6 +21,7 @@ struct ReproduceFlags {
   std::string device = "auto";
   int64_t epochs = 0;
   std::vector<std::string> only;
+  std::string data_dir;
   bool list = false;
 };
 
@@ -53,6 +54,8 @@ void add_reproduce_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--epochs", flags->epochs, "Override the preset's epochs for every run")
       ->check(CLI::Range(int64_t{1}, int64_t{1000000}));
   cmd->add_option("--only", flags->only, "Keep only rows whose label contains one of these");
+  cmd->add_option("--data-dir", flags->data_dir,
+                  "vision, language: folder of the data files (default: the Debian package's)");
   cmd->callback([flags, &exit_code] {
     training::SuiteOptions options;
     options.suite = flags->suite;
@@ -66,6 +69,7 @@ void add_reproduce_command(CLI::App& app, int& exit_code) {
     options.overrides["device"] = flags->device;
     if (flags->threads > 0) options.overrides["threads"] = flags->threads;
     if (flags->epochs > 0) options.overrides["epochs"] = flags->epochs;
+    if (!flags->data_dir.empty()) options.overrides["data_dir"] = flags->data_dir;
     const nlohmann::json results = training::run_suite(options, std::cout);
     exit_code = results.value("interrupted", false) ? kExitInputError : kExitOk;
   });

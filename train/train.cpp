@@ -19,6 +19,7 @@
 #include "runtime/metrics.h"
 #include "runtime/model.h"
 #include "tasks/boolean_task.h"
+#include "tasks/text_corpus.h"
 #include "train/checkpoint.h"
 #include "train/data_order.h"
 #include "train/interrupt.h"
@@ -39,7 +40,7 @@ using nlohmann::json;
 // Spec loading and checks against the task and the model.
 
 /// Compiles (.mask) or reads (tensor file) the spec. A .mask spec with a parameter `n` is compiled
-/// with n = config.n for Boolean tasks unless -D n=... was given.
+/// with n = config.n for Boolean and language tasks (bits, context) unless -D n=... was given.
 CompiledMask load_spec(const TrainConfig& config) {
   if (!config.spec.ends_with(".mask")) return read_mask_file(config.spec);
   CompileOptions options;
@@ -48,8 +49,10 @@ CompiledMask load_spec(const TrainConfig& config) {
   if (config.mask_close != 0) options.close_value = config.mask_close;
   auto spec = compile_file(config.spec, options);
   auto n = spec.params.find("n");
-  if (tasks::is_boolean_task(config.task) && !config.defines.contains("n") &&
-      n != spec.params.end() && n->second != config.n) {
+  const bool n_is_length =
+      tasks::is_boolean_task(config.task) || tasks::is_language_task(config.task);
+  if (n_is_length && !config.defines.contains("n") && n != spec.params.end() &&
+      n->second != config.n) {
     options.defines["n"] = std::to_string(config.n);
     spec = compile_file(config.spec, options);
   }
@@ -196,6 +199,7 @@ void Run::build_model() {
   init_options.qk_opt_steps = config_.qk_opt_steps;
   init_options.qk_opt_lr = config_.qk_opt_lr;
   init_options.probe_ids = probe_cpu;
+  init_options.layout = experiment_->layout();
   init_info_ =
       apply_init(model_, parse_init_method(config_.init), spec_ ? &*spec_ : nullptr, init_options);
   model_->to(device_);
@@ -214,6 +218,7 @@ void Run::start() {
   } else {
     init_record_ = measure(0);
     init_record_["init_info"] = init_info_;
+    init_record_["data"] = experiment_->data_info();
     folder_.write_json(kInitFile, init_record_);
     folder_.append_metrics(init_record_);
   }
@@ -222,6 +227,9 @@ void Run::start() {
                               config_.init, device_.str(), parameter_count(model_), total_steps_,
                               steps_per_epoch_,
                               resuming_ ? fmt::format(", resuming at step {}", state_.step) : ""));
+  if (const json data = experiment_->data_info(); data.contains("note")) {
+    progress_->note(data["note"].get<std::string>());
+  }
 }
 
 /// The task's metrics and the persistence metrics at `step`.
@@ -271,6 +279,10 @@ void Run::record_evaluation(double lr) {
     progress_->note(fmt::format("step {}: train loss {:.5f}, accuracy {:.4f}", state_.step,
                                 last_record_["train_loss"].get<double>(),
                                 last_record_["accuracy"].get<double>()));
+  } else if (last_record_.contains("test_bpc")) {
+    progress_->note(fmt::format("step {}: train loss {:.5f}, test bits per character {:.4f}",
+                                state_.step, last_record_["train_loss"].get<double>(),
+                                last_record_["test_bpc"].get<double>()));
   }
 }
 
@@ -327,6 +339,7 @@ json Run::finish() {
   summary["interrupted"] = false;
   summary["parameters"] = parameter_count(model_);
   summary["init_info"] = init_record_.value("init_info", json::object());
+  summary["data"] = experiment_->data_info();
   for (const char* key : {"prior_mass", "attention_correlation", "accuracy", "unseen_accuracy"}) {
     if (init_record_.contains(key)) summary[std::string(key) + "_init"] = init_record_[key];
   }
