@@ -293,6 +293,32 @@ TEST_F(VlRuntimeTest, LanguageRunReportsBitsPerCharacter) {
   EXPECT_TRUE(summary.contains("prior_mass_init"));
 }
 
+// Augmentation draws come from the seed and the batch's rows: a stopped and resumed run ends with
+// exactly the metrics of an uninterrupted one.
+TEST_F(VlRuntimeTest, VisionResumeEqualsUninterrupted) {
+  auto config = tiny("fashion-mnist", "mask");
+  config.epochs = 2;
+  config.out = (dir_ / "whole").string();
+  training::train(config);
+  config.out = (dir_ / "parts").string();
+  config.stop_after = 7;
+  EXPECT_TRUE(training::train(config)["interrupted"].get<bool>());
+  training::resume(config.out, json::object());
+  const auto read = [](const fs::path& path) {
+    std::ifstream in(path);
+    std::vector<json> records;
+    for (std::string line; std::getline(in, line);) {
+      json record = json::parse(line);
+      record.erase("wall_seconds");
+      records.push_back(record);
+    }
+    return records;
+  };
+  const auto whole = read(dir_ / "whole" / "metrics.jsonl");
+  EXPECT_EQ(whole.size(), 3u);  // step 0 and one per epoch
+  EXPECT_EQ(read(dir_ / "parts" / "metrics.jsonl"), whole);
+}
+
 TEST_F(VlRuntimeTest, MissingDataIsAClearError) {
   auto config = tiny("fashion-mnist", "vanilla");
   config.data_dir = (dir_ / "nothing").string();
