@@ -330,6 +330,14 @@ TEST_F(VlRuntimeTest, MissingDataIsAClearError) {
   EXPECT_NE(message.find("is not a folder"), std::string::npos) << message;
 }
 
+TEST_F(VlRuntimeTest, ImpulseOnATaskWithoutAGridLeavesNoRunFolder) {
+  auto config = tiny("fortunes-char", "impulse");
+  config.out = (dir_ / "run").string();
+  const std::string message = input_error([&] { training::train(config); });
+  EXPECT_NE(message.find("needs a task whose tokens lie on a grid"), std::string::npos) << message;
+  EXPECT_FALSE(fs::exists(dir_ / "run"));
+}
+
 TEST(VlPresets, BothFamiliesResolve) {
   for (const char* task : {"fashion-mnist", "fortunes-char"}) {
     for (const auto& preset : training::preset_names()) {

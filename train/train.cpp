@@ -178,6 +178,9 @@ Run::Run(const TrainConfig& config, bool resuming)
     spec_ = load_spec(config_);
     check_spec(*spec_, config_, experiment_->layout(), model_config_);
   }
+  if (init_requires_grid(parse_init_method(config_.init))) {
+    impulse_pattern(experiment_->layout(), /*heads=*/1);  // refuses a task without a grid now
+  }
   if (!resuming_) start_folder(folder_, config_);  // the task and spec are good
   build_model();
   rows_ = experiment_->train_size();
