@@ -24,6 +24,7 @@ struct ReproduceFlags {
   std::string device = "auto";
   int64_t epochs = 0;
   std::vector<std::string> only;
+  std::string data_dir;
   bool list = false;
   int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   bool report = false;
@@ -64,6 +65,8 @@ void add_reproduce_command(CLI::App& app, int& exit_code) {
       ->check(CLI::Range(1, 1024));
   cmd->add_flag("--report", flags->report,
                 "Also write REPORT.md and plots into the results folder (as `maskc report`)");
+  cmd->add_option("--data-dir", flags->data_dir,
+                  "vision, language: folder of the data files (default: the Debian package's)");
   cmd->callback([flags, &exit_code] {
     training::SuiteOptions options;
     options.suite = flags->suite;
@@ -78,6 +81,7 @@ void add_reproduce_command(CLI::App& app, int& exit_code) {
     if (flags->threads > 0) options.overrides["threads"] = flags->threads;
     if (flags->epochs > 0) options.overrides["epochs"] = flags->epochs;
     options.jobs = flags->jobs;
+    if (!flags->data_dir.empty()) options.overrides["data_dir"] = flags->data_dir;
     const nlohmann::json results = training::run_suite(options, std::cout);
     const bool interrupted = results.value("interrupted", false);
     if (flags->report && !interrupted) {

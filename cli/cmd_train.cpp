@@ -139,6 +139,13 @@ void print_summary(const nlohmann::json& summary, const std::string& out) {
         "{}: sequence accuracy {}, digit accuracy {}, test loss {}, train loss {}\n", head,
         number("sequence_accuracy"), number("digit_accuracy"), number("test_loss"),
         number("train_loss"));
+  } else if (summary.contains("top1")) {  // vision
+    std::cout << fmt::format("{}: top-1 {}, test loss {}, train loss {}\n", head, number("top1"),
+                             number("test_loss"), number("train_loss"));
+  } else if (summary.contains("test_bpc")) {  // language
+    std::cout << fmt::format(
+        "{}: test bits per character {}, test loss {}, test perplexity {}, train loss {}\n", head,
+        number("test_bpc"), number("test_loss"), number("test_perplexity"), number("train_loss"));
   } else {
     std::cout << fmt::format(
         "{}: accuracy {} (unseen {}), seen mse {}, unseen mse {}, train loss {}\n", head,

@@ -11,10 +11,14 @@
 
 #include "core/error.h"
 #include "runtime/arithmetic_experiment.h"
+#include "runtime/language_experiment.h"
 #include "runtime/sequence_experiment.h"
+#include "runtime/vision_experiment.h"
 #include "tasks/arithmetic_task.h"
+#include "tasks/fashion_mnist.h"
 #include "tasks/random.h"
 #include "tasks/task_names.h"
+#include "tasks/text_corpus.h"
 
 namespace maskprior::runtime {
 
@@ -214,6 +218,8 @@ std::unique_ptr<Experiment> make_experiment(const ExperimentConfig& config) {
   if (tasks::is_boolean_task(config.task)) return make_boolean_experiment(config);
   if (tasks::is_arithmetic_task(config.task)) return make_arithmetic_experiment(config);
   if (!config.data.empty()) return make_sequence_experiment(config);
+  if (tasks::is_vision_task(config.task)) return make_vision_experiment(config);
+  if (tasks::is_language_task(config.task)) return make_language_experiment(config);
   throw tasks::unknown_task(config.task);
 }
 

@@ -20,7 +20,8 @@
 
 namespace maskprior::runtime {
 
-/// One mini-batch: model inputs (token ids [B, N], int64) and whatever targets `loss` needs.
+/// One mini-batch: model inputs (token ids [B, N], int64; float patches [B, N − 1, F] for a patch
+/// model) and whatever targets `loss` needs.
 struct Batch {
   torch::Tensor inputs;
   torch::Tensor targets;
@@ -43,8 +44,12 @@ class Experiment {
   /// Evaluates the model (no gradients) and returns the task's metrics as a JSON object, e.g.
   /// Boolean: accuracy, unseen_accuracy, seen_mse, unseen_mse, fourier.
   virtual nlohmann::json evaluate(MaskedTransformer& model) const = 0;
-  /// A fixed batch of inputs [B, N] (same for every call) for attention metrics and QK fitting.
+  /// A fixed batch of inputs (same for every call, as Batch::inputs, on the CPU) for attention
+  /// metrics and QK fitting.
   virtual torch::Tensor probe_inputs(int64_t size) const = 0;
+  /// What data the run uses, as JSON (sizes, subsets, files); `note`, when present, is one line
+  /// for the progress output. Recorded in init.json and summary.json as `data`.
+  virtual nlohmann::json data_info() const { return nlohmann::json::object(); }
   /// Moves the data to `device` (called once before training).
   virtual void to(torch::Device device) = 0;
   /// JSON files the run folder keeps besides the metrics (name → content), e.g. the vocabulary of

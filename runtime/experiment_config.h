@@ -12,9 +12,9 @@ namespace maskprior::runtime {
 
 /// What an experiment needs from a run's settings: the task, its data, the model's sizes.
 struct ExperimentConfig {
-  std::string task;   // parity2, maj3, cyclic3, threesym, addition, multiplication
+  std::string task;   // parity2, maj3, cyclic3, threesym, addition, multiplication, ...
   uint64_t seed = 0;  // data sampling (maj3's training set, arithmetic splits)
-  int n = 15;         // Boolean tasks: input bits
+  int n = 15;         // Boolean tasks: input bits; fortunes-char: context length
   // Arithmetic tasks: share of problems trained on (addition's paper value unless set).
   double train_fraction = tasks::paper_train_fraction("addition");
   int64_t test_size = 10000;  // arithmetic tasks: problems evaluated
@@ -24,6 +24,9 @@ struct ExperimentConfig {
   std::string predict;        // the span of `layout` whose symbols the model predicts
   Layout layout;              // the spec's layout
   std::string layout_source;  // the spec's path, for messages
+  int64_t test_size = 10000;  // arithmetic: problems evaluated; vision, language: test rows
+  int64_t train_size = 0;     // vision, language: training images or windows (0 = all)
+  std::string data_dir;       // vision, language: where the data files are ("" = the package's)
   int64_t dim = 256;
   int64_t depth = 12;
   int64_t heads = 6;

@@ -3,8 +3,10 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
+#include <numeric>
 
 #include "core/cells.h"
 #include "core/error.h"
@@ -31,6 +33,11 @@ void set_head_rows(torch::nn::Linear& w, int64_t head, int64_t head_dim, const t
 std::pair<torch::Tensor, std::vector<int64_t>> distinct_attention_rows(MaskedTransformer& model,
                                                                        const torch::Tensor& ids) {
   auto x = model->attention_input(ids).to(torch::kCPU, torch::kDouble);  // [B, N, dim]
+  if (ids.is_floating_point()) {  // patches: the positional part, one row per position
+    std::vector<int64_t> positions(static_cast<size_t>(x.size(1)));
+    std::iota(positions.begin(), positions.end(), int64_t{0});
+    return {x.mean(0), positions};
+  }
   auto tokens = ids.to(torch::kCPU);
   std::vector<torch::Tensor> rows;
   std::vector<int64_t> positions;
@@ -185,7 +192,55 @@ nlohmann::json init_mimetic(MaskedTransformer& model, const InitOptions& options
   return nlohmann::json::object();
 }
 
+/// impulse: the shift pattern of the task's grid, fitted into Wq/Wk as qk-svd does.
+nlohmann::json init_impulse(MaskedTransformer& model, const InitOptions& options) {
+  const auto& config = model->config();
+  auto pattern = impulse_pattern(options.layout, config.heads);
+  if (pattern.size(2) != config.seq_len) {
+    throw InputError(fmt::format("--init impulse: the layout has {} tokens, the model {}",
+                                 pattern.size(2), config.seq_len));
+  }
+  auto info = init_qk_svd(model, pattern, options);
+  std::vector<std::vector<int64_t>> shifts;
+  for (int64_t h = 0; h < config.heads; ++h) {
+    const auto [dy, dx] = impulse_shifts()[static_cast<size_t>(h) % impulse_shifts().size()];
+    shifts.push_back({dy, dx});
+  }
+  info["shifts"] = shifts;
+  return info;
+}
+
 }  // namespace
+
+const std::vector<std::pair<int64_t, int64_t>>& impulse_shifts() {
+  static const std::vector<std::pair<int64_t, int64_t>> kShifts = {
+      {0, 1}, {0, -1}, {1, 0}, {-1, 0}, {1, 1}, {1, -1}, {-1, 1}, {-1, -1}, {0, 0}};
+  return kShifts;
+}
+
+torch::Tensor impulse_pattern(const Layout& layout, int64_t heads) {
+  const auto grid = std::find_if(layout.spans.begin(), layout.spans.end(),
+                                 [](const Span& span) { return span.grid.has_value(); });
+  if (grid == layout.spans.end()) {
+    throw InputError(fmt::format(
+        "--init impulse needs a task whose tokens lie on a grid (fashion-mnist); layout {} has "
+        "no grid span",
+        layout_text(layout)));
+  }
+  const auto [rows, cols] = *grid->grid;
+  const int64_t n = layout.size();
+  auto pattern = torch::zeros({1, heads, n, n}, torch::kBool);
+  for (int64_t h = 0; h < heads; ++h) {
+    const auto [dy, dx] = impulse_shifts()[static_cast<size_t>(h) % impulse_shifts().size()];
+    for (int64_t p = 0; p < rows; ++p) {
+      for (int64_t q = 0; q < cols; ++q) {
+        if (p + dy < 0 || p + dy >= rows || q + dx < 0 || q + dx >= cols) continue;
+        pattern[0][h][grid->offset + p * cols + q][grid->offset + (p + dy) * cols + q + dx] = true;
+      }
+    }
+  }
+  return pattern;
+}
 
 torch::Tensor mask_tensor(const CompiledMask& spec) {
   check_invariants(spec);
@@ -230,6 +285,9 @@ nlohmann::json apply_init(MaskedTransformer& model, InitMethod method, const Com
                                           : init_qk_opt(model, open_cells(*spec), options);
     case InitMethod::kMimetic:
       return init_mimetic(model, options);
+    case InitMethod::kImpulse:
+      internal_check(options.probe_ids.defined(), "apply_init: impulse needs probe_ids");
+      return init_impulse(model, options);
   }
   throw InternalError("apply_init: unknown method");
 }

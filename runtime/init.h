@@ -6,6 +6,8 @@
 //   qk-svd      the spec's pattern put into every layer's Wq/Wk in closed form (PAPER.md), no mask
 //   qk-opt      the same pattern fitted into Wq/Wk by Adam, no mask
 //   mimetic     Wq Wkᵀ ≈ 0.7 Z + 0.7 I, Wv Wo ≈ 0.4 Z − 0.4 I per head (Trockman & Kolter)
+//   impulse     vision: one 2-D shift per head on the task's patch grid (impulse_pattern) put into
+//               every layer's Wq/Wk by qk-svd's closed form, no mask, no spec needed
 //
 // QK methods fit what layer 0's attention really sees, X = LayerNorm(token + position), not the
 // raw positions P. qk-svd takes the distinct (position, token) rows X' of the probe batch (CLS + 2
@@ -15,6 +17,9 @@
 // softmax(X Wq Wkᵀ Xᵀ / √d_head) to softmax(qk_contrast · open) on the probe sequences by Adam.
 // Both write the same factors into every layer (deeper layers see a slightly different X). The
 // hard mask of a spec is installed only by the mask methods.
+// For patch inputs (float [B, N − 1, F]) no two rows are alike; the rows qk-svd and impulse fit
+// are then the mean of X over the probe batch at each position, the positional part of what
+// layer 0 sees (N rows), so q_i·k_j is large where the pattern opens j for i, whatever the image.
 #pragma once
 
 #include <torch/torch.h>
@@ -23,9 +28,11 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/compiled_mask.h"
+#include "core/layout.h"
 #include "runtime/init_method.h"
 #include "runtime/model.h"
 
@@ -36,8 +43,19 @@ struct InitOptions {
   double qk_contrast = 10.0;    // qk-*: target logit gap between open and closed cells
   int64_t qk_opt_steps = 1000;  // qk-opt: Adam steps
   double qk_opt_lr = 1e-2;      // qk-opt: Adam learning rate
-  torch::Tensor probe_ids;      // qk-*: token ids [B, N] whose layer-0 inputs the fit targets
+  torch::Tensor probe_ids;      // qk-*, impulse: inputs whose layer-0 rows the fit targets
+  Layout layout;                // impulse: the task's layout (its grid span)
 };
+
+/// The 2-D shifts of the impulse init, (dy, dx) per head in this order (cycled when there are
+/// more heads): right, left, below, above neighbour (the heads of specs/vision/local7x7.mask),
+/// then the four diagonals and the patch itself.
+const std::vector<std::pair<int64_t, int64_t>>& impulse_shifts();
+
+/// The impulse pattern, bool [1, heads, N, N]: in head h, patch (p, q) of the layout's first grid
+/// span opens patch (p + dy, q + dx) for head h's shift, cells off the grid skipped (as
+/// `open shift G by (dy, dx)`); no other cell is open. InputError if the layout has no grid span.
+torch::Tensor impulse_pattern(const Layout& layout, int64_t heads);
 
 /// The spec's logits M as a float tensor [L, H, N, N].
 torch::Tensor mask_tensor(const CompiledMask& spec);

@@ -16,7 +16,7 @@ const std::vector<std::pair<InitMethod, std::string>>& method_table() {
       {InitMethod::kVanilla, "vanilla"},      {InitMethod::kMask, "mask"},
       {InitMethod::kMaskFixed, "mask-fixed"}, {InitMethod::kMaskZero, "mask-zero"},
       {InitMethod::kQkSvd, "qk-svd"},         {InitMethod::kQkOpt, "qk-opt"},
-      {InitMethod::kMimetic, "mimetic"}};
+      {InitMethod::kMimetic, "mimetic"},      {InitMethod::kImpulse, "impulse"}};
   return table;
 }
 
@@ -51,6 +51,10 @@ bool init_uses_mask(InitMethod method) {
 bool init_requires_spec(InitMethod method) {
   return method == InitMethod::kMask || method == InitMethod::kMaskFixed ||
          method == InitMethod::kQkSvd || method == InitMethod::kQkOpt;
+}
+
+bool init_requires_grid(InitMethod method) {
+  return method == InitMethod::kImpulse;
 }
 
 }  // namespace maskprior::runtime

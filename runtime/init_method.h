@@ -7,7 +7,16 @@
 
 namespace maskprior::runtime {
 
-enum class InitMethod { kVanilla, kMask, kMaskFixed, kMaskZero, kQkSvd, kQkOpt, kMimetic };
+enum class InitMethod {
+  kVanilla,
+  kMask,
+  kMaskFixed,
+  kMaskZero,
+  kQkSvd,
+  kQkOpt,
+  kMimetic,
+  kImpulse
+};
 
 /// `vanilla`, `mask`, ... → the method. Throws InputError listing the valid names.
 InitMethod parse_init_method(const std::string& name);
@@ -19,5 +28,7 @@ std::vector<std::string> init_method_names();
 bool init_uses_mask(InitMethod method);
 /// True where the method cannot run without a spec (mask, mask-fixed, qk-svd, qk-opt).
 bool init_requires_spec(InitMethod method);
+/// True where the method needs a task whose layout has a grid span (impulse: vision tasks).
+bool init_requires_grid(InitMethod method);
 
 }  // namespace maskprior::runtime

@@ -40,7 +40,9 @@ BlockImpl::BlockImpl(const ModelConfig& config) : heads(config.heads), head_dim(
 }
 
 MaskedTransformerImpl::MaskedTransformerImpl(const ModelConfig& config) : config_(config) {
-  for (auto [value, name] : {std::pair{config.vocab, "vocab"},
+  const bool patches = config.patch_features > 0;
+  for (auto [value, name] : {std::pair{patches ? config.patch_features : config.vocab,
+                                       patches ? "patch_features" : "vocab"},
                              {config.seq_len, "seq_len"},
                              {config.dim, "dim"},
                              {config.depth, "depth"},
@@ -51,8 +53,17 @@ MaskedTransformerImpl::MaskedTransformerImpl(const ModelConfig& config) : config
       throw InputError(fmt::format("[model] {} must be positive, got {}", name, value));
     }
   }
-  token_embedding_ =
-      register_module("token_embedding", torch::nn::Embedding(config.vocab, config.dim));
+  if (config.readout == Readout::kClsClassify && config.classes <= 0) {
+    throw InputError(fmt::format("[model] classes must be positive, got {}", config.classes));
+  }
+  if (patches) {
+    patch_embedding_ = register_module("patch_embedding",
+                                       linear(config.patch_features, config.dim, /*bias=*/true));
+    cls_embedding_ = register_parameter("cls_embedding", torch::randn({config.dim}));
+  } else {
+    token_embedding_ =
+        register_module("token_embedding", torch::nn::Embedding(config.vocab, config.dim));
+  }
   position_embedding_ =
       register_parameter("position_embedding", torch::randn({config.seq_len, config.dim}));
   for (int64_t l = 0; l < config.depth; ++l) {
@@ -60,7 +71,9 @@ MaskedTransformerImpl::MaskedTransformerImpl(const ModelConfig& config) : config
   }
   ln_final_ =
       register_module("ln_final", torch::nn::LayerNorm(torch::nn::LayerNormOptions({config.dim})));
-  const int64_t outputs = config.readout == Readout::kClsRegression ? 1 : config.vocab;
+  const int64_t outputs = config.readout == Readout::kClsRegression ? 1
+                          : config.readout == Readout::kClsClassify ? config.classes
+                                                                    : config.vocab;
   head_ = register_module("head", linear(config.dim, outputs, /*bias=*/true));
   if (config.readout == Readout::kCausalLm) {
     causal_ = register_buffer(
@@ -69,6 +82,15 @@ MaskedTransformerImpl::MaskedTransformerImpl(const ModelConfig& config) : config
 }
 
 torch::Tensor MaskedTransformerImpl::embed(const torch::Tensor& ids) {
+  if (config_.patch_features > 0) {
+    if (ids.dim() != 3 || ids.size(1) != config_.seq_len - 1 ||
+        ids.size(2) != config_.patch_features || !ids.is_floating_point()) {
+      throw InputError(fmt::format("[model] expected float patches [B, {}, {}], got {}",
+                                   config_.seq_len - 1, config_.patch_features, shape_text(ids)));
+    }
+    auto cls = cls_embedding_.view({1, 1, config_.dim}).expand({ids.size(0), 1, config_.dim});
+    return torch::cat({cls, patch_embedding_(ids)}, 1) + position_embedding_;
+  }
   if (ids.dim() != 2 || ids.size(1) != config_.seq_len) {
     throw InputError(fmt::format("[model] expected token ids [B, {}], got {}", config_.seq_len,
                                  shape_text(ids)));
@@ -116,6 +138,7 @@ torch::Tensor MaskedTransformerImpl::run(const torch::Tensor& ids,
   if (config_.readout == Readout::kClsRegression) {
     return head_(ln_final_(x.select(1, 0))).squeeze(-1);
   }
+  if (config_.readout == Readout::kClsClassify) return head_(ln_final_(x.select(1, 0)));
   return head_(ln_final_(x));
 }
 

@@ -16,6 +16,7 @@ namespace maskprior::runtime {
 enum class Readout {
   kClsRegression,  // token 0 (CLS) → LayerNorm → Linear(1): one real number per sequence
   kCausalLm,       // every position → LayerNorm → Linear(vocab), causal attention
+  kClsClassify,    // token 0 (CLS) → LayerNorm → Linear(classes): class logits per sequence
 };
 
 struct ModelConfig {
@@ -27,6 +28,10 @@ struct ModelConfig {
   int64_t head_dim = 64;
   int64_t mlp = 256;
   Readout readout = Readout::kClsRegression;
+  int64_t classes = 0;  // kClsClassify: number of classes
+  // > 0: inputs are float patches [B, N − 1, patch_features] → Linear(patch_features, dim), a
+  // learned CLS vector prepended as token 0 (vocab unused); 0: token ids [B, N].
+  int64_t patch_features = 0;
 };
 
 /// One pre-LN block: x + Attn(LN(x)), then + MLP(LN(x)). Wq, Wk, Wv have no bias.
@@ -41,8 +46,9 @@ struct BlockImpl : torch::nn::Module {
 };
 TORCH_MODULE(Block);
 
-/// The model. Inputs are token ids [B, N] (int64); outputs are [B] (kClsRegression) or
-/// [B, N, vocab] logits (kCausalLm).
+/// The model. Inputs are token ids [B, N] (int64), or float patches [B, N − 1, F] when
+/// config.patch_features = F > 0; outputs are [B] (kClsRegression), [B, N, vocab] logits
+/// (kCausalLm) or [B, classes] logits (kClsClassify).
 class MaskedTransformerImpl : public torch::nn::Module {
  public:
   explicit MaskedTransformerImpl(const ModelConfig& config);
@@ -51,7 +57,8 @@ class MaskedTransformerImpl : public torch::nn::Module {
   /// Runs the model without gradients and returns each layer's attention probabilities
   /// [B, heads, N, N] (row = query, column = key).
   std::vector<torch::Tensor> attention_maps(const torch::Tensor& ids);
-  /// What layer 0's attention sees: LayerNorm_0(token + position), [B, N, dim]. No gradients.
+  /// What layer 0's attention sees: LayerNorm_0(token or patch + position), [B, N, dim]. No
+  /// gradients.
   torch::Tensor attention_input(const torch::Tensor& ids);
 
   /// Installs the prior M ([L', H', N, N] float, checked against the model's shape; InputError
@@ -69,6 +76,7 @@ class MaskedTransformerImpl : public torch::nn::Module {
 
   const ModelConfig& config() const { return config_; }
   std::vector<Block>& blocks() { return blocks_; }
+  /// Null for a patch model.
   torch::nn::Embedding& token_embedding() { return token_embedding_; }
   torch::Tensor& position_embedding() { return position_embedding_; }
 
@@ -79,8 +87,10 @@ class MaskedTransformerImpl : public torch::nn::Module {
   torch::Tensor attention_bias(int64_t layer) const;
 
   ModelConfig config_;
-  torch::nn::Embedding token_embedding_{nullptr};
-  torch::Tensor position_embedding_;  // [N, dim], randn
+  torch::nn::Embedding token_embedding_{nullptr};  // token models
+  torch::nn::Linear patch_embedding_{nullptr};     // patch models: Linear(F, dim)
+  torch::Tensor cls_embedding_;                    // patch models: [dim], randn
+  torch::Tensor position_embedding_;               // [N, dim], randn
   std::vector<Block> blocks_;
   torch::nn::LayerNorm ln_final_{nullptr};
   torch::nn::Linear head_{nullptr};

@@ -9,6 +9,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev libpng-dev libssl-dev
   pybind11-dev python3-dev python3-numpy python3-torch
   libplplot-dev plplot-driver-cairo fonts-dejavu-core
+  zlib1g-dev dataset-fashion-mnist fortunes
 )
 if (($#)); then packages=("$@"); fi
 missing=()

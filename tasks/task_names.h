@@ -8,7 +8,7 @@
 
 namespace maskprior::tasks {
 
-/// The built-in tasks: the Boolean ones, then the arithmetic ones.
+/// The built-in tasks: the Boolean ones, the arithmetic ones, fashion-mnist, fortunes-char.
 std::vector<std::string> task_names();
 /// An InputError naming `task` and listing every built-in task.
 InputError unknown_task(const std::string& task);

@@ -59,11 +59,20 @@ std::vector<ConfigField> learning_fields() {
     {"seed", "--seed", "seed: model init and data order (default 0)", &C::seed},
     {"out", "--out", "run folder for config, metrics, weights, checkpoints (none if not given)",
      &C::out},
-    {"n", "--n", "Boolean tasks: number of input bits (default 15)", &C::n, R::kPositive},
+    {"n", "--n",
+     "Boolean tasks: number of input bits (default 15); fortunes-char: context length (its "
+     "presets: 64)", &C::n, R::kPositive},
     {"train_fraction", "--train-fraction", "arithmetic tasks: share of problems trained on",
      &C::train_fraction, R::kFraction},
-    {"test_size", "--test-size", "arithmetic tasks: problems evaluated", &C::test_size,
-     R::kPositive},
+    {"test_size", "--test-size",
+     "arithmetic tasks: problems evaluated; fashion-mnist: test images (at most 10000); "
+     "fortunes-char: test and validation windows (at most all)", &C::test_size, R::kPositive},
+    {"train_size", "--train-size",
+     "fashion-mnist, fortunes-char: training images or windows, a seeded subset (0 = all)",
+     &C::train_size, R::kNonNegative},
+    {"data_dir", "--data-dir",
+     "fashion-mnist, fortunes-char: folder of the data files (default: where the Debian "
+     "packages dataset-fashion-mnist and fortunes put them)", &C::data_dir},
     // Model.
     {"dim", "--dim", "model width", &C::dim, R::kPositive},
     {"depth", "--depth", "layers", &C::depth, R::kPositive},
@@ -319,6 +328,8 @@ runtime::ExperimentConfig experiment_config(const TrainConfig& config) {
   e.data = config.data;
   e.test_data = config.test_data;
   e.predict = config.predict;
+  e.train_size = config.train_size;
+  e.data_dir = config.data_dir;
   e.dim = config.dim;
   e.depth = config.depth;
   e.heads = config.heads;

@@ -37,6 +37,8 @@ struct TrainConfig {
   int n = 15;
   double train_fraction = runtime::ExperimentConfig{}.train_fraction;
   int64_t test_size = 10000;
+  int64_t train_size = 0;
+  std::string data_dir;
 
   // Model.
   int64_t dim = 256;

@@ -13,6 +13,8 @@
 #include "io/atomic_file.h"
 #include "io/json_file.h"
 #include "tasks/arithmetic_task.h"
+#include "tasks/fashion_mnist.h"
+#include "tasks/text_corpus.h"
 #include "train/jobs.h"
 #include "train/run_folder.h"
 #include "train/train.h"
@@ -38,6 +40,8 @@ constexpr Column kColumns[] = {
     {"unseen_mse", "unseen MSE", false},
     {"sequence_accuracy", "sequence acc %", true},
     {"digit_accuracy", "digit acc %", true},
+    {"top1", "top-1 %", true},
+    {"test_bpc", "test bits/char", false},
     {"prior_mass_init", "prior mass start", false},
     {"prior_mass", "prior mass end", false},
     {"mask_drift", "mask drift", false},
@@ -68,6 +72,25 @@ std::vector<SuiteEntry> arithmetic_entries(const std::vector<std::string>& inits
     }
   }
   return entries;
+}
+
+/// One task with its spec and each of `inits` (vision: fashion-mnist on local7x7; language:
+/// fortunes-char on distance).
+std::vector<SuiteEntry> task_entries(const std::string& task, const std::string& spec,
+                                     const std::vector<std::string>& inits) {
+  std::vector<SuiteEntry> entries;
+  for (const std::string& init : inits) {
+    entries.push_back({task + "-" + init, task, spec, init, json::object()});
+  }
+  return entries;
+}
+
+/// The table a task's row goes into: one per family, since their metrics differ.
+int family_of(const std::string& task) {
+  if (tasks::is_arithmetic_task(task)) return 1;
+  if (tasks::is_vision_task(task)) return 2;
+  if (tasks::is_language_task(task)) return 3;
+  return 0;  // Boolean
 }
 
 /// The reviewers' questions on parity2: misspecified, neutral, fixed and low-contrast masks.
@@ -262,6 +285,9 @@ std::vector<std::pair<std::string, std::string>> suite_names() {
       {"designs",
        "parity2 and maj3 with several masks for the same target (readout only, pair, no self, "
        "two-hop, hard, per layer): learned target coefficient and unseen margin"},
+      {"vision",
+       "fashion-mnist ViT on local7x7: vanilla, mimetic, impulse, qk-svd, mask, mask-fixed"},
+      {"language", "fortunes-char on distance (n = 64): vanilla, mask-zero, mask, mask-fixed"},
   };
 }
 
@@ -281,6 +307,14 @@ std::vector<SuiteEntry> suite_entries(const std::string& suite) {
   if (suite == "ablations") return ablation_entries();
   if (suite == "arith-sweep") return sweep_entries();
   if (suite == "designs") return design_entries();
+  if (suite == "vision") {
+    return task_entries(tasks::kFashionMnistTask, "specs/vision/local7x7.mask",
+                        {"vanilla", "mimetic", "impulse", "qk-svd", "mask", "mask-fixed"});
+  }
+  if (suite == "language") {
+    return task_entries(tasks::kFortunesTask, "specs/language/distance.mask",
+                        {"vanilla", "mask-zero", "mask", "mask-fixed"});
+  }
   std::string known;
   for (const auto& [name, description] : suite_names()) known += (known.empty() ? "" : ", ") + name;
   throw InputError(fmt::format("[reproduce] unknown suite '{}' (known: {})", suite, known));
@@ -379,8 +413,10 @@ json run_suite(const SuiteOptions& options, std::ostream& out) {
     if (summaries.empty()) break;
     json metrics = json::object();
     for (const Column& c : kColumns) metrics[c.key] = aggregate(summaries, c.key);
-    // Arithmetic summaries repeat sequence accuracy as `accuracy`; show it once.
-    if (!metrics["sequence_accuracy"].is_null()) metrics["accuracy"] = nullptr;
+    // Arithmetic and vision summaries repeat sequence accuracy / top-1 as `accuracy`; show it once.
+    if (!metrics["sequence_accuracy"].is_null() || !metrics["top1"].is_null()) {
+      metrics["accuracy"] = nullptr;
+    }
     results["rows"].push_back({{"label", entry.label},
                                {"task", entry.task},
                                {"init", entry.init},
@@ -395,11 +431,10 @@ json run_suite(const SuiteOptions& options, std::ostream& out) {
   // One table per task family, since their metrics differ.
   std::string markdown =
       fmt::format("# maskc reproduce {} (preset {})\n\n", options.suite, options.preset);
-  for (const bool arithmetic : {false, true}) {
+  for (int family = 0; family < 4; ++family) {
     json rows = json::array();
     for (const json& row : results["rows"]) {
-      const std::string task = row["task"];
-      if ((task == "addition" || task == "multiplication") == arithmetic) rows.push_back(row);
+      if (family_of(row["task"].get<std::string>()) == family) rows.push_back(row);
     }
     if (!rows.empty()) markdown += results_table(rows) + "\n";
   }

@@ -20,6 +20,7 @@
 #include "runtime/metrics.h"
 #include "runtime/model.h"
 #include "tasks/boolean_task.h"
+#include "tasks/text_corpus.h"
 #include "train/checkpoint.h"
 #include "train/data_experiment.h"
 #include "train/data_order.h"
@@ -42,8 +43,8 @@ using nlohmann::json;
 // Spec loading and checks against the task and the model.
 
 /// Compiles (.mask) or reads (tensor file) the spec. A .mask spec with a parameter `n` is compiled
-/// with n = config.n for Boolean tasks, and one with a parameter `depth` with the model's depth,
-/// unless -D gave them.
+/// with n = config.n for Boolean and language tasks (bits, context), and one with a parameter
+/// `depth` with the model's depth, unless -D gave them.
 CompiledMask load_spec(const TrainConfig& config) {
   if (!config.spec.ends_with(".mask")) return read_mask_file(config.spec);
   CompileOptions options;
@@ -51,8 +52,9 @@ CompiledMask load_spec(const TrainConfig& config) {
   if (config.mask_open != 0) options.open_value = config.mask_open;
   if (config.mask_close != 0) options.close_value = config.mask_close;
   auto spec = compile_file(config.spec, options);
-  // Parameters the run fills in unless -D gave them: `n` (Boolean tasks) and `depth` (a spec with
-  // per-layer rules written for any depth, e.g. specs/designs/parity2_layers.mask).
+  // Parameters the run fills in unless -D gave them: `n` (Boolean tasks: bits; language: context)
+  // and `depth` (a spec with per-layer rules written for any depth, e.g.
+  // specs/designs/parity2_layers.mask).
   bool again = false;
   auto fill = [&](const char* name, int64_t value, bool applies) {
     auto param = spec.params.find(name);
@@ -62,7 +64,7 @@ CompiledMask load_spec(const TrainConfig& config) {
       again = true;
     }
   };
-  fill("n", config.n, tasks::is_boolean_task(config.task));
+  fill("n", config.n, tasks::is_boolean_task(config.task) || tasks::is_language_task(config.task));
   fill("depth", config.depth, true);
   return again ? compile_file(config.spec, options) : spec;
 }
@@ -193,6 +195,9 @@ Run::Run(const TrainConfig& config, bool resuming)
           config_.spec);
     }
   }
+  if (init_requires_grid(parse_init_method(config_.init))) {
+    impulse_pattern(experiment_->layout(), /*heads=*/1);  // refuses a task without a grid now
+  }
   if (!resuming_) start_folder(folder_, config_);  // the task and spec are good
   keep_run_files(folder_, *experiment_, resuming_);
   build_model();
@@ -215,6 +220,7 @@ void Run::build_model() {
   init_options.qk_opt_steps = config_.qk_opt_steps;
   init_options.qk_opt_lr = config_.qk_opt_lr;
   init_options.probe_ids = probe_cpu;
+  init_options.layout = experiment_->layout();
   init_info_ =
       apply_init(model_, parse_init_method(config_.init), spec_ ? &*spec_ : nullptr, init_options);
   model_->to(device_);
@@ -233,6 +239,7 @@ void Run::start() {
   } else {
     init_record_ = measure(0);
     init_record_["init_info"] = init_info_;
+    init_record_["data"] = experiment_->data_info();
     folder_.write_json(kInitFile, init_record_);
     folder_.append_metrics(init_record_);
     session_records_.push_back(init_record_);
@@ -243,6 +250,9 @@ void Run::start() {
                               learned_label(config_), config_.init, device_.str(),
                               parameter_count(model_), total_steps_, steps_per_epoch_,
                               resuming_ ? fmt::format(", resuming at step {}", state_.step) : ""));
+  if (const json data = experiment_->data_info(); data.contains("note")) {
+    progress_->note(data["note"].get<std::string>());
+  }
 }
 
 /// The task's metrics and the persistence metrics at `step`.
@@ -293,6 +303,10 @@ void Run::record_evaluation(double lr) {
     progress_->note(fmt::format("step {}: train loss {:.5f}, accuracy {:.4f}", state_.step,
                                 last_record_["train_loss"].get<double>(),
                                 last_record_["accuracy"].get<double>()));
+  } else if (last_record_.contains("test_bpc")) {
+    progress_->note(fmt::format("step {}: train loss {:.5f}, test bits per character {:.4f}",
+                                state_.step, last_record_["train_loss"].get<double>(),
+                                last_record_["test_bpc"].get<double>()));
   }
 }
 
@@ -351,6 +365,7 @@ json Run::finish() {
   summary["interrupted"] = false;
   summary["parameters"] = parameter_count(model_);
   summary["init_info"] = init_record_.value("init_info", json::object());
+  summary["data"] = experiment_->data_info();
   for (const char* key : {"prior_mass", "attention_correlation", "accuracy", "unseen_accuracy"}) {
     if (init_record_.contains(key)) summary[std::string(key) + "_init"] = init_record_[key];
   }
