@@ -17,7 +17,6 @@ struct ExperimentConfig {
   int n = 15;         // Boolean tasks: input bits; fortunes-char: context length
   // Arithmetic tasks: share of problems trained on (addition's paper value unless set).
   double train_fraction = tasks::paper_train_fraction("addition");
-  int64_t test_size = 10000;  // arithmetic tasks: problems evaluated
   // Sequence data files instead of a task (docs/your-data.md): the spec defines the layout.
   std::string data;           // TRAIN: one example per line (tasks/sequence_file.h)
   std::string test_data;      // TEST; "" = a seeded 10% of TRAIN is held out
