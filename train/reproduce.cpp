@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "io/atomic_file.h"
 #include "io/json_file.h"
+#include "io/lock_file.h"
 #include "tasks/arithmetic_task.h"
 #include "train/run_folder.h"
 #include "train/train.h"
@@ -249,7 +250,7 @@ json run_suite(const SuiteOptions& options, std::ostream& out) {
   }
   const int seeds = options.seeds > 0 ? options.seeds : suite_default_seeds(options.suite);
   const fs::path root(options.out);
-  fs::create_directories(root);
+  const FolderLock lock(root.string());  // creates the folder; one `reproduce` per folder
 
   json results = {{"suite", options.suite}, {"preset", options.preset}, {"rows", json::array()}};
   const size_t total = entries.size() * static_cast<size_t>(seeds);
