@@ -41,6 +41,12 @@ bool still_linked(int fd, const std::string& path) {
          held.st_dev == named.st_dev && held.st_ino == named.st_ino;
 }
 
+/// `folder` made absolute and normal, without a trailing separator ("run/" is "run").
+fs::path absolute_folder(const std::string& folder, std::error_code& error) {
+  fs::path p = fs::absolute(folder, error).lexically_normal();
+  return p.has_filename() ? p : p.parent_path();
+}
+
 /// True when the lock file is the only entry of `folder`.
 bool holds_only_lock_file(const std::string& folder) {
   std::error_code error;
@@ -57,7 +63,13 @@ bool holds_only_lock_file(const std::string& folder) {
 FolderLock::FolderLock(const std::string& folder) : folder_(folder) {
   if (folder_.empty()) return;
   std::error_code error;
-  created_ = !fs::exists(folder_, error);
+  // The outermost folder this lock creates (FOLDER itself, or a missing parent of it).
+  for (fs::path p = absolute_folder(folder_, error); !error && !p.empty() && !fs::exists(p, error);
+       p = p.parent_path()) {
+    created_root_ = p.string();
+    if (p == p.parent_path()) break;
+  }
+  created_ = !created_root_.empty();
   fs::create_directories(folder_, error);
   if (error || !fs::is_directory(folder_)) {
     throw InputError(fmt::format("cannot create folder '{}': {}", folder_,
@@ -94,10 +106,14 @@ FolderLock::FolderLock(const std::string& folder) : folder_(folder) {
 FolderLock::~FolderLock() {
   if (fd_ < 0) return;
   if (created_ && holds_only_lock_file(folder_)) {
-    // Nothing was written: remove what this lock created (rmdir fails, harmlessly, if another
-    // process has put something there meanwhile).
+    // Nothing was written: remove what this lock created, up to the outermost folder it made
+    // (rmdir fails, harmlessly, if another process has put something there meanwhile).
     ::unlink(lock_path_.c_str());
-    ::rmdir(folder_.c_str());
+    std::error_code error;
+    for (fs::path p = absolute_folder(folder_, error); !error && ::rmdir(p.c_str()) == 0;
+         p = p.parent_path()) {
+      if (p.string() == created_root_) break;
+    }
   }
   if (::ftruncate(fd_, 0) != 0) {
     // Harmless: the next holder writes its own PID over it.

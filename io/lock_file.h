@@ -19,7 +19,8 @@ class FolderLock {
   /// An empty `folder` locks nothing (a run without --out).
   explicit FolderLock(const std::string& folder);
   /// Releases the lock. A folder this lock created is removed again if nothing but the lock file
-  /// is in it (the command failed before writing anything), so a refused run leaves no folder.
+  /// is in it (the command failed before writing anything), with the parents it created, so a
+  /// refused run leaves no folder.
   ~FolderLock();
   FolderLock(const FolderLock&) = delete;
   FolderLock& operator=(const FolderLock&) = delete;
@@ -29,6 +30,7 @@ class FolderLock {
   std::string lock_path_;
   int fd_ = -1;
   bool created_ = false;
+  std::string created_root_;  // the outermost folder the constructor created, absolute
 };
 
 }  // namespace maskprior

@@ -140,6 +140,17 @@ TEST_F(FaultsTest, SecondLockOfAFolderIsRefusedNamingTheHolder) {
   EXPECT_NO_THROW(FolderLock(""));  // no --out: nothing to lock
 }
 
+// Parents the lock created for its folder go too when nothing was written; folders that were
+// there before stay.
+TEST_F(FaultsTest, LockRemovesTheEmptyParentsItCreated) {
+  { const FolderLock lock(file("a/b/run")); }
+  EXPECT_FALSE(fs::exists(file("a")));
+  fs::create_directories(file("kept/b"));
+  { const FolderLock lock(file("kept/b/c/run/")); }
+  EXPECT_TRUE(fs::is_directory(file("kept/b")));
+  EXPECT_FALSE(fs::exists(file("kept/b/c")));
+}
+
 // The lock ends with its process, however it ends: a holder killed with SIGKILL leaves no stale
 // lock behind.
 TEST_F(FaultsTest, LockOfAKilledProcessIsFree) {
