@@ -93,6 +93,31 @@ int write_all(int fd, std::string_view bytes) {
   return 0;
 }
 
+/// What a failed write of `path` says: the system's reason, the step that failed (for the steps
+/// after the bytes are written) and, when the disk is full or a size limit was hit, what that
+/// means for the user.
+std::string write_error(const std::string& path, int error, std::string_view step) {
+  std::string hint;
+  if (error == ENOSPC || error == EDQUOT) {
+    hint = "; the disk is full (or over quota): free some space and run again";
+  } else if (error == EFBIG) {
+    hint = "; the file would exceed the file size limit (`ulimit -f`) or the file system's";
+  }
+  return fmt::format("cannot write '{}': {}{}{}", path,
+                     step.empty() ? "" : fmt::format("{} failed: ", step),
+                     std::generic_category().message(error), hint);
+}
+
+/// Flushes the folder of `path` so that a rename into it survives a crash of the machine. Best
+/// effort: some file systems cannot fsync a folder, and the file itself is already in place.
+void sync_parent(const std::string& path) {
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  const int fd = ::open(parent.empty() ? "." : parent.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return;
+  ::fsync(fd);
+  ::close(fd);
+}
+
 /// Throws InputError unless `path` is missing or a regular file (never followed if a link).
 void check_target(const std::string& path) {
   struct stat st {};
@@ -138,20 +163,22 @@ class TempFile {
     if (int error = write_all(fd_, bytes)) fail(error);
   }
 
-  /// Flushes to disk and renames onto the target, replacing it atomically.
+  /// Flushes to disk and renames onto the target, replacing it atomically. A failure of any step
+  /// (fsync reports a write error the disk found late, e.g. ENOSPC or EIO) leaves the target as
+  /// it was.
   void commit() {
-    if (::fsync(fd_) != 0) fail(errno);
+    if (::fsync(fd_) != 0) fail(errno, "fsync");
     const int fd = fd_;
     fd_ = -1;
-    if (::close(fd) != 0) fail(errno);
+    if (::close(fd) != 0) fail(errno, "close");
     if (::rename(path_.c_str(), target_.c_str()) != 0) fail(errno);
     committed_ = true;
+    sync_parent(target_);
   }
 
  private:
-  [[noreturn]] void fail(int error) const {
-    throw InputError(
-        fmt::format("cannot write '{}': {}", target_, std::generic_category().message(error)));
+  [[noreturn]] void fail(int error, std::string_view step = {}) const {
+    throw InputError(write_error(target_, error, step));
   }
 
   std::string target_;
@@ -190,6 +217,23 @@ void write_file_atomic(const std::string& path, const std::vector<std::string_vi
   TempFile file(path);
   for (std::string_view part : parts) file.write(part);
   file.commit();
+}
+
+void append_file(const std::string& path, std::string_view bytes) {
+  check_target(path);
+  const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0666);
+  if (fd < 0) throw InputError(write_error(path, errno, ""));
+  struct stat st {};
+  int error = ::fstat(fd, &st) != 0 ? errno : 0;
+  if (error == 0) {
+    error = write_all(fd, bytes);
+    // Cut what was appended: a partial record would corrupt the file for its readers.
+    if (error != 0 && ::ftruncate(fd, st.st_size) != 0) {
+      // Nothing more to do: the error below already says the append failed.
+    }
+  }
+  if (::close(fd) != 0 && error == 0) error = errno;
+  if (error != 0) throw InputError(write_error(path, error, ""));
 }
 
 void remove_temp_files_on_signals() {

@@ -1,5 +1,7 @@
-// Atomic file writes: a temporary file in the target's folder, fsync, rename. A failed or
-// interrupted write never leaves a partial file at the target.
+// Atomic file writes: a temporary file in the target's folder, fsync, rename (then fsync of the
+// folder). A failed or interrupted write never leaves a partial file at the target: a full disk
+// (ENOSPC), a file size limit (EFBIG), a short write or a failing fsync is an InputError saying
+// so, the temporary file is removed and the previous file, if any, is unchanged.
 //
 // Outputs and safety: the target must be missing or a regular file. A symbolic link is never
 // followed nor replaced, and a directory, FIFO, device or socket is never replaced (all are an
@@ -20,6 +22,13 @@ namespace maskprior {
 void write_file_atomic(const std::string& path, std::string_view bytes);
 /// As above, writing the concatenation of `parts` (so large buffers need not be joined first).
 void write_file_atomic(const std::string& path, const std::vector<std::string_view>& parts);
+
+/// Appends `bytes` to `path` (created if missing; a regular file, as for write_file_atomic): all
+/// of them or, when a write fails (a full disk, the file size limit), none — the file is cut
+/// back to its old length. For logs of records such as metrics.jsonl. A process killed during
+/// the write may still leave part of a record at the end; readers drop a last line cut short.
+/// Throws InputError naming the path and why.
+void append_file(const std::string& path, std::string_view bytes);
 
 /// Installs handlers for SIGINT, SIGTERM and SIGHUP (those not ignored) that remove the
 /// temporary files of the writes in progress, then end the process by the same signal, so the

@@ -9,8 +9,28 @@
 
 namespace maskprior::training {
 
+std::string first_non_finite(runtime::MaskedTransformer& model) {
+  torch::NoGradGuard no_grad;
+  for (const auto& item : model->named_parameters()) {
+    if (!torch::isfinite(item.value()).all().item<bool>()) return item.key();
+  }
+  for (const auto& item : model->named_buffers()) {
+    if (item.value().is_floating_point() && !torch::isfinite(item.value()).all().item<bool>()) {
+      return item.key();
+    }
+  }
+  return "";
+}
+
 void save_checkpoint(const std::string& path, runtime::MaskedTransformer& model,
                      torch::optim::Optimizer& optimizer, const RunState& state) {
+  if (const std::string bad = first_non_finite(model); !bad.empty()) {
+    throw InputError(fmt::format(
+        "step {}: the training diverged: parameter '{}' holds NaN or infinite values; {} was not "
+        "written, so the last good checkpoint is kept. Resuming would diverge again: start a new "
+        "run with a lower --lr or a longer --warmup",
+        state.step, bad, path));
+  }
   torch::serialize::OutputArchive root, model_archive, optimizer_archive;
   model->save(model_archive);
   optimizer.save(optimizer_archive);

@@ -19,7 +19,13 @@ struct RunState {
   double wall_before = 0;  // seconds spent in earlier sessions of this run
 };
 
-/// Writes the checkpoint atomically (temporary file + rename: never a partial checkpoint).
+/// The name of the first parameter or buffer of `model` holding NaN or ±inf, "" if none.
+std::string first_non_finite(runtime::MaskedTransformer& model);
+
+/// Writes the checkpoint atomically (temporary file + rename: never a partial checkpoint; a
+/// failed write, e.g. a full disk, keeps the previous one). A model whose parameters are not all
+/// finite (the training diverged) is never saved: InputError saying so, the previous checkpoint
+/// kept.
 void save_checkpoint(const std::string& path, runtime::MaskedTransformer& model,
                      torch::optim::Optimizer& optimizer, const RunState& state);
 

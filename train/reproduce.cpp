@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "io/atomic_file.h"
 #include "io/json_file.h"
+#include "io/lock_file.h"
 #include "tasks/arithmetic_task.h"
 #include "tasks/fashion_mnist.h"
 #include "tasks/text_corpus.h"
@@ -384,9 +385,10 @@ json run_suite(const SuiteOptions& options, std::ostream& out) {
   }
   const int seeds = options.seeds > 0 ? options.seeds : suite_default_seeds(options.suite);
   const fs::path root(options.out);
-  fs::create_directories(root);
+  const FolderLock lock(root.string());  // creates the folder; one `reproduce` per folder
   if (options.jobs > 1 && run_in_parallel(entries, options, seeds, root, out)) {
-    out << "interrupted: run the same command again to continue\n";
+    out << "interrupted: run the same command again to continue
+";
     return {{"suite", options.suite}, {"interrupted", true}, {"rows", json::array()}};
   }
 

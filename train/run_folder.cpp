@@ -59,20 +59,29 @@ void RunFolder::write_json(const char* name, const json& value) const {
 }
 
 void RunFolder::append_metrics(const json& record) const {
-  if (!enabled()) return;
-  std::ofstream out(file(kMetricsFile), std::ios::app);
-  out << record.dump() << '\n';
+  if (enabled()) append_file(file(kMetricsFile), record.dump() + "\n");
 }
 
-void RunFolder::truncate_metrics(int64_t step) const {
-  if (!enabled()) return;
-  std::ifstream in(file(kMetricsFile));
+std::vector<json> RunFolder::truncate_metrics(int64_t step) const {
+  std::vector<json> records;
+  if (!enabled()) return records;
+  const std::string path = file(kMetricsFile);
+  std::ifstream in(path);
   std::string kept, line;
-  while (std::getline(in, line)) {
+  for (int number = 1; std::getline(in, line); ++number) {
     if (line.empty()) continue;
-    if (json::parse(line).value("step", int64_t{0}) <= step) kept += line + "\n";
+    json record = json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (record.is_discarded() || !record.is_object()) {
+      // A process killed while appending can leave the last record cut short: drop it.
+      if (in.peek() == std::char_traits<char>::eof()) break;
+      throw InputError(fmt::format("{}:{}: not a JSON record", path, number));
+    }
+    if (record.value("step", int64_t{0}) > step) continue;
+    kept += line + "\n";
+    records.push_back(std::move(record));
   }
-  write_file_atomic(file(kMetricsFile), kept);
+  write_file_atomic(path, kept);
+  return records;
 }
 
 void RunFolder::write_weights(SafetensorsData tensors, const TrainConfig& config) const {

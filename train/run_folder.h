@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "core/compiled_mask.h"
 #include "io/safetensors.h"
@@ -57,10 +58,13 @@ class RunFolder {
   /// Writes a JSON file of the folder atomically.
   void write_json(const char* name, const nlohmann::json& value) const;
 
-  /// Appends one evaluation record to metrics.jsonl.
+  /// Appends one evaluation record to metrics.jsonl: the whole line or, on a write error (full
+  /// disk), nothing (io/atomic_file.h append_file).
   void append_metrics(const nlohmann::json& record) const;
-  /// Keeps the metrics.jsonl records up to `step` (a resumed run writes the later ones again).
-  void truncate_metrics(int64_t step) const;
+  /// Keeps the metrics.jsonl records up to `step` (a resumed run writes the later ones again)
+  /// and returns them. A last line cut short (a process killed while appending) is dropped;
+  /// any other line that is not a JSON object is an InputError naming the file and line.
+  std::vector<nlohmann::json> truncate_metrics(int64_t step) const;
 
   /// Writes weights.safetensors: `tensors` with the format and `config` in the metadata.
   void write_weights(SafetensorsData tensors, const TrainConfig& config) const;

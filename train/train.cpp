@@ -6,7 +6,9 @@
 #include <torch/torch.h>
 
 #include <chrono>
+#include <cmath>
 #include <csignal>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -14,6 +16,7 @@
 #include "compiler/compile.h"
 #include "core/error.h"
 #include "io/json_file.h"
+#include "io/lock_file.h"
 #include "io/mask_file.h"
 #include "runtime/experiment.h"
 #include "runtime/init.h"
@@ -156,6 +159,7 @@ class Run {
   void checkpoint();
   json stop(int received);
   json finish();
+  [[noreturn]] void diverged(double loss, double lr) const;
 
   const TrainConfig& config_;
   const bool resuming_;
@@ -172,6 +176,7 @@ class Run {
   int64_t rows_ = 0, steps_per_epoch_ = 0, total_steps_ = 0;
   int64_t eval_every_ = 0, checkpoint_every_ = 0;
   RunState state_;
+  int64_t checkpointed_step_ = -1;  // the step of the last checkpoint written or loaded
   json init_record_, last_record_;
   std::vector<json> session_records_;  // evaluations of this session (runs without a folder)
   std::optional<Progress> progress_;
@@ -234,8 +239,15 @@ void Run::build_model() {
 void Run::start() {
   if (resuming_) {
     state_ = load_checkpoint(folder_.file(kCheckpointFile), model_, *optimizer_, device_);
+    checkpointed_step_ = state_.step;
     init_record_ = folder_.read_json(kInitFile);
-    folder_.truncate_metrics(state_.step);
+    // The evaluation at the checkpoint's step, if any: a run killed after its last checkpoint
+    // but before summary.json finishes with the same summary as one never killed.
+    for (json& record : folder_.truncate_metrics(state_.step)) {
+      if (record.value("step", int64_t{-1}) == state_.step && record.contains("train_loss")) {
+        last_record_ = std::move(record);
+      }
+    }
   } else {
     init_record_ = measure(0);
     init_record_["init_info"] = init_info_;
@@ -280,9 +292,10 @@ double Run::train_step() {
   for (auto& group : optimizer_->param_groups()) group.options().set_lr(lr);
   optimizer_->zero_grad();
   auto loss = experiment_->loss(model_->forward(batch.inputs), batch);
+  const double loss_value = loss.item<double>();
+  if (!std::isfinite(loss_value)) diverged(loss_value, lr);  // before the state is touched
   loss.backward();
   optimizer_->step();
-  const double loss_value = loss.item<double>();
   state_.loss_sum += loss_value;
   state_.loss_count += 1;
   state_.step += 1;
@@ -320,6 +333,21 @@ void Run::checkpoint() {
   RunState saved = state_;
   saved.wall_before = wall();
   save_checkpoint(folder_.file(kCheckpointFile), model_, *optimizer_, saved);
+  checkpointed_step_ = state_.step;
+}
+
+/// A non-finite training loss: stop without saving the broken state (the last checkpoint stays).
+void Run::diverged(double loss, double lr) const {
+  const std::string kept = !folder_.enabled() ? "no --out, so nothing was saved"
+                           : checkpointed_step_ >= 0
+                               ? fmt::format("the last good checkpoint (step {}) is kept in {}",
+                                             checkpointed_step_, folder_.path())
+                               : "no checkpoint had been written yet";
+  throw InputError(fmt::format(
+      "step {}: the training loss is {}: the training diverged. The run stopped without saving "
+      "this state; {}. Resuming would diverge again: start a new run with a lower --lr (this "
+      "run's is {:g} at this step) or a longer --warmup",
+      state_.step + 1, loss, kept, lr));
 }
 
 json Run::execute() {
@@ -394,6 +422,7 @@ json run(const TrainConfig& config, bool resuming) {
 
 json train(const TrainConfig& config) {
   check_config(config);
+  const FolderLock lock(config.out);  // one process per run folder
   const RunFolder folder(config.out);
   // A run killed before its first checkpoint cannot be resumed: a new run takes its folder over
   // (start_folder), rather than leave it stuck.
@@ -408,6 +437,8 @@ json train(const TrainConfig& config) {
 
 json resume(const std::string& run_dir, const json& overrides) {
   check_resume_overrides(overrides);
+  // One process per run folder (a missing folder is reported below, not created).
+  const FolderLock lock(std::filesystem::is_directory(run_dir) ? run_dir : std::string());
   const RunFolder folder(run_dir);
   if (!folder.has(kConfigFile)) {
     throw InputError(fmt::format("{} is not a run folder (no {})", run_dir, kConfigFile));

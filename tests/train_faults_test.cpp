@@ -1,0 +1,525 @@
+// Training faults, end to end through the built maskc (MASKC_PATH): a run killed with SIGKILL at
+// any moment (during setup, training, a checkpoint write or the final writes) resumes to exactly
+// the result of a run never killed; a diverging run stops with a clear message and keeps its last
+// good checkpoint; a full disk or an unwritable folder is a clear error that keeps the previous
+// files; two processes cannot share a run or suite folder. Tiny parity2 models, --threads 1.
+//
+// The kill times are random: the seed is printed, and MASKPRIOR_FAULT_SEED=N repeats a run.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <sys/inotify.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <torch/torch.h>
+#include <unistd.h>
+
+#include <fcntl.h>
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <regex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "io/safetensors.h"
+
+namespace maskprior {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+using Args = std::vector<std::string>;
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+/// The exit code of a reaped child: its status, or 128 + the signal that ended it.
+int exit_code(int status) {
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : -1;
+}
+
+/// Starts `maskc ARGS` with stdout and stderr to the file or pipe `out`; with `file_limit` > 0
+/// its files may grow to that many bytes (RLIMIT_FSIZE; SIGXFSZ ignored, so a write past it fails
+/// with EFBIG, as on a full disk).
+pid_t spawn_fd(const Args& args, int out, rlim_t file_limit = 0) {
+  const pid_t child = ::fork();
+  if (child != 0) return child;
+  if (out < 0 || ::dup2(out, 1) < 0 || ::dup2(out, 2) < 0) ::_exit(125);
+  if (file_limit > 0) {
+    std::signal(SIGXFSZ, SIG_IGN);
+    const rlimit limit{.rlim_cur = file_limit, .rlim_max = RLIM_INFINITY};
+    ::setrlimit(RLIMIT_FSIZE, &limit);
+  }
+  std::vector<char*> argv{const_cast<char*>(MASKC_PATH)};
+  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  ::execv(MASKC_PATH, argv.data());
+  ::_exit(126);
+}
+
+/// Starts `maskc ARGS` with stdout and stderr to the file `log`.
+pid_t spawn(const Args& args, const fs::path& log) {
+  const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  const pid_t child = spawn_fd(args, fd);
+  ::close(fd);
+  return child;
+}
+
+int wait_for(pid_t child) {
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  return exit_code(status);
+}
+
+/// Every tensor of a checkpoint archive (recursing into sub-archives), by dotted name.
+void archive_tensors(torch::serialize::InputArchive& archive, const std::string& prefix,
+                     std::vector<std::pair<std::string, torch::Tensor>>& out) {
+  for (const std::string& key : archive.keys()) {
+    torch::Tensor tensor;
+    torch::serialize::InputArchive sub;
+    if (archive.try_read(key, tensor)) {
+      out.emplace_back(prefix + key, tensor);
+    } else if (archive.try_read(key, sub)) {
+      archive_tensors(sub, prefix + key + ".", out);
+    }
+  }
+}
+
+class TrainFaultsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fs::temp_directory_path() /
+           fmt::format("maskprior_train_faults_{}_{}", ::getpid(), info->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  fs::path path(const std::string& name) const { return dir_ / name; }
+
+  /// `maskc train` of a tiny parity2 model with the mask prior into `out`.
+  static Args train_args(const fs::path& out, int epochs, const Args& extra = {},
+                         int checkpoint_every = 3) {
+    Args args = {"train",
+                 "--task",
+                 "parity2",
+                 "--spec",
+                 std::string(MASKPRIOR_SOURCE_DIR) + "/specs/gotu/parity2.mask",
+                 "--init",
+                 "mask",
+                 "--n",
+                 "6",
+                 "--dim",
+                 "16",
+                 "--depth",
+                 "1",
+                 "--heads",
+                 "1",
+                 "--head-dim",
+                 "8",
+                 "--mlp",
+                 "16",
+                 "--batch-size",
+                 "16",
+                 "--epochs",
+                 std::to_string(epochs),
+                 "--eval-every",
+                 "2",
+                 "--checkpoint-every",
+                 std::to_string(checkpoint_every),
+                 "--threads",
+                 "1",
+                 "--device",
+                 "cpu",
+                 "-q",
+                 "--out",
+                 out.string()};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return args;
+  }
+  static Args resume_args(const fs::path& out) { return {"train", "--resume", out.string(), "-q"}; }
+
+  struct Result {
+    int code = -1;
+    std::string log;
+  };
+  Result run(const Args& args) const {
+    const fs::path log = path("log.txt");
+    const int code = wait_for(spawn(args, log));
+    return {code, read_text(log)};
+  }
+
+  /// The weights of a run folder: every tensor (hashed) and the config without the folder's path.
+  static json weights(const fs::path& run) {
+    const SafetensorsData data = read_safetensors((run / "weights.safetensors").string());
+    json tensors = json::object();
+    for (const auto& [name, tensor] : data.tensors) {
+      const std::string bytes(tensor.bytes.begin(), tensor.bytes.end());
+      tensors[name] = {tensor.dtype, tensor.shape, std::hash<std::string>{}(bytes)};
+    }
+    json config = json::parse(data.metadata.at("config"));
+    config.erase("out");
+    return {{"tensors", tensors}, {"config", config}};
+  }
+
+  /// Runs `maskc ARGS` under a file size limit; its output comes through a pipe, which the limit
+  /// does not cut short as it would a log file.
+  static Result run_with_file_limit(const Args& args, rlim_t file_limit) {
+    int pipe_fds[2];
+    if (::pipe2(pipe_fds, O_CLOEXEC) != 0) return {};
+    const pid_t child = spawn_fd(args, pipe_fds[1], file_limit);
+    ::close(pipe_fds[1]);
+    Result r;
+    char buffer[4096];
+    for (ssize_t got; (got = ::read(pipe_fds[0], buffer, sizeof(buffer))) > 0;) {
+      r.log.append(buffer, static_cast<size_t>(got));
+    }
+    ::close(pipe_fds[0]);
+    r.code = wait_for(child);
+    return r;
+  }
+
+  /// What a run folder holds that must not depend on interruptions: summary.json without its
+  /// wall-clock time, every metrics record, the weights and the learned mask, byte for byte.
+  static json outcome(const fs::path& run) {
+    json summary = json::parse(read_text(run / "summary.json"));
+    summary.erase("wall_seconds");
+    json records = json::array();
+    std::ifstream in(run / "metrics.jsonl");
+    for (std::string line; std::getline(in, line);) {
+      json record = json::parse(line);
+      record.erase("wall_seconds");
+      records.push_back(record);
+    }
+    return {{"summary", summary},
+            {"metrics", records},
+            {"weights", weights(run)},
+            {"mask", std::hash<std::string>{}(read_text(run / "mask.safetensors"))}};
+  }
+
+  /// Files of `run` left by an interrupted write (NAME.tmp-PID-XXXXXXXX).
+  static std::vector<std::string> temp_files(const fs::path& run) {
+    std::vector<std::string> names;
+    for (const auto& e : fs::directory_iterator(run)) {
+      const std::string name = e.path().filename().string();
+      if (name.find(".tmp-") != std::string::npos) names.push_back(name);
+    }
+    return names;
+  }
+
+  /// The next command for a run folder that was killed: resume it when it has a checkpoint,
+  /// else start it again (a new run takes over a folder that never reached a checkpoint).
+  static Args next_command(const fs::path& run, const Args& fresh) {
+    return fs::exists(run / "checkpoint.pt") ? resume_args(run) : fresh;
+  }
+
+  fs::path dir_;
+};
+
+/// The seed of the random kill times: MASKPRIOR_FAULT_SEED, or a fresh one (printed either way).
+uint64_t fault_seed() {
+  const char* given = std::getenv("MASKPRIOR_FAULT_SEED");
+  const uint64_t seed =
+      given != nullptr ? std::strtoull(given, nullptr, 10) : std::random_device{}();
+  std::cout << "kill times seeded with " << seed << " (repeat with MASKPRIOR_FAULT_SEED=" << seed
+            << ")\n";
+  return seed;
+}
+
+// ---------------------------------------------------------------------------------------------
+// kill -9 and resume
+
+// SIGKILL at random moments of the whole run (setup, steps, evaluations, checkpoint writes, the
+// final writes), each time continued from what the folder holds, ends exactly as a run never
+// killed: the same summary, metrics records, weights and learned mask.
+TEST_F(TrainFaultsTest, KilledAtRandomMomentsEndsAsIfNeverKilled) {
+  constexpr int kEpochs = 30, kKills = 6;
+  const auto started = Clock::now();
+  ASSERT_EQ(run(train_args(path("whole"), kEpochs)).code, 0);
+  const double whole_seconds = std::chrono::duration<double>(Clock::now() - started).count();
+  const uint64_t seed = fault_seed();
+  SCOPED_TRACE(fmt::format("MASKPRIOR_FAULT_SEED={}", seed));
+  std::mt19937_64 random(seed);
+  std::uniform_real_distribution<double> delay(0.0, whole_seconds);
+  const fs::path run_dir = path("run");
+  const Args fresh = train_args(run_dir, kEpochs);
+  int killed = 0;
+  for (int i = 0; i < kKills && !fs::exists(run_dir / "summary.json"); ++i) {
+    const Args command = next_command(run_dir, fresh);
+    const double seconds = delay(random);
+    const pid_t child = spawn(command, path("log.txt"));
+    std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+    ::kill(child, SIGKILL);
+    const int code = wait_for(child);
+    killed += code == 128 + SIGKILL;
+    std::cout << fmt::format("kill {} after {:.3f} s of `{}`: exit {}\n", i, seconds,
+                             command[1] == "--resume" ? "train --resume" : "train", code);
+    ASSERT_TRUE(code == 128 + SIGKILL || code == 0) << read_text(path("log.txt"));
+  }
+  const Result last = run(next_command(run_dir, fresh));
+  ASSERT_EQ(last.code, 0) << last.log;
+  EXPECT_GT(killed, 0);
+  EXPECT_EQ(outcome(run_dir), outcome(path("whole")));
+  EXPECT_EQ(temp_files(run_dir), std::vector<std::string>{});
+}
+
+// Killed while setting up (the folder locked but empty, only config.json, config and init.json
+// written): nothing to resume, `--resume` says so, and the same command starts it again.
+TEST_F(TrainFaultsTest, KilledDuringSetupStartsAgain) {
+  constexpr int kEpochs = 2;
+  ASSERT_EQ(run(train_args(path("whole"), kEpochs)).code, 0);
+  for (const std::string trigger : {".lock", "config.json", "init.json"}) {
+    SCOPED_TRACE("killed once " + trigger + " exists");
+    const fs::path run_dir = path("run-" + trigger);
+    const Args fresh = train_args(run_dir, kEpochs);
+    const pid_t child = spawn(fresh, path("log.txt"));
+    const auto deadline = Clock::now() + std::chrono::seconds(60);
+    while (!fs::exists(run_dir / trigger) && Clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+    ::kill(child, SIGKILL);
+    ASSERT_EQ(wait_for(child), 128 + SIGKILL) << "finished before the kill";
+    if (!fs::exists(run_dir / "checkpoint.pt")) {  // init.json may come just before the first
+      const Result resumed = run(resume_args(run_dir));
+      EXPECT_EQ(resumed.code, 1);
+      EXPECT_TRUE(resumed.log.find("not a run folder") != std::string::npos ||
+                  resumed.log.find("never reached a checkpoint") != std::string::npos)
+          << resumed.log;
+    }
+    const Result again = run(next_command(run_dir, fresh));
+    ASSERT_EQ(again.code, 0) << again.log;
+    EXPECT_EQ(outcome(run_dir), outcome(path("whole")));
+  }
+}
+
+/// Starts `command` and kills it (SIGKILL) as soon as it creates the temporary file of its
+/// `nth` write of `name` (checkpoint.pt, weights.safetensors, ...); returns whether that
+/// temporary file was still there after the kill (the kill hit the write itself, before its
+/// rename).
+bool kill_during_write(const Args& command, const fs::path& run_dir, const std::string& name,
+                       int nth, const fs::path& log) {
+  const std::string temp = name + ".tmp-";
+  fs::create_directories(run_dir);
+  const int watch = ::inotify_init1(IN_CLOEXEC);
+  ::inotify_add_watch(watch, run_dir.c_str(), IN_CREATE);
+  const pid_t child = spawn(command, log);
+  int seen = 0;
+  alignas(inotify_event) char buffer[4096];
+  while (seen < nth) {
+    pollfd ready{.fd = watch, .events = POLLIN, .revents = 0};
+    if (::poll(&ready, 1, /*timeout ms=*/60000) <= 0) break;  // the run ended without it
+    const ssize_t got = ::read(watch, buffer, sizeof(buffer));
+    if (got <= 0) break;
+    for (ssize_t at = 0; at < got && seen < nth;) {
+      const auto* event = reinterpret_cast<const inotify_event*>(buffer + at);
+      if (event->len > 0 && std::string(event->name).starts_with(temp)) ++seen;
+      at += static_cast<ssize_t>(sizeof(inotify_event) + event->len);
+    }
+  }
+  ::kill(child, SIGKILL);
+  wait_for(child);
+  ::close(watch);
+  for (const auto& e : fs::directory_iterator(run_dir)) {
+    if (e.path().filename().string().starts_with(temp)) return true;
+  }
+  return false;
+}
+
+// Killed in the middle of writing a checkpoint: the previous checkpoint is intact (the write
+// goes to a temporary file renamed into place), the run resumes from it, and the next write
+// removes the dead process's temporary file.
+TEST_F(TrainFaultsTest, KilledDuringACheckpointWriteResumesFromThePreviousOne) {
+  constexpr int kEpochs = 6;
+  ASSERT_EQ(run(train_args(path("whole"), kEpochs)).code, 0);
+  int caught = 0;
+  for (const int nth : {1, 2, 3}) {
+    SCOPED_TRACE(fmt::format("killed during checkpoint write {}", nth));
+    const fs::path run_dir = path(fmt::format("run{}", nth));
+    const Args fresh = train_args(run_dir, kEpochs);
+    caught += kill_during_write(fresh, run_dir, "checkpoint.pt", nth, path("log.txt"));
+    EXPECT_EQ(fs::exists(run_dir / "checkpoint.pt"), nth > 1);
+    const Result rest = run(next_command(run_dir, fresh));
+    ASSERT_EQ(rest.code, 0) << rest.log;
+    EXPECT_EQ(outcome(run_dir), outcome(path("whole")));
+    EXPECT_EQ(temp_files(run_dir), std::vector<std::string>{});
+  }
+  std::cout << caught << " of 3 kills left a temporary checkpoint (hit the write itself)\n";
+  EXPECT_GT(caught, 0) << "no kill landed inside a checkpoint write";
+}
+
+// Killed while writing the final files (after the last checkpoint, before summary.json): the
+// resumed run finishes with the same summary, including the last evaluation's train loss.
+TEST_F(TrainFaultsTest, KilledDuringTheFinalWritesFinishesTheSame) {
+  constexpr int kEpochs = 2;
+  ASSERT_EQ(run(train_args(path("whole"), kEpochs)).code, 0);
+  for (const std::string name : {"weights.safetensors", "mask.safetensors", "summary.json"}) {
+    SCOPED_TRACE("killed while writing " + name);
+    const fs::path run_dir = path("run-" + name);
+    kill_during_write(train_args(run_dir, kEpochs), run_dir, name, 1, path("log.txt"));
+    ASSERT_TRUE(fs::exists(run_dir / "checkpoint.pt"));
+    const Result rest = run(resume_args(run_dir));
+    ASSERT_EQ(rest.code, 0) << rest.log;
+    EXPECT_EQ(outcome(run_dir), outcome(path("whole")));
+    EXPECT_EQ(temp_files(run_dir), std::vector<std::string>{});
+  }
+}
+
+// A record of metrics.jsonl cut short (killed while appending) is dropped when resuming.
+TEST_F(TrainFaultsTest, RecordCutShortIsDroppedOnResume) {
+  constexpr int kEpochs = 4;
+  ASSERT_EQ(run(train_args(path("whole"), kEpochs)).code, 0);
+  const fs::path run_dir = path("run");
+  ASSERT_EQ(run(train_args(run_dir, kEpochs, {"--stop-after", "7"})).code, 130);
+  std::ofstream(run_dir / "metrics.jsonl", std::ios::app) << R"({"step": 8, "accur)";
+  const Result rest = run(resume_args(run_dir));
+  ASSERT_EQ(rest.code, 0) << rest.log;
+  EXPECT_EQ(outcome(run_dir), outcome(path("whole")));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Divergence
+
+// A learning rate far too large makes the loss non-finite: the run stops with exit 1 and a
+// message naming the step, the loss and the remedy, writes no checkpoint of the broken state
+// (the last good one stays, finite) and no summary.
+TEST_F(TrainFaultsTest, DivergenceStopsAndKeepsTheLastGoodCheckpoint) {
+  const fs::path run_dir = path("run");
+  const Result r = run(train_args(run_dir, 50, {"--lr", "1e30"}, /*checkpoint_every=*/1));
+  EXPECT_EQ(r.code, 1) << r.log;
+  std::smatch match;
+  ASSERT_TRUE(std::regex_search(r.log, match, std::regex(R"(step (\d+): .*the training diverged)")))
+      << r.log;
+  const int64_t failed = std::stoll(match[1]);
+  EXPECT_NE(r.log.find("lower --lr"), std::string::npos) << r.log;
+  EXPECT_NE(r.log.find("last good checkpoint"), std::string::npos) << r.log;
+  EXPECT_FALSE(fs::exists(run_dir / "summary.json"));
+  EXPECT_EQ(temp_files(run_dir), std::vector<std::string>{});
+  ASSERT_TRUE(fs::exists(run_dir / "checkpoint.pt")) << r.log;
+  torch::serialize::InputArchive checkpoint;
+  checkpoint.load_from((run_dir / "checkpoint.pt").string());
+  torch::Tensor step;
+  checkpoint.read("step", step);
+  EXPECT_LT(step.item<int64_t>(), failed);
+  std::vector<std::pair<std::string, torch::Tensor>> tensors;
+  archive_tensors(checkpoint, "", tensors);
+  EXPECT_GT(tensors.size(), 5u);
+  for (const auto& [name, tensor] : tensors) {
+    if (tensor.is_floating_point()) {
+      EXPECT_TRUE(torch::isfinite(tensor).all().item<bool>()) << name;
+    }
+  }
+  // The run is deterministic: resumed, it diverges again at the same step.
+  const Result again = run(resume_args(run_dir));
+  EXPECT_EQ(again.code, 1);
+  EXPECT_NE(again.log.find(fmt::format("step {}: ", failed)), std::string::npos) << again.log;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Full disk, unwritable folder
+
+// A checkpoint that does not fit (the file size limit stands in for a full disk) stops the run
+// with a clear error; the previous checkpoint is unchanged, no temporary file is left, and once
+// there is room the run resumes to the same result as one never stopped.
+TEST_F(TrainFaultsTest, FullDiskKeepsThePreviousCheckpoint) {
+  constexpr int kEpochs = 4;
+  ASSERT_EQ(run(train_args(path("whole"), kEpochs)).code, 0);
+  const fs::path run_dir = path("run");
+  ASSERT_EQ(run(train_args(run_dir, kEpochs, {"--stop-after", "4"})).code, 130);
+  const std::string before = read_text(run_dir / "checkpoint.pt");
+  const auto limit = static_cast<rlim_t>(before.size() / 2);
+  ASSERT_LT(fs::file_size(run_dir / "metrics.jsonl") + 4096, limit) << "a larger model is needed";
+  const Result full = run_with_file_limit(resume_args(run_dir), limit);
+  EXPECT_EQ(full.code, 1) << full.log;
+  EXPECT_NE(full.log.find(fmt::format("cannot write '{}'", (run_dir / "checkpoint.pt").string())),
+            std::string::npos)
+      << full.log;
+  EXPECT_NE(full.log.find("file size limit"), std::string::npos) << full.log;
+  EXPECT_EQ(read_text(run_dir / "checkpoint.pt"), before);
+  EXPECT_EQ(temp_files(run_dir), std::vector<std::string>{});
+  const Result rest = run(resume_args(run_dir));
+  ASSERT_EQ(rest.code, 0) << rest.log;
+  EXPECT_EQ(outcome(run_dir), outcome(path("whole")));
+
+  // With no room even for config.json, a new run fails at once and leaves no folder behind.
+  const Result none = run_with_file_limit(train_args(path("none"), kEpochs), 64);
+  EXPECT_EQ(none.code, 1) << none.log;
+  EXPECT_NE(none.log.find("config.json"), std::string::npos) << none.log;
+  EXPECT_FALSE(fs::exists(path("none")));
+}
+
+TEST_F(TrainFaultsTest, OutFolderUnderARegularFileIsAClearError) {
+  std::ofstream(path("plain")) << "data";
+  const Result r = run(train_args(path("plain") / "run", 1));
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.log.find("cannot create folder"), std::string::npos) << r.log;
+  EXPECT_NE(r.log.find("Not a directory"), std::string::npos) << r.log;
+  EXPECT_EQ(read_text(path("plain")), "data");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Two processes, one folder
+
+/// Waits until `lock` holds a PID (its holder has the lock); false after a minute.
+bool wait_for_lock(const fs::path& lock) {
+  const auto deadline = Clock::now() + std::chrono::seconds(60);
+  while (Clock::now() < deadline) {
+    if (!read_text(lock).empty()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return false;
+}
+
+// While a run trains into a folder, a second `maskc train` there (new or --resume) is refused at
+// once with the holder's PID, and the first run is not disturbed.
+TEST_F(TrainFaultsTest, SecondTrainOnTheSameFolderIsRefused) {
+  const fs::path run_dir = path("run");
+  const pid_t first = spawn(train_args(run_dir, 100000), path("first.txt"));
+  ASSERT_TRUE(wait_for_lock(run_dir / ".lock"));
+  const std::string expected = fmt::format(
+      "{} is in use by process {}; wait for it or choose another --out", run_dir.string(), first);
+  for (const Args& second : {train_args(run_dir, 1), resume_args(run_dir)}) {
+    const Result r = run(second);
+    EXPECT_EQ(r.code, 1) << r.log;
+    EXPECT_NE(r.log.find(expected), std::string::npos) << r.log;
+  }
+  ::kill(first, SIGTERM);
+  EXPECT_EQ(wait_for(first), 128 + SIGTERM) << read_text(path("first.txt"));
+  EXPECT_TRUE(fs::exists(run_dir / "checkpoint.pt"));
+  // Released: the stopped run resumes.
+  EXPECT_EQ(run({"train", "--resume", run_dir.string(), "-q", "--stop-after", "1"}).code, 130);
+}
+
+// Likewise for `maskc reproduce` on one results folder.
+TEST_F(TrainFaultsTest, SecondReproduceOnTheSameFolderIsRefused) {
+  const fs::path suite = path("suite");
+  const Args reproduce = {"reproduce",    "demo",     "--out",  suite.string(), "--only",
+                          "parity2-mask", "--epochs", "100000", "--threads",    "1",
+                          "--device",     "cpu"};
+  const pid_t first = spawn(reproduce, path("first.txt"));
+  ASSERT_TRUE(wait_for_lock(suite / ".lock"));
+  const Result r = run(reproduce);
+  EXPECT_EQ(r.code, 1) << r.log;
+  EXPECT_NE(
+      r.log.find(fmt::format("{} is in use by process {}; wait for it or choose another --out",
+                             suite.string(), first)),
+      std::string::npos)
+      << r.log;
+  ::kill(first, SIGKILL);
+  wait_for(first);
+}
+
+}  // namespace
+}  // namespace maskprior
