@@ -1,5 +1,7 @@
 #include "runtime/model.h"
 
+#include <torch/version.h>
+
 #include <fmt/format.h>
 
 #include <cmath>
@@ -21,6 +23,34 @@ std::string shape_text(const torch::Tensor& t) {
   std::string text = "[";
   for (int64_t d = 0; d < t.dim(); ++d) text += (d ? ", " : "") + std::to_string(t.size(d));
   return text + "]";
+}
+
+/// The cache key of a source tensor: its storage and version counter (an in-place change, such as
+/// an optimizer step or a checkpoint load, bumps the version; moving it changes the storage).
+std::pair<const void*, int64_t> source_key(const torch::Tensor& t) {
+  if (!t.defined()) return {nullptr, -1};
+  return {t.data_ptr(), static_cast<int64_t>(t._version())};
+}
+
+/// softmax(q kᵀ / √d_head + bias) v for q, k, v [B, H, N, d_head] and bias [H' or 1, N, N] (or
+/// undefined). With `attention`, also appends the probabilities [B, H, N, N] (detached).
+torch::Tensor attend(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                     const torch::Tensor& bias, int64_t head_dim,
+                     std::vector<torch::Tensor>* attention) {
+#if TORCH_VERSION_MAJOR >= 2
+  // The fused kernel (default scale 1/√d_head); a float additive mask keeps M's gradient.
+  if (attention == nullptr) {
+    return bias.defined() ? torch::scaled_dot_product_attention(q, k, v, bias)
+                          : torch::scaled_dot_product_attention(q, k, v);
+  }
+#endif
+  const double scale = 1.0 / std::sqrt(static_cast<double>(head_dim));
+  auto scores = torch::matmul(q, k.transpose(-2, -1));  // [B, H, N, N], fresh: safe in place
+  scores.mul_(scale);
+  if (bias.defined()) scores.add_(bias);
+  auto probs = torch::softmax(scores, -1);
+  if (attention) attention->push_back(probs.detach());
+  return torch::matmul(probs, v);
 }
 
 }  // namespace
@@ -76,40 +106,60 @@ torch::Tensor MaskedTransformerImpl::embed(const torch::Tensor& ids) {
   return token_embedding_(ids) + position_embedding_;
 }
 
-torch::Tensor MaskedTransformerImpl::attention_bias(int64_t layer) const {
-  torch::Tensor bias;
-  if (mask_.defined()) {
-    const int64_t l = mask_.size(0) == 1 ? 0 : layer;
-    bias = F::logsigmoid(mask_.select(0, l));  // [H', N, N]
+torch::Tensor MaskedTransformerImpl::excluded_bias() {
+  if (!hard_.defined() && !causal_.defined()) return {};
+  const std::vector<std::pair<const void*, int64_t>> key = {
+      source_key(hard_),
+      source_key(causal_),
+      {nullptr, static_cast<int64_t>(position_embedding_.device().type())}};
+  if (excluded_cache_.key != key) {
+    torch::NoGradGuard no_grad;
+    auto excluded = hard_.defined() ? hard_ : causal_;
+    if (hard_.defined() && causal_.defined()) excluded = hard_ | causal_;
+    excluded_cache_.value = torch::zeros(excluded.sizes(), position_embedding_.options())
+                                .masked_fill(excluded, -std::numeric_limits<float>::infinity());
+    excluded_cache_.key = key;
   }
-  torch::Tensor excluded;
-  if (hard_.defined()) excluded = hard_;
-  if (causal_.defined()) excluded = excluded.defined() ? (excluded | causal_) : causal_;
-  if (excluded.defined()) {
-    auto neg = torch::zeros(excluded.sizes(), position_embedding_.options())
-                   .masked_fill(excluded, -std::numeric_limits<float>::infinity());
-    bias = bias.defined() ? bias + neg : neg;
+  return excluded_cache_.value;
+}
+
+torch::Tensor MaskedTransformerImpl::attention_bias() {
+  const auto excluded = excluded_bias();
+  if (!mask_.defined()) {
+    return excluded.defined() ? excluded.view({1, 1, config_.seq_len, config_.seq_len}) : excluded;
   }
-  return bias;
+  const bool fixed = !(mask_.requires_grad() && torch::GradMode::is_enabled());
+  if (!fixed) {
+    auto bias = F::logsigmoid(mask_);  // [L', H', N, N], with gradient to M
+    return excluded.defined() ? bias + excluded : bias;
+  }
+  const std::vector<std::pair<const void*, int64_t>> key = {source_key(mask_),
+                                                            source_key(excluded)};
+  if (bias_cache_.key != key) {
+    torch::NoGradGuard no_grad;
+    auto bias = F::logsigmoid(mask_);
+    bias_cache_.value = excluded.defined() ? bias + excluded : bias;
+    bias_cache_.key = key;
+  }
+  return bias_cache_.value;
 }
 
 torch::Tensor MaskedTransformerImpl::run(const torch::Tensor& ids,
                                          std::vector<torch::Tensor>* attention) {
   auto x = embed(ids);
   const int64_t batch = x.size(0), n = x.size(1);
-  const double scale = 1.0 / std::sqrt(static_cast<double>(config_.head_dim));
+  const auto bias = attention_bias();  // [L' or 1, H' or 1, N, N] or undefined
   for (int64_t l = 0; l < config_.depth; ++l) {
     auto& block = blocks_[static_cast<size_t>(l)];
     auto h = block->ln_attention(x);
     auto split = [&](torch::nn::Linear& w) {
       return w(h).view({batch, n, config_.heads, config_.head_dim}).transpose(1, 2);
     };
-    auto q = split(block->wq), k = split(block->wk), v = split(block->wv);
-    auto scores = torch::matmul(q, k.transpose(-2, -1)) * scale;  // [B, H, N, N]
-    if (auto bias = attention_bias(l); bias.defined()) scores = scores + bias;
-    auto probs = torch::softmax(scores, -1);
-    if (attention) attention->push_back(probs.detach());
-    auto mixed = torch::matmul(probs, v).transpose(1, 2).reshape({batch, n, -1});
+    const auto layer_bias = bias.defined() ? bias.select(0, bias.size(0) == 1 ? 0 : l) : bias;
+    auto mixed = attend(split(block->wq), split(block->wk), split(block->wv), layer_bias,
+                        config_.head_dim, attention)
+                     .transpose(1, 2)
+                     .reshape({batch, n, -1});
     x = x + block->wo(mixed);
     x = x + block->fc_out(F::gelu(block->fc_in(block->ln_mlp(x))));
   }

@@ -75,8 +75,18 @@ class MaskedTransformerImpl : public torch::nn::Module {
  private:
   torch::Tensor run(const torch::Tensor& ids, std::vector<torch::Tensor>* attention);
   torch::Tensor embed(const torch::Tensor& ids);
-  /// The additive attention bias of layer `layer`: [H' or 1, N, N], or undefined if none.
-  torch::Tensor attention_bias(int64_t layer) const;
+  /// The additive attention bias of every layer, log σ(M) plus −∞ on hard-excluded and causal
+  /// cells: [L' or 1, H' or 1, N, N], or undefined if there is none. Computed once per forward
+  /// pass, and cached while it cannot change (M fixed or no gradient wanted, same M version).
+  torch::Tensor attention_bias();
+  /// 0 / −∞ [N, N] for the hard and causal masks together (undefined if neither), cached.
+  torch::Tensor excluded_bias();
+
+  /// A cached tensor and what it was computed from: each source's storage and version counter.
+  struct Cached {
+    torch::Tensor value;
+    std::vector<std::pair<const void*, int64_t>> key;
+  };
 
   ModelConfig config_;
   torch::nn::Embedding token_embedding_{nullptr};
@@ -86,6 +96,7 @@ class MaskedTransformerImpl : public torch::nn::Module {
   torch::nn::Linear head_{nullptr};
   torch::Tensor mask_, mask_init_, hard_, causal_;
   bool mask_learnable_ = false;
+  Cached excluded_cache_, bias_cache_;
 };
 TORCH_MODULE(MaskedTransformer);
 

@@ -246,6 +246,70 @@ TEST(GreedyDecode, ReproducesProblemsATinyModelMemorised) {
   EXPECT_TRUE(torch::equal(decoded, answers)) << decoded << answers;
 }
 
+/// The plain metrics: greedy_decode's K full passes and a separate teacher-forced pass.
+json plain_metrics(const LogitsFn& forward, const torch::Tensor& ids, int64_t offset, int64_t k) {
+  torch::NoGradGuard no_grad;
+  const auto answers = ids.narrow(1, offset, k);
+  const auto right = greedy_decode(forward, ids, offset, k) == answers;
+  const auto rows = static_cast<double>(ids.size(0));
+  return {{"sequence_accuracy", right.all(1).sum().item<double>() / rows},
+          {"digit_accuracy", right.sum().item<double>() / (rows * static_cast<double>(k))},
+          {"test_loss", answer_loss(forward(ids), answers, offset).item<double>()}};
+}
+
+TEST(GreedyDecode, TeacherForcedFastPathEqualsPlainGreedyOnARandomModel) {
+  torch::set_num_threads(1);
+  torch::manual_seed(7);
+  const auto task = tasks::make_arithmetic_task("multiplication");  // K = 6 answer digits
+  const int64_t offset = task.answer_offset(), k = task.answer_digits;
+  ModelConfig config;
+  config.vocab = tasks::kArithmeticVocab;
+  config.seq_len = task.sequence_length();
+  config.dim = 32;
+  config.depth = 2;
+  config.heads = 2;
+  config.head_dim = 16;
+  config.mlp = 64;
+  config.readout = Readout::kCausalLm;
+  MaskedTransformer model(config);
+  model->set_mask(torch::randn({1, 2, config.seq_len, config.seq_len}), /*learnable=*/true);
+  model->eval();
+  int calls = 0;
+  const LogitsFn forward = [&](const torch::Tensor& t) {
+    ++calls;
+    return model->forward(t);
+  };
+  std::vector<int64_t> problems;
+  for (int64_t p = 0; p < 300; ++p) problems.push_back(p * 3331 % task.problems());
+  auto ids = arithmetic_ids(task, problems);
+  // Make the "true" answers of row r agree with the model's own greedy answer on its first
+  // r mod (K + 1) digits and differ after: every first wrong digit 0..K−1, and right rows.
+  const auto greedy = greedy_decode(forward, ids, offset, k);
+  for (int64_t r = 0; r < ids.size(0); ++r) {
+    const int64_t agree = r % (k + 1);
+    for (int64_t j = 0; j < k; ++j) {
+      const auto g = greedy[r][j].item<int64_t>();
+      ids[r][offset + j] = j < agree ? g : (g + 1 + r % 9) % 10;
+    }
+  }
+  calls = 0;
+  const auto fast = greedy_decode_teacher_forced(forward, ids, offset, k);
+  EXPECT_TRUE(torch::equal(fast, greedy)) << fast << greedy;
+  EXPECT_LE(calls, k);  // one teacher-forced pass, then passes over the wrong rows only
+  const auto expected = plain_metrics(forward, ids, offset, k);
+  const auto got = arithmetic_metrics(forward, ids, offset, k);
+  EXPECT_DOUBLE_EQ(got["sequence_accuracy"].get<double>(),
+                   expected["sequence_accuracy"].get<double>());
+  EXPECT_NEAR(got["sequence_accuracy"].get<double>(), 1.0 / static_cast<double>(k + 1), 0.01);
+  EXPECT_DOUBLE_EQ(got["digit_accuracy"].get<double>(), expected["digit_accuracy"].get<double>());
+  EXPECT_NEAR(got["test_loss"].get<double>(), expected["test_loss"].get<double>(), 1e-5);
+  // All rows right: the teacher-forced pass alone.
+  ids.narrow(1, offset, k).copy_(greedy);
+  calls = 0;
+  EXPECT_TRUE(torch::equal(greedy_decode_teacher_forced(forward, ids, offset, k), greedy));
+  EXPECT_EQ(calls, 1);
+}
+
 TEST(ArithmeticPresets, QuickAndPaperResolve) {
   const auto paper = resolve_config("multiplication", kPresetPaper, json::object());
   EXPECT_EQ(paper.depth, 6);

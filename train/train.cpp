@@ -5,11 +5,13 @@
 #include <fmt/format.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <thread>
 
 #include "compiler/compile.h"
 #include "core/error.h"
@@ -71,6 +73,10 @@ void check_spec(const CompiledMask& spec, const TrainConfig& config, const Layou
     throw InputError(fmt::format("spec {} has {} heads but the model has {} (use 1 or {})",
                                  config.spec, spec.heads, model.heads, model.heads));
   }
+}
+
+int all_cores() {
+  return static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
 }
 
 torch::Device resolve_device(const std::string& name) {
@@ -140,6 +146,7 @@ class Run {
   double train_step();
   void record_evaluation(double lr);
   double wall() const;
+  void sync_loss();
   void checkpoint();
   json stop(int received);
   json finish();
@@ -163,11 +170,13 @@ class Run {
   std::optional<Progress> progress_;
   torch::Tensor order_;
   int64_t order_epoch_ = -1;
+  torch::Tensor loss_pending_;  // state_.loss_sum plus the steps since, on the device
 };
 
 Run::Run(const TrainConfig& config, bool resuming)
     : config_(config), resuming_(resuming), folder_(config.out) {
-  if (config_.threads > 0) torch::set_num_threads(config_.threads);
+  // --threads 0: every core (LibTorch's own default may be fewer).
+  torch::set_num_threads(config_.threads > 0 ? config_.threads : all_cores());
   device_ = resolve_device(config_.device);
   experiment_ = make_experiment(experiment_config(config_));
   model_config_ = experiment_->model_config(experiment_config(config_));
@@ -251,16 +260,22 @@ double Run::train_step() {
   auto loss = experiment_->loss(model_->forward(batch.inputs), batch);
   loss.backward();
   optimizer_->step();
-  const double loss_value = loss.item<double>();
-  state_.loss_sum += loss_value;
+  // Summed on the device and read only when the progress prints or an evaluation needs it: no
+  // host-device sync per step.
+  const auto loss_value = loss.detach().to(torch::kDouble);
+  if (!loss_pending_.defined()) {
+    loss_pending_ = torch::full({}, state_.loss_sum, loss_value.options());
+  }
+  loss_pending_ += loss_value;  // the same additions, in the same order, as a host-side sum
   state_.loss_count += 1;
   state_.step += 1;
-  progress_->update(state_.step, loss_value);
+  if (progress_->due(state_.step)) progress_->update(state_.step, loss_value.item<double>());
   return lr;
 }
 
 /// Evaluates, with the mean train loss since the last evaluation, into metrics.jsonl.
 void Run::record_evaluation(double lr) {
+  sync_loss();
   last_record_ = measure(state_.step);
   last_record_["train_loss"] = state_.loss_sum / static_cast<double>(state_.loss_count);
   last_record_["lr"] = lr;
@@ -279,7 +294,15 @@ double Run::wall() const {
   return state_.wall_before + std::chrono::duration<double>(Clock::now() - started_).count();
 }
 
+/// Reads the device-side loss sum back into state_.loss_sum.
+void Run::sync_loss() {
+  if (!loss_pending_.defined()) return;
+  state_.loss_sum = loss_pending_.item<double>();
+  loss_pending_ = torch::Tensor();
+}
+
 void Run::checkpoint() {
+  sync_loss();
   if (!folder_.enabled()) return;
   RunState saved = state_;
   saved.wall_before = wall();
