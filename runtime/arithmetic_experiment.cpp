@@ -59,10 +59,13 @@ class ArithmeticExperiment : public Experiment {
 
   nlohmann::json evaluate(MaskedTransformer& model) const override {
     const LogitsFn forward = [&](const torch::Tensor& ids) { return model->forward(ids); };
-    auto metrics =
-        arithmetic_metrics(forward, test_ids_, task_.answer_offset(), task_.answer_digits);
-    const auto train =
-        arithmetic_metrics(forward, train_eval_ids_, task_.answer_offset(), task_.answer_digits);
+    const CompleteFn complete = [&](const torch::Tensor& ids, const torch::Tensor& keep,
+                                    int64_t last) {
+      return model->greedy_complete(ids, keep, last);
+    };
+    const int64_t offset = task_.answer_offset(), digits = task_.answer_digits;
+    auto metrics = arithmetic_metrics(forward, complete, test_ids_, offset, digits);
+    const auto train = arithmetic_metrics(forward, complete, train_eval_ids_, offset, digits);
     metrics["accuracy"] = metrics["sequence_accuracy"];  // the headline every task reports
     metrics["train_sequence_accuracy"] = train["sequence_accuracy"];
     metrics["test_size"] = test_ids_.size(0);
@@ -129,7 +132,8 @@ torch::Tensor greedy_decode(const LogitsFn& forward, const torch::Tensor& ids,
 
 torch::Tensor greedy_decode_teacher_forced(const LogitsFn& forward, const torch::Tensor& ids,
                                            int64_t answer_offset, int64_t answer_digits,
-                                           torch::Tensor* teacher_logits) {
+                                           torch::Tensor* teacher_logits,
+                                           const CompleteFn* complete) {
   torch::NoGradGuard no_grad;
   const auto logits = forward(ids);
   if (teacher_logits) *teacher_logits = logits;
@@ -149,6 +153,12 @@ torch::Tensor greedy_decode_teacher_forced(const LogitsFn& forward, const torch:
   sequences.narrow(1, answer_offset, answer_digits)
       .copy_(torch::where(digit.le(row_first), decoded.index_select(0, rows),
                           torch::zeros_like(row_first)));
+  if (complete) {
+    const auto done = (*complete)(sequences, row_first.squeeze(1) + answer_offset,
+                                  answer_offset + answer_digits - 1);
+    decoded.index_copy_(0, rows, done.narrow(1, answer_offset, answer_digits));
+    return decoded;
+  }
   const int64_t start = row_first.min().item<int64_t>() + 1;
   for (int64_t j = start; j < answer_digits; ++j) {
     const auto active = row_first.squeeze(1).lt(j).nonzero().squeeze(1);  // row_first < j
@@ -160,8 +170,10 @@ torch::Tensor greedy_decode_teacher_forced(const LogitsFn& forward, const torch:
   return decoded;
 }
 
-nlohmann::json arithmetic_metrics(const LogitsFn& forward, const torch::Tensor& ids,
-                                  int64_t answer_offset, int64_t answer_digits) {
+namespace {
+
+nlohmann::json metrics_of(const LogitsFn& forward, const CompleteFn* complete,
+                          const torch::Tensor& ids, int64_t answer_offset, int64_t answer_digits) {
   torch::NoGradGuard no_grad;
   const int64_t rows = ids.size(0);
   if (rows == 0) throw InternalError("arithmetic_metrics: no sequences");
@@ -173,8 +185,8 @@ nlohmann::json arithmetic_metrics(const LogitsFn& forward, const torch::Tensor& 
     const auto chunk = ids.narrow(0, start, std::min(kEvalChunk, rows - start));
     const auto answers = chunk.narrow(1, answer_offset, answer_digits);
     torch::Tensor logits;
-    const auto decoded =
-        greedy_decode_teacher_forced(forward, chunk, answer_offset, answer_digits, &logits);
+    const auto decoded = greedy_decode_teacher_forced(forward, chunk, answer_offset, answer_digits,
+                                                      &logits, complete);
     loss_sum += answer_loss(logits, answers, answer_offset).to(torch::kDouble) *
                 static_cast<double>(chunk.size(0));
     const auto right = decoded == answers;
@@ -186,6 +198,19 @@ nlohmann::json arithmetic_metrics(const LogitsFn& forward, const torch::Tensor& 
           {"digit_accuracy", static_cast<double>(digits_right.item<int64_t>()) /
                                  (total * static_cast<double>(answer_digits))},
           {"test_loss", loss_sum.item<double>() / total}};
+}
+
+}  // namespace
+
+nlohmann::json arithmetic_metrics(const LogitsFn& forward, const torch::Tensor& ids,
+                                  int64_t answer_offset, int64_t answer_digits) {
+  return metrics_of(forward, nullptr, ids, answer_offset, answer_digits);
+}
+
+nlohmann::json arithmetic_metrics(const LogitsFn& forward, const CompleteFn& complete,
+                                  const torch::Tensor& ids, int64_t answer_offset,
+                                  int64_t answer_digits) {
+  return metrics_of(forward, &complete, ids, answer_offset, answer_digits);
 }
 
 std::unique_ptr<Experiment> make_arithmetic_experiment(const ExperimentConfig& config) {

@@ -23,6 +23,11 @@ namespace maskprior::runtime {
 
 /// A causal decoder's forward pass: token ids [B, N] → logits [B, N, vocab].
 using LogitsFn = std::function<torch::Tensor(const torch::Tensor&)>;
+/// A causal decoder's greedy completion (ids [B, N], keep [B], last) → ids [B, N]: positions
+/// ≤ keep[b] kept, each later one ≤ last the argmax at the position before, as
+/// MaskedTransformerImpl::greedy_complete (with a key/value cache) does.
+using CompleteFn =
+    std::function<torch::Tensor(const torch::Tensor&, const torch::Tensor&, int64_t)>;
 
 /// Token ids [P, N] (int64, CPU) of the problems `problems` (indices as in ArithmeticTask).
 torch::Tensor arithmetic_ids(const tasks::ArithmeticTask& task,
@@ -46,9 +51,11 @@ torch::Tensor greedy_decode(const LogitsFn& forward, const torch::Tensor& ids,
 /// greedy and teacher-forced argmax agree up to and including that digit; only the digits after
 /// it are decoded again, pass by pass, on the rows that need them. `teacher_logits`, if given,
 /// receives the teacher-forced logits [B, N, V]. No gradients.
+/// With `complete`, the rows it gets wrong are finished by `complete` instead of pass by pass.
 torch::Tensor greedy_decode_teacher_forced(const LogitsFn& forward, const torch::Tensor& ids,
                                            int64_t answer_offset, int64_t answer_digits,
-                                           torch::Tensor* teacher_logits = nullptr);
+                                           torch::Tensor* teacher_logits = nullptr,
+                                           const CompleteFn* complete = nullptr);
 
 /// Metrics of a causal decoder on full sequences `ids` [P, N] (answers in place), evaluated in
 /// chunks: sequence_accuracy (all K answer digits decoded right), digit_accuracy (share of right
@@ -56,6 +63,10 @@ torch::Tensor greedy_decode_teacher_forced(const LogitsFn& forward, const torch:
 /// the results of greedy_decode, at the cost of about one forward pass when most rows are right.
 nlohmann::json arithmetic_metrics(const LogitsFn& forward, const torch::Tensor& ids,
                                   int64_t answer_offset, int64_t answer_digits);
+/// The same metrics, the wrong rows decoded by `complete` (a key/value cache: the experiment's).
+nlohmann::json arithmetic_metrics(const LogitsFn& forward, const CompleteFn& complete,
+                                  const torch::Tensor& ids, int64_t answer_offset,
+                                  int64_t answer_digits);
 
 /// The experiment for config.task ∈ {addition, multiplication}: training set = a seeded
 /// config.train_fraction of all problems, test set = config.test_size other problems

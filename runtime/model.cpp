@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -144,29 +145,83 @@ torch::Tensor MaskedTransformerImpl::attention_bias() {
   return bias_cache_.value;
 }
 
+torch::Tensor MaskedTransformerImpl::layer_forward(int64_t layer, const torch::Tensor& x,
+                                                   int64_t first, const torch::Tensor& bias,
+                                                   std::vector<torch::Tensor>* attention,
+                                                   torch::Tensor* keys, torch::Tensor* values) {
+  auto& block = blocks_[static_cast<size_t>(layer)];
+  const int64_t batch = x.size(0), n = x.size(1);
+  auto h = block->ln_attention(x);
+  auto split = [&](torch::nn::Linear& w) {
+    return w(h).view({batch, n, config_.heads, config_.head_dim}).transpose(1, 2);
+  };
+  auto q = split(block->wq), k = split(block->wk), v = split(block->wv);
+  if (keys) {  // cached positions [0, first) come before these
+    *keys = keys->defined() ? torch::cat({*keys, k}, 2) : k;
+    *values = values->defined() ? torch::cat({*values, v}, 2) : v;
+    k = *keys;
+    v = *values;
+  }
+  torch::Tensor layer_bias;  // [H' or 1, n, first + n]: these queries, every key so far
+  if (bias.defined()) {
+    layer_bias = bias.select(0, bias.size(0) == 1 ? 0 : layer);
+    if (first != 0 || n != config_.seq_len) {
+      layer_bias = layer_bias.narrow(1, first, n).narrow(2, 0, first + n).contiguous();
+    }
+  }
+  auto mixed = attend(q, k, v, layer_bias, config_.head_dim, attention)
+                   .transpose(1, 2)
+                   .reshape({batch, n, -1});
+  auto y = x + block->wo(mixed);
+  return y + block->fc_out(F::gelu(block->fc_in(block->ln_mlp(y))));
+}
+
 torch::Tensor MaskedTransformerImpl::run(const torch::Tensor& ids,
                                          std::vector<torch::Tensor>* attention) {
   auto x = embed(ids);
-  const int64_t batch = x.size(0), n = x.size(1);
   const auto bias = attention_bias();  // [L' or 1, H' or 1, N, N] or undefined
   for (int64_t l = 0; l < config_.depth; ++l) {
-    auto& block = blocks_[static_cast<size_t>(l)];
-    auto h = block->ln_attention(x);
-    auto split = [&](torch::nn::Linear& w) {
-      return w(h).view({batch, n, config_.heads, config_.head_dim}).transpose(1, 2);
-    };
-    const auto layer_bias = bias.defined() ? bias.select(0, bias.size(0) == 1 ? 0 : l) : bias;
-    auto mixed = attend(split(block->wq), split(block->wk), split(block->wv), layer_bias,
-                        config_.head_dim, attention)
-                     .transpose(1, 2)
-                     .reshape({batch, n, -1});
-    x = x + block->wo(mixed);
-    x = x + block->fc_out(F::gelu(block->fc_in(block->ln_mlp(x))));
+    x = layer_forward(l, x, 0, bias, attention, nullptr, nullptr);
   }
   if (config_.readout == Readout::kClsRegression) {
     return head_(ln_final_(x.select(1, 0))).squeeze(-1);
   }
   return head_(ln_final_(x));
+}
+
+torch::Tensor MaskedTransformerImpl::greedy_complete(const torch::Tensor& ids,
+                                                     const torch::Tensor& keep, int64_t last) {
+  const int64_t n = config_.seq_len;
+  if (config_.readout != Readout::kCausalLm || ids.dim() != 2 || ids.size(1) != n ||
+      keep.dim() != 1 || keep.size(0) != ids.size(0) || last >= n) {
+    throw InputError(fmt::format(
+        "[greedy_complete] needs a causal decoder, ids [B, {}], keep [B] and last < {}; got ids "
+        "{}, keep {}, last {}",
+        n, n, shape_text(ids), shape_text(keep), last));
+  }
+  torch::NoGradGuard no_grad;
+  auto out = ids.clone();
+  if (out.size(0) == 0) return out;
+  const int64_t start = std::max<int64_t>(1, keep.min().item<int64_t>() + 1);
+  if (start > last) return out;
+  const auto bias = attention_bias();
+  std::vector<torch::Tensor> keys(static_cast<size_t>(config_.depth)), values(keys.size());
+  auto hidden = [&](int64_t first, int64_t count) {  // positions [first, first + count)
+    auto x =
+        token_embedding_(out.narrow(1, first, count)) + position_embedding_.narrow(0, first, count);
+    for (int64_t l = 0; l < config_.depth; ++l) {
+      const auto i = static_cast<size_t>(l);
+      x = layer_forward(l, x, first, bias, nullptr, &keys[i], &values[i]);
+    }
+    return head_(ln_final_(x.select(1, count - 1)));  // logits of the last position [B, V]
+  };
+  auto logits = hidden(0, start);
+  for (int64_t p = start; p <= last; ++p) {
+    auto column = out.select(1, p);
+    column.copy_(torch::where(keep.lt(p), logits.argmax(-1), column));
+    if (p < last) logits = hidden(p, 1);
+  }
+  return out;
 }
 
 torch::Tensor MaskedTransformerImpl::forward(const torch::Tensor& ids) {

@@ -51,6 +51,12 @@ class MaskedTransformerImpl : public torch::nn::Module {
   /// Runs the model without gradients and returns each layer's attention probabilities
   /// [B, heads, N, N] (row = query, column = key).
   std::vector<torch::Tensor> attention_maps(const torch::Tensor& ids);
+  /// Causal decoders (kCausalLm) only: greedy completion with cached keys and values, no
+  /// gradients. Row b of `ids` [B, N] keeps its tokens at positions ≤ keep[b] ([B] int64); every
+  /// later position p ≤ last gets the argmax of the logits at p − 1, as K full forward passes
+  /// would give it. One pass over the prefix [0, min keep], then one position at a time.
+  /// Returns the completed ids [B, N].
+  torch::Tensor greedy_complete(const torch::Tensor& ids, const torch::Tensor& keep, int64_t last);
   /// What layer 0's attention sees: LayerNorm_0(token + position), [B, N, dim]. No gradients.
   torch::Tensor attention_input(const torch::Tensor& ids);
 
@@ -74,6 +80,12 @@ class MaskedTransformerImpl : public torch::nn::Module {
 
  private:
   torch::Tensor run(const torch::Tensor& ids, std::vector<torch::Tensor>* attention);
+  /// Block `layer` on x [B, P, dim] at positions [first, first + P), with `bias` the whole
+  /// [L' or 1, H' or 1, N, N] attention bias (or undefined). With `keys`/`values` (per layer,
+  /// [B, H, first, d_head] or undefined), attends to the cached positions too and appends these.
+  torch::Tensor layer_forward(int64_t layer, const torch::Tensor& x, int64_t first,
+                              const torch::Tensor& bias, std::vector<torch::Tensor>* attention,
+                              torch::Tensor* keys, torch::Tensor* values);
   torch::Tensor embed(const torch::Tensor& ids);
   /// The additive attention bias of every layer, log σ(M) plus −∞ on hard-excluded and causal
   /// cells: [L' or 1, H' or 1, N, N], or undefined if there is none. Computed once per forward

@@ -257,7 +257,7 @@ json plain_metrics(const LogitsFn& forward, const torch::Tensor& ids, int64_t of
           {"test_loss", answer_loss(forward(ids), answers, offset).item<double>()}};
 }
 
-TEST(GreedyDecode, TeacherForcedFastPathEqualsPlainGreedyOnARandomModel) {
+TEST(GreedyDecode, FastPathsEqualPlainGreedyOnARandomModel) {
   torch::set_num_threads(1);
   torch::manual_seed(7);
   const auto task = tasks::make_arithmetic_task("multiplication");  // K = 6 answer digits
@@ -273,6 +273,9 @@ TEST(GreedyDecode, TeacherForcedFastPathEqualsPlainGreedyOnARandomModel) {
   config.readout = Readout::kCausalLm;
   MaskedTransformer model(config);
   model->set_mask(torch::randn({1, 2, config.seq_len, config.seq_len}), /*learnable=*/true);
+  auto hard = torch::rand({config.seq_len, config.seq_len}) < 0.2;  // some keys excluded
+  hard.fill_diagonal_(false);
+  model->set_hard_mask(hard);
   model->eval();
   int calls = 0;
   const LogitsFn forward = [&](const torch::Tensor& t) {
@@ -303,6 +306,22 @@ TEST(GreedyDecode, TeacherForcedFastPathEqualsPlainGreedyOnARandomModel) {
   EXPECT_NEAR(got["sequence_accuracy"].get<double>(), 1.0 / static_cast<double>(k + 1), 0.01);
   EXPECT_DOUBLE_EQ(got["digit_accuracy"].get<double>(), expected["digit_accuracy"].get<double>());
   EXPECT_NEAR(got["test_loss"].get<double>(), expected["test_loss"].get<double>(), 1e-5);
+  // The key/value-cached completion gives the same answers, after one full pass.
+  const CompleteFn complete = [&](const torch::Tensor& t, const torch::Tensor& keep, int64_t last) {
+    return model->greedy_complete(t, keep, last);
+  };
+  const auto nothing_kept = torch::full({ids.size(0)}, offset - 1, torch::kLong);
+  EXPECT_TRUE(
+      torch::equal(complete(ids, nothing_kept, offset + k - 1).narrow(1, offset, k), greedy));
+  calls = 0;
+  EXPECT_TRUE(torch::equal(
+      greedy_decode_teacher_forced(forward, ids, offset, k, nullptr, &complete), greedy));
+  EXPECT_EQ(calls, 1);
+  const auto cached = arithmetic_metrics(forward, complete, ids, offset, k);
+  EXPECT_DOUBLE_EQ(cached["sequence_accuracy"].get<double>(),
+                   expected["sequence_accuracy"].get<double>());
+  EXPECT_DOUBLE_EQ(cached["digit_accuracy"].get<double>(),
+                   expected["digit_accuracy"].get<double>());
   // All rows right: the teacher-forced pass alone.
   ids.narrow(1, offset, k).copy_(greedy);
   calls = 0;
