@@ -58,10 +58,20 @@ class ArithmeticExperiment : public Experiment {
   }
 
   nlohmann::json evaluate(MaskedTransformer& model) const override {
-    const LogitsFn forward = [&](const torch::Tensor& ids) { return model->forward(ids); };
-    const CompleteFn complete = [&](const torch::Tensor& ids, const torch::Tensor& keep,
-                                    int64_t last) {
-      return model->greedy_complete(ids, keep, last);
+    // The teacher-forced pass keeps its keys and values; the completion of the rows it gets wrong
+    // starts from them.
+    MaskedTransformerImpl::KeyValueCache cache;
+    const LogitsFn forward = [&](const torch::Tensor& ids) {
+      return model->forward_cached(ids, cache);
+    };
+    const CompleteFn complete = [&](const torch::Tensor& ids, const torch::Tensor& rows,
+                                    const torch::Tensor& keep, int64_t last) {
+      MaskedTransformerImpl::KeyValueCache picked;  // the rows' part of the cache
+      for (size_t l = 0; l < cache.keys.size(); ++l) {
+        picked.keys.push_back(cache.keys[l].index_select(0, rows));
+        picked.values.push_back(cache.values[l].index_select(0, rows));
+      }
+      return model->greedy_complete(ids, keep, last, &picked);
     };
     const int64_t offset = task_.answer_offset(), digits = task_.answer_digits;
     auto metrics = arithmetic_metrics(forward, complete, test_ids_, offset, digits);
@@ -154,7 +164,7 @@ torch::Tensor greedy_decode_teacher_forced(const LogitsFn& forward, const torch:
       .copy_(torch::where(digit.le(row_first), decoded.index_select(0, rows),
                           torch::zeros_like(row_first)));
   if (complete) {
-    const auto done = (*complete)(sequences, row_first.squeeze(1) + answer_offset,
+    const auto done = (*complete)(sequences, rows, row_first.squeeze(1) + answer_offset,
                                   answer_offset + answer_digits - 1);
     decoded.index_copy_(0, rows, done.narrow(1, answer_offset, answer_digits));
     return decoded;

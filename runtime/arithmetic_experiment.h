@@ -23,11 +23,12 @@ namespace maskprior::runtime {
 
 /// A causal decoder's forward pass: token ids [B, N] → logits [B, N, vocab].
 using LogitsFn = std::function<torch::Tensor(const torch::Tensor&)>;
-/// A causal decoder's greedy completion (ids [B, N], keep [B], last) → ids [B, N]: positions
-/// ≤ keep[b] kept, each later one ≤ last the argmax at the position before, as
-/// MaskedTransformerImpl::greedy_complete (with a key/value cache) does.
-using CompleteFn =
-    std::function<torch::Tensor(const torch::Tensor&, const torch::Tensor&, int64_t)>;
+/// A causal decoder's greedy completion (ids [R, N], rows [R], keep [R], last) → ids [R, N]:
+/// positions ≤ keep[r] kept, each later one ≤ last the argmax at the position before, as
+/// MaskedTransformerImpl::greedy_complete does. `rows` are the indices of these sequences in the
+/// last batch given to the forward pass (whose key/value cache the completion may reuse).
+using CompleteFn = std::function<torch::Tensor(const torch::Tensor&, const torch::Tensor&,
+                                               const torch::Tensor&, int64_t)>;
 
 /// Token ids [P, N] (int64, CPU) of the problems `problems` (indices as in ArithmeticTask).
 torch::Tensor arithmetic_ids(const tasks::ArithmeticTask& task,
@@ -63,7 +64,8 @@ torch::Tensor greedy_decode_teacher_forced(const LogitsFn& forward, const torch:
 /// the results of greedy_decode, at the cost of about one forward pass when most rows are right.
 nlohmann::json arithmetic_metrics(const LogitsFn& forward, const torch::Tensor& ids,
                                   int64_t answer_offset, int64_t answer_digits);
-/// The same metrics, the wrong rows decoded by `complete` (a key/value cache: the experiment's).
+/// The same metrics, the wrong rows decoded by `complete` (the experiment's reuses the key/value
+/// cache of the teacher-forced pass).
 nlohmann::json arithmetic_metrics(const LogitsFn& forward, const CompleteFn& complete,
                                   const torch::Tensor& ids, int64_t answer_offset,
                                   int64_t answer_digits);

@@ -189,8 +189,27 @@ torch::Tensor MaskedTransformerImpl::run(const torch::Tensor& ids,
   return head_(ln_final_(x));
 }
 
+torch::Tensor MaskedTransformerImpl::forward_cached(const torch::Tensor& ids,
+                                                    KeyValueCache& cache) {
+  if (config_.readout != Readout::kCausalLm) {
+    throw InputError("[forward_cached] needs a causal decoder");
+  }
+  torch::NoGradGuard no_grad;
+  const auto depth = static_cast<size_t>(config_.depth);
+  cache.keys.assign(depth, torch::Tensor());
+  cache.values.assign(depth, torch::Tensor());
+  auto x = embed(ids);
+  const auto bias = attention_bias();
+  for (size_t l = 0; l < depth; ++l) {
+    x = layer_forward(static_cast<int64_t>(l), x, 0, bias, nullptr, &cache.keys[l],
+                      &cache.values[l]);
+  }
+  return head_(ln_final_(x));
+}
+
 torch::Tensor MaskedTransformerImpl::greedy_complete(const torch::Tensor& ids,
-                                                     const torch::Tensor& keep, int64_t last) {
+                                                     const torch::Tensor& keep, int64_t last,
+                                                     KeyValueCache* cache) {
   const int64_t n = config_.seq_len;
   if (config_.readout != Readout::kCausalLm || ids.dim() != 2 || ids.size(1) != n ||
       keep.dim() != 1 || keep.size(0) != ids.size(0) || last >= n) {
@@ -202,24 +221,28 @@ torch::Tensor MaskedTransformerImpl::greedy_complete(const torch::Tensor& ids,
   torch::NoGradGuard no_grad;
   auto out = ids.clone();
   if (out.size(0) == 0) return out;
-  const int64_t start = std::max<int64_t>(1, keep.min().item<int64_t>() + 1);
-  if (start > last) return out;
+  KeyValueCache own;
+  if (cache == nullptr) {
+    forward_cached(out, own);
+    cache = &own;
+  }
   const auto bias = attention_bias();
-  std::vector<torch::Tensor> keys(static_cast<size_t>(config_.depth)), values(keys.size());
-  auto hidden = [&](int64_t first, int64_t count) {  // positions [first, first + count)
-    auto x =
-        token_embedding_(out.narrow(1, first, count)) + position_embedding_.narrow(0, first, count);
+  // Position p is computed again where its token may differ from the cached pass (p ≥ keep[b]);
+  // its logits give position p + 1.
+  for (int64_t p = std::max<int64_t>(0, keep.min().item<int64_t>()); p < last; ++p) {
+    const auto changed = keep.le(p).view({-1, 1, 1});  // rows whose position p is new
+    auto x = token_embedding_(out.narrow(1, p, 1)) + position_embedding_.narrow(0, p, 1);
     for (int64_t l = 0; l < config_.depth; ++l) {
-      const auto i = static_cast<size_t>(l);
-      x = layer_forward(l, x, first, bias, nullptr, &keys[i], &values[i]);
+      auto& keys = cache->keys[static_cast<size_t>(l)];
+      auto& values = cache->values[static_cast<size_t>(l)];
+      auto k = keys.narrow(2, 0, p), v = values.narrow(2, 0, p);
+      x = layer_forward(l, x, p, bias, nullptr, &k, &v);
+      keys.select(2, p).copy_(torch::where(changed, k.select(2, p), keys.select(2, p)));
+      values.select(2, p).copy_(torch::where(changed, v.select(2, p), values.select(2, p)));
     }
-    return head_(ln_final_(x.select(1, count - 1)));  // logits of the last position [B, V]
-  };
-  auto logits = hidden(0, start);
-  for (int64_t p = start; p <= last; ++p) {
-    auto column = out.select(1, p);
-    column.copy_(torch::where(keep.lt(p), logits.argmax(-1), column));
-    if (p < last) logits = hidden(p, 1);
+    auto next = head_(ln_final_(x.select(1, 0))).argmax(-1);  // [B]
+    auto column = out.select(1, p + 1);
+    column.copy_(torch::where(keep.le(p), next, column));
   }
   return out;
 }

@@ -51,12 +51,20 @@ class MaskedTransformerImpl : public torch::nn::Module {
   /// Runs the model without gradients and returns each layer's attention probabilities
   /// [B, heads, N, N] (row = query, column = key).
   std::vector<torch::Tensor> attention_maps(const torch::Tensor& ids);
-  /// Causal decoders (kCausalLm) only: greedy completion with cached keys and values, no
-  /// gradients. Row b of `ids` [B, N] keeps its tokens at positions ≤ keep[b] ([B] int64); every
-  /// later position p ≤ last gets the argmax of the logits at p − 1, as K full forward passes
-  /// would give it. One pass over the prefix [0, min keep], then one position at a time.
-  /// Returns the completed ids [B, N].
-  torch::Tensor greedy_complete(const torch::Tensor& ids, const torch::Tensor& keep, int64_t last);
+  /// The keys and values [B, H, N, d_head] of every layer that a pass over token ids computed.
+  struct KeyValueCache {
+    std::vector<torch::Tensor> keys, values;
+  };
+  /// Causal decoders (kCausalLm) only, no gradients: forward(ids), keeping every layer's keys and
+  /// values in `cache` for greedy_complete.
+  torch::Tensor forward_cached(const torch::Tensor& ids, KeyValueCache& cache);
+  /// Causal decoders only, no gradients: greedy completion. Row b of `ids` [B, N] keeps its
+  /// tokens at positions ≤ keep[b] ([B] int64); every later position p ≤ last gets the argmax
+  /// of the logits at p − 1, as full forward passes would give it. `cache` (from forward_cached
+  /// on ids that agree with these before keep[b], rows in this order) saves the pass over them;
+  /// without it one pass is made. Then one position at a time. Returns the completed ids [B, N].
+  torch::Tensor greedy_complete(const torch::Tensor& ids, const torch::Tensor& keep, int64_t last,
+                                KeyValueCache* cache = nullptr);
   /// What layer 0's attention sees: LayerNorm_0(token + position), [B, N, dim]. No gradients.
   torch::Tensor attention_input(const torch::Tensor& ids);
 

@@ -307,12 +307,35 @@ TEST(GreedyDecode, FastPathsEqualPlainGreedyOnARandomModel) {
   EXPECT_DOUBLE_EQ(got["digit_accuracy"].get<double>(), expected["digit_accuracy"].get<double>());
   EXPECT_NEAR(got["test_loss"].get<double>(), expected["test_loss"].get<double>(), 1e-5);
   // The key/value-cached completion gives the same answers, after one full pass.
-  const CompleteFn complete = [&](const torch::Tensor& t, const torch::Tensor& keep, int64_t last) {
-    return model->greedy_complete(t, keep, last);
-  };
+  const CompleteFn complete = [&](const torch::Tensor& t, const torch::Tensor&,
+                                  const torch::Tensor& keep,
+                                  int64_t last) { return model->greedy_complete(t, keep, last); };
   const auto nothing_kept = torch::full({ids.size(0)}, offset - 1, torch::kLong);
-  EXPECT_TRUE(
-      torch::equal(complete(ids, nothing_kept, offset + k - 1).narrow(1, offset, k), greedy));
+  EXPECT_TRUE(torch::equal(
+      model->greedy_complete(ids, nothing_kept, offset + k - 1).narrow(1, offset, k), greedy));
+  // From the cache of a teacher-forced pass over the true answers: positions before `keep`
+  // agree with it.
+  MaskedTransformerImpl::KeyValueCache cache;
+  const auto logits = model->forward_cached(ids, cache);
+  EXPECT_TRUE(torch::allclose(logits, model->forward(ids), 1e-5, 1e-5));
+  auto prompt_only = ids.clone();
+  prompt_only.narrow(1, offset, k).fill_(0);
+  EXPECT_TRUE(torch::equal(model->greedy_complete(prompt_only, nothing_kept, offset + k - 1, &cache)
+                               .narrow(1, offset, k),
+                           greedy));
+  // As the experiment runs it: the teacher-forced pass's cache, the wrong rows' part of it.
+  const LogitsFn caching = [&](const torch::Tensor& t) { return model->forward_cached(t, cache); };
+  const CompleteFn from_cache = [&](const torch::Tensor& t, const torch::Tensor& rows,
+                                    const torch::Tensor& keep, int64_t last) {
+    MaskedTransformerImpl::KeyValueCache picked;
+    for (size_t l = 0; l < cache.keys.size(); ++l) {
+      picked.keys.push_back(cache.keys[l].index_select(0, rows));
+      picked.values.push_back(cache.values[l].index_select(0, rows));
+    }
+    return model->greedy_complete(t, keep, last, &picked);
+  };
+  EXPECT_TRUE(torch::equal(
+      greedy_decode_teacher_forced(caching, ids, offset, k, nullptr, &from_cache), greedy));
   calls = 0;
   EXPECT_TRUE(torch::equal(
       greedy_decode_teacher_forced(forward, ids, offset, k, nullptr, &complete), greedy));
