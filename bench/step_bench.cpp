@@ -126,6 +126,7 @@ struct Bench {
 struct EvalSeconds {
   double plain = 0, fast = 0, cached = 0;
   double forward = 0;  // one teacher-forced pass: the fast path's cost when every row is right
+  double plain_cpu = 0, fast_cpu = 0, cached_cpu = 0, forward_cpu = 0;  // CPU seconds of each
 };
 
 EvalSeconds eval_seconds(MaskedTransformer& model) {
@@ -151,6 +152,7 @@ EvalSeconds eval_seconds(MaskedTransformer& model) {
   };
   EvalSeconds s;
   auto start = std::chrono::steady_clock::now();
+  double cpu = cpu_seconds();
   {
     torch::NoGradGuard no_grad;
     for (int64_t first = 0; first < ids.size(0); first += 2048) {
@@ -160,12 +162,18 @@ EvalSeconds eval_seconds(MaskedTransformer& model) {
     }
   }
   s.plain = seconds_since(start);
+  s.plain_cpu = cpu_seconds() - cpu;
+  cpu = cpu_seconds();
   start = std::chrono::steady_clock::now();
   (void)arithmetic_metrics(forward, ids, offset, digits);
   s.fast = seconds_since(start);
+  s.fast_cpu = cpu_seconds() - cpu;
+  cpu = cpu_seconds();
   start = std::chrono::steady_clock::now();
   (void)arithmetic_metrics(cached_forward, complete, ids, offset, digits);
   s.cached = seconds_since(start);
+  s.cached_cpu = cpu_seconds() - cpu;
+  cpu = cpu_seconds();
   start = std::chrono::steady_clock::now();
   {
     torch::NoGradGuard no_grad;
@@ -175,6 +183,8 @@ EvalSeconds eval_seconds(MaskedTransformer& model) {
     }
   }
   s.forward = seconds_since(start);
+  s.forward_cpu = cpu_seconds() - cpu;
+  cpu = cpu_seconds();
   model->train();
   return s;
 }
@@ -214,16 +224,18 @@ int run(int argc, char** argv) {
     times.push_back(seconds_since(start));
     cpu.push_back(cpu_seconds() - start_cpu);
   }
-  const double step_s = median(times);
+  const double step_s = median(times), step_cpu = median(cpu);
   std::string extra;
   if (eval && bench.size.model.readout == Readout::kCausalLm) {
     const auto e = eval_seconds(bench.model);
     extra = fmt::format(
         R"(, "eval_plain_s": {:.3f}, "eval_fast_s": {:.3f}, "eval_cached_s": {:.3f}, )"
         R"("eval_forward_s": {:.3f}, "eval_plain_steps": {:.2f}, "eval_fast_steps": {:.2f}, )"
-        R"("eval_cached_steps": {:.2f}, "eval_forward_steps": {:.2f})",
+        R"("eval_cached_steps": {:.2f}, "eval_forward_steps": {:.2f}, "eval_cpu_steps": )"
+        R"({{"plain": {:.2f}, "fast": {:.2f}, "cached": {:.2f}, "forward": {:.2f}}})",
         e.plain, e.fast, e.cached, e.forward, e.plain / step_s, e.fast / step_s, e.cached / step_s,
-        e.forward / step_s);
+        e.forward / step_s, e.plain_cpu / step_cpu, e.fast_cpu / step_cpu, e.cached_cpu / step_cpu,
+        e.forward_cpu / step_cpu);
   }
   std::cout
       << fmt::format(
@@ -231,7 +243,7 @@ int run(int argc, char** argv) {
              R"("construct_s": {:.4f}, "median_step_s": {:.6f}, "median_step_cpu_s": {:.6f}, )"
              R"("steps_per_s": {:.4f}{}}})",
              args["--size"], args["--device"], torch::get_num_threads(), steps, construct_s, step_s,
-             median(cpu), 1.0 / step_s, extra)
+             step_cpu, 1.0 / step_s, extra)
       << std::endl;
   return 0;
 }

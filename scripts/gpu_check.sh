@@ -10,17 +10,18 @@
 #
 # gpu/debs/ is ignored by git, so the device tool must CARRY it: run(command="scripts/gpu_check.sh",
 # carry=["gpu/debs"]). The build there uses the machine's cmake, g++ and python3 (whose torch
-# gives the LibTorch: torch.utils.cmake_prefix_path). Outputs go to build-gpu/ and, when $OUT is
-# set (the device tool), the logs to $OUT.
+# gives the LibTorch: torch.utils.cmake_prefix_path; PYTHON=... chooses another). Outputs go to
+# build-gpu/ and, when $OUT is set (the device tool), the log to $OUT. GPU_CHECK_CONFIGURE_ONLY=1
+# stops after configuring (a check of the prefix that runs anywhere).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 debs=$root/gpu/debs
 prefix=$root/gpu/prefix
 packages=(
-  tao-pegtl-dev libeigen3-dev libtbb-dev libtbb12 libtbbmalloc2 libfmt-dev libfmt9 libcli11-dev
+  tao-pegtl-dev libeigen3-dev libtbb-dev libtbb12 libtbbmalloc2 libtbbbind-2-5 libfmt-dev libfmt9 libcli11-dev
   nlohmann-json3-dev libgtest-dev libgmock-dev libssl-dev libssl3 libpng-dev libpng16-16
-  zlib1g-dev
+  zlib1g-dev libbenchmark-dev libbenchmark1debian
 )
 
 if [[ "${1:-}" == "fetch" ]]; then
@@ -47,7 +48,7 @@ lib=$prefix/usr/lib/x86_64-linux-gnu
 export LD_LIBRARY_PATH=$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export PKG_CONFIG_PATH=$lib/pkgconfig:$prefix/usr/share/pkgconfig
 
-python=$(command -v python3)
+python=${PYTHON:-$(command -v python3)}  # the one whose torch to build against
 torch_prefix=$("$python" -c 'import torch; print(torch.utils.cmake_prefix_path)')
 "$python" -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda,
   "gpu", torch.cuda.is_available() and torch.cuda.get_device_name(0))'
@@ -62,6 +63,7 @@ cmake -S . -B build-gpu "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
   -DZLIB_ROOT="$prefix/usr" -DPython3_EXECUTABLE="$python" \
   ${nvcc:+-DCMAKE_CUDA_COMPILER="$nvcc"} \
   -DMASKPRIOR_WITH_PYTHON=OFF -DMASKPRIOR_BUILD_BENCH=ON -DMASKPRIOR_WERROR=OFF
+if [[ -n "${GPU_CHECK_CONFIGURE_ONLY:-}" ]]; then echo "gpu_check: configured"; exit 0; fi
 cmake --build build-gpu -j "$(nproc)"
 
 echo "== tests"
