@@ -46,6 +46,14 @@ torch::Tensor attend(const torch::Tensor& q, const torch::Tensor& k, const torch
   }
 #endif
   const double scale = 1.0 / std::sqrt(static_cast<double>(head_dim));
+  if (q.size(2) == 1 && attention == nullptr) {
+    // One query per row (cached decoding): products and sums, not one tiny GEMM per (row, head),
+    // which is how LibTorch 1.13 runs a batched matmul on the CPU.
+    auto scores = (q * k).sum(-1).unsqueeze(2).mul_(scale);  // [B, H, 1, P]
+    if (bias.defined()) scores.add_(bias);
+    auto probs = torch::softmax(scores, -1);
+    return (probs.transpose(-2, -1) * v).sum(2, /*keepdim=*/true);  // [B, H, 1, d_head]
+  }
   auto scores = torch::matmul(q, k.transpose(-2, -1));  // [B, H, N, N], fresh: safe in place
   scores.mul_(scale);
   if (bias.defined()) scores.add_(bias);
