@@ -164,11 +164,14 @@ torch::Tensor MaskedTransformerImpl::layer_forward(int64_t layer, const torch::T
     return w(h).view({batch, n, config_.heads, config_.head_dim}).transpose(1, 2);
   };
   auto q = split(block->wq), k = split(block->wk), v = split(block->wv);
-  if (keys) {  // cached positions [0, first) come before these
-    *keys = keys->defined() ? torch::cat({*keys, k}, 2) : k;
-    *values = values->defined() ? torch::cat({*values, v}, 2) : v;
-    k = *keys;
-    v = *values;
+  if (keys && !keys->defined()) {  // a new cache: these positions
+    *keys = k;
+    *values = v;
+  } else if (keys) {  // a full-length cache: these positions written in place, then [0, first + n)
+    keys->narrow(2, first, n).copy_(k);
+    values->narrow(2, first, n).copy_(v);
+    k = keys->narrow(2, 0, first + n);
+    v = values->narrow(2, 0, first + n);
   }
   torch::Tensor layer_bias;  // [H' or 1, n, first + n]: these queries, every key so far
   if (bias.defined()) {
@@ -235,18 +238,13 @@ torch::Tensor MaskedTransformerImpl::greedy_complete(const torch::Tensor& ids,
     cache = &own;
   }
   const auto bias = attention_bias();
-  // Position p is computed again where its token may differ from the cached pass (p ≥ keep[b]);
-  // its logits give position p + 1.
+  // Position p is computed again from min keep on (where a row's token may differ from the
+  // cached pass: p ≥ keep[b]); its logits give position p + 1.
   for (int64_t p = std::max<int64_t>(0, keep.min().item<int64_t>()); p < last; ++p) {
-    const auto changed = keep.le(p).view({-1, 1, 1});  // rows whose position p is new
     auto x = token_embedding_(out.narrow(1, p, 1)) + position_embedding_.narrow(0, p, 1);
-    for (int64_t l = 0; l < config_.depth; ++l) {
-      auto& keys = cache->keys[static_cast<size_t>(l)];
-      auto& values = cache->values[static_cast<size_t>(l)];
-      auto k = keys.narrow(2, 0, p), v = values.narrow(2, 0, p);
-      x = layer_forward(l, x, p, bias, nullptr, &k, &v);
-      keys.select(2, p).copy_(torch::where(changed, k.select(2, p), keys.select(2, p)));
-      values.select(2, p).copy_(torch::where(changed, v.select(2, p), values.select(2, p)));
+    for (int64_t l = 0; l < config_.depth; ++l) {  // position p's keys and values replaced
+      const auto i = static_cast<size_t>(l);
+      x = layer_forward(l, x, p, bias, nullptr, &cache->keys[i], &cache->values[i]);
     }
     auto next = head_(ln_final_(x.select(1, 0))).argmax(-1);  // [B]
     auto column = out.select(1, p + 1);

@@ -89,8 +89,9 @@ class MaskedTransformerImpl : public torch::nn::Module {
  private:
   torch::Tensor run(const torch::Tensor& ids, std::vector<torch::Tensor>* attention);
   /// Block `layer` on x [B, P, dim] at positions [first, first + P), with `bias` the whole
-  /// [L' or 1, H' or 1, N, N] attention bias (or undefined). With `keys`/`values` (per layer,
-  /// [B, H, first, d_head] or undefined), attends to the cached positions too and appends these.
+  /// [L' or 1, H' or 1, N, N] attention bias (or undefined). With `keys`/`values`: undefined,
+  /// they get this pass's keys and values; else a full-length cache [B, H, N, d_head] whose
+  /// positions [first, first + P) are overwritten and [0, first + P) attended to.
   torch::Tensor layer_forward(int64_t layer, const torch::Tensor& x, int64_t first,
                               const torch::Tensor& bias, std::vector<torch::Tensor>* attention,
                               torch::Tensor* keys, torch::Tensor* values);
