@@ -52,7 +52,7 @@ void add_reproduce_command(CLI::App& app, int& exit_code) {
       ->check(CLI::IsMember(training::preset_names()));
   cmd->add_option("--seeds", flags->seeds, "Seeds per row, 0..K-1 (default: 1 for demo, else 5)")
       ->check(CLI::Range(1, 1000));
-  cmd->add_option("--threads", flags->threads, "CPU threads for LibTorch (0 = default)")
+  cmd->add_option("--threads", flags->threads, "CPU threads for LibTorch (0 = every core)")
       ->check(CLI::Range(0, 1024));
   const auto& device = training::config_field("device");
   cmd->add_option("--device", flags->device, device.help)->check(CLI::IsMember(device.allowed));

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
+#include <tbb/parallel_invoke.h>
 
 #include <algorithm>
 #include <atomic>
@@ -62,20 +63,17 @@ void allocate_mask(CompiledMask& out, const Declarations& decls) {
   out.heads = decls.heads;
   out.n = decls.layout.size();
   const size_t total = static_cast<size_t>(out.layers * out.heads * out.n * out.n);
-  allocate_or_throw(total * sizeof(float), "the mask M", [&] { out.mask.resize(total); });
-  allocate_or_throw(total * sizeof(int32_t), "the provenance tensor",
-                    [&] { out.provenance.assign(total, 0); });
   const auto value = static_cast<float>(decls.default_value);
-  const size_t chunk = size_t{1} << 16;
-  tbb::parallel_for(
-      tbb::blocked_range<size_t>(0, (total + chunk - 1) / chunk),
-      [&](const tbb::blocked_range<size_t>& range) {
-        for (size_t c = range.begin(); c != range.end(); ++c) {
-          const auto first = out.mask.begin() + static_cast<std::ptrdiff_t>(c * chunk);
-          const auto last =
-              out.mask.begin() + static_cast<std::ptrdiff_t>(std::min(total, (c + 1) * chunk));
-          std::fill(first, last, value);
-        }
+  // A std::vector is written once by its constructor (there is no uninitialised resize), so the
+  // two arrays are built side by side rather than one pass after another.
+  tbb::parallel_invoke(
+      [&] {
+        allocate_or_throw(total * sizeof(float), "the mask M",
+                          [&] { out.mask.assign(total, value); });
+      },
+      [&] {
+        allocate_or_throw(total * sizeof(int32_t), "the provenance tensor",
+                          [&] { out.provenance.assign(total, 0); });
       });
   if (decls.has_hard) {
     const auto cells = static_cast<size_t>(out.n * out.n);
@@ -83,7 +81,8 @@ void allocate_mask(CompiledMask& out, const Declarations& decls) {
   }
 }
 
-bool apply_rule(const LoweredRule& rule, CompiledMask& out, HardRowPositions& hard_rows) {
+bool apply_rule(const LoweredRule& rule, CompiledMask& out, HardRowPositions& hard_rows,
+                WrittenColumns& written) {
   const CellWrites& cells = rule.cells;
   const bool is_hard = rule.action == ast::RuleAction::kHard;
   internal_check(!is_hard || out.hard.has_value(), "hard rule without a hard mask");
@@ -109,6 +108,7 @@ bool apply_rule(const LoweredRule& rule, CompiledMask& out, HardRowPositions& ha
                           hard_rows[static_cast<size_t>(q)] = rule_pos;
                           continue;
                         }
+                        written[static_cast<size_t>(q)] = runs.back().begin;
                         for (int64_t l = rule.layers.begin; l < rule.layers.end; ++l) {
                           for (int64_t h = rule.heads.begin; h < rule.heads.end; ++h) {
                             const size_t base = out.index(l, h, q, 0);

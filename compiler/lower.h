@@ -17,13 +17,18 @@ uint64_t output_bytes(const Declarations& decls);
 /// Throws SpecError at the `tokens` statement when the output exceeds `max_bytes`.
 void check_output_size(const Declarations& decls, const SourceText& source, uint64_t max_bytes);
 
-/// Sizes `out` from `decls` and fills every cell with the default value (provenance 0).
+/// Sizes `out` from `decls` and fills every cell with the default value (provenance 0): each
+/// array written once, mask and provenance at the same time.
 void allocate_mask(CompiledMask& out, const Declarations& decls);
 
 /// Where each row's last `hard` rule is, for the warning about rows with no key left.
 using HardRowPositions = std::vector<ast::Pos>;
+/// Per row q, a column some non-hard rule wrote last in row q (−1: none): where the warnings pass
+/// looks first for a cell that differs from the row's first one.
+using WrittenColumns = std::vector<int64_t>;
 
 /// Writes one rule application (parallel over rows). Returns whether it wrote any cell.
-bool apply_rule(const LoweredRule& rule, CompiledMask& out, HardRowPositions& hard_rows);
+bool apply_rule(const LoweredRule& rule, CompiledMask& out, HardRowPositions& hard_rows,
+                WrittenColumns& written);
 
 }  // namespace maskprior

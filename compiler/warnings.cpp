@@ -43,14 +43,26 @@ ast::Pos span_position(int64_t token, const Declarations& decls) {
   return decls.tokens_pos;
 }
 
+// A quick witness that row q is not uniform: the column a rule wrote last holds another value than
+// the row's first non-hard cell. False means "not known": the full scan decides.
+bool differs_early(const CompiledMask& out, int64_t q, const float* row, int64_t column) {
+  if (column < 0 || out.is_hard(q, column)) return false;
+  for (int64_t k = 0; k < out.n; ++k) {
+    if (!out.is_hard(q, k)) return row[k] != row[column];
+  }
+  return false;
+}
+
 // Rows of plane (l, h) whose cells that are not hard-excluded all hold one value that leans
 // closed (core/cells.h).
-std::vector<int64_t> closed_rows(const CompiledMask& out, int64_t l, int64_t h) {
+std::vector<int64_t> closed_rows(const CompiledMask& out, int64_t l, int64_t h,
+                                 const WrittenColumns& written) {
   const int64_t n = out.n;
   std::vector<uint8_t> flag(static_cast<size_t>(n), 0);
   tbb::parallel_for(tbb::blocked_range<int64_t>(0, n), [&](const tbb::blocked_range<int64_t>& r) {
     for (int64_t q = r.begin(); q != r.end(); ++q) {
       const float* row = out.mask.data() + out.index(l, h, q, 0);
+      if (differs_early(out, q, row, written[static_cast<size_t>(q)])) continue;  // flag stays 0
       bool seen = false;
       bool equal = true;
       float first = 0.0f;
@@ -87,11 +99,12 @@ std::string plane_list(const std::vector<std::pair<int64_t, int64_t>>& planes,
   return s;
 }
 
-void uniformly_closed_rows(const Declarations& decls, const SourceText& source, CompiledMask& out) {
+void uniformly_closed_rows(const Declarations& decls, const WrittenColumns& written,
+                           const SourceText& source, CompiledMask& out) {
   std::map<std::vector<int64_t>, std::vector<std::pair<int64_t, int64_t>>> planes_by_rows;
   for (int64_t l = 0; l < out.layers; ++l) {
     for (int64_t h = 0; h < out.heads; ++h) {
-      std::vector<int64_t> rows = closed_rows(out, l, h);
+      std::vector<int64_t> rows = closed_rows(out, l, h, written);
       if (!rows.empty()) planes_by_rows[std::move(rows)].emplace_back(l, h);
     }
   }
@@ -126,9 +139,9 @@ void fully_hard_rows(const HardRowPositions& hard_rows, const SourceText& source
 
 void add_warnings(const ast::Spec& spec, const std::set<const ast::Statement*>& wrote,
                   const Declarations& decls, const HardRowPositions& hard_rows,
-                  const SourceText& source, CompiledMask& out) {
+                  const WrittenColumns& written, const SourceText& source, CompiledMask& out) {
   unused_rules(spec.statements, wrote, source, out);
-  uniformly_closed_rows(decls, source, out);
+  uniformly_closed_rows(decls, written, source, out);
   fully_hard_rows(hard_rows, source, out);
 }
 

@@ -12,9 +12,9 @@ namespace maskprior {
 
 /// Appends to out.warnings: every rule statement not in `wrote` (it wrote no cell), then rows
 /// whose non-hard cells are all equal and closed (per layer/head), then rows fully excluded by
-/// `hard` rules.
+/// `hard` rules. `written` (from apply_rule) only speeds up the row checks.
 void add_warnings(const ast::Spec& spec, const std::set<const ast::Statement*>& wrote,
                   const Declarations& decls, const HardRowPositions& hard_rows,
-                  const SourceText& source, CompiledMask& out);
+                  const WrittenColumns& written, const SourceText& source, CompiledMask& out);
 
 }  // namespace maskprior

@@ -58,11 +58,24 @@ class ArithmeticExperiment : public Experiment {
   }
 
   nlohmann::json evaluate(MaskedTransformer& model) const override {
-    const LogitsFn forward = [&](const torch::Tensor& ids) { return model->forward(ids); };
-    auto metrics =
-        arithmetic_metrics(forward, test_ids_, task_.answer_offset(), task_.answer_digits);
-    const auto train =
-        arithmetic_metrics(forward, train_eval_ids_, task_.answer_offset(), task_.answer_digits);
+    // The teacher-forced pass keeps its keys and values; the completion of the rows it gets wrong
+    // starts from them.
+    MaskedTransformerImpl::KeyValueCache cache;
+    const LogitsFn forward = [&](const torch::Tensor& ids) {
+      return model->forward_cached(ids, cache);
+    };
+    const CompleteFn complete = [&](const torch::Tensor& ids, const torch::Tensor& rows,
+                                    const torch::Tensor& keep, int64_t last) {
+      MaskedTransformerImpl::KeyValueCache picked;  // the rows' part of the cache
+      for (size_t l = 0; l < cache.keys.size(); ++l) {
+        picked.keys.push_back(cache.keys[l].index_select(0, rows));
+        picked.values.push_back(cache.values[l].index_select(0, rows));
+      }
+      return model->greedy_complete(ids, keep, last, &picked);
+    };
+    const int64_t offset = task_.answer_offset(), digits = task_.answer_digits;
+    auto metrics = arithmetic_metrics(forward, complete, test_ids_, offset, digits);
+    const auto train = arithmetic_metrics(forward, complete, train_eval_ids_, offset, digits);
     metrics["accuracy"] = metrics["sequence_accuracy"];  // the headline every task reports
     metrics["train_sequence_accuracy"] = train["sequence_accuracy"];
     metrics["test_size"] = test_ids_.size(0);
@@ -127,27 +140,87 @@ torch::Tensor greedy_decode(const LogitsFn& forward, const torch::Tensor& ids,
   return sequences.narrow(1, answer_offset, answer_digits);
 }
 
-nlohmann::json arithmetic_metrics(const LogitsFn& forward, const torch::Tensor& ids,
-                                  int64_t answer_offset, int64_t answer_digits) {
+torch::Tensor greedy_decode_teacher_forced(const LogitsFn& forward, const torch::Tensor& ids,
+                                           int64_t answer_offset, int64_t answer_digits,
+                                           torch::Tensor* teacher_logits,
+                                           const CompleteFn* complete) {
+  torch::NoGradGuard no_grad;
+  const auto logits = forward(ids);
+  if (teacher_logits) *teacher_logits = logits;
+  const auto answers = ids.narrow(1, answer_offset, answer_digits);
+  auto decoded = logits.narrow(1, answer_offset - 1, answer_digits).argmax(-1);  // [B, K]
+  const auto wrong = decoded != answers;
+  // first[b]: the first wrong digit of row b (K where the row is right).
+  const auto first =
+      torch::where(wrong.any(1), wrong.to(torch::kByte).argmax(1),
+                   torch::full_like(wrong.select(1, 0), answer_digits, torch::kLong));
+  const auto rows = first.lt(answer_digits - 1).nonzero().squeeze(1);  // digits left to decode
+  if (rows.numel() == 0) return decoded;
+  // The rows to decode again: the true answer before `first`, the wrong digit at `first`.
+  auto sequences = ids.index_select(0, rows);
+  const auto row_first = first.index_select(0, rows).unsqueeze(1);  // [R, 1]
+  const auto digit = torch::arange(answer_digits, first.options()).unsqueeze(0);
+  sequences.narrow(1, answer_offset, answer_digits)
+      .copy_(torch::where(digit.le(row_first), decoded.index_select(0, rows),
+                          torch::zeros_like(row_first)));
+  if (complete) {
+    const auto done = (*complete)(sequences, rows, row_first.squeeze(1) + answer_offset,
+                                  answer_offset + answer_digits - 1);
+    decoded.index_copy_(0, rows, done.narrow(1, answer_offset, answer_digits));
+    return decoded;
+  }
+  const int64_t start = row_first.min().item<int64_t>() + 1;
+  for (int64_t j = start; j < answer_digits; ++j) {
+    const auto active = row_first.squeeze(1).lt(j).nonzero().squeeze(1);  // row_first < j
+    const auto next =
+        forward(sequences.index_select(0, active)).select(1, answer_offset - 1 + j).argmax(-1);
+    sequences.select(1, answer_offset + j).index_copy_(0, active, next);
+  }
+  decoded.index_copy_(0, rows, sequences.narrow(1, answer_offset, answer_digits));
+  return decoded;
+}
+
+namespace {
+
+nlohmann::json metrics_of(const LogitsFn& forward, const CompleteFn* complete,
+                          const torch::Tensor& ids, int64_t answer_offset, int64_t answer_digits) {
   torch::NoGradGuard no_grad;
   const int64_t rows = ids.size(0);
   if (rows == 0) throw InternalError("arithmetic_metrics: no sequences");
-  double loss_sum = 0;
-  int64_t sequences_right = 0, digits_right = 0;
+  auto loss_sum =
+      torch::zeros({}, torch::TensorOptions().dtype(torch::kDouble).device(ids.device()));
+  auto sequences_right = torch::zeros({}, ids.options().dtype(torch::kLong));
+  auto digits_right = torch::zeros_like(sequences_right);
   for (int64_t start = 0; start < rows; start += kEvalChunk) {
     const auto chunk = ids.narrow(0, start, std::min(kEvalChunk, rows - start));
     const auto answers = chunk.narrow(1, answer_offset, answer_digits);
-    loss_sum += answer_loss(forward(chunk), answers, answer_offset).item<double>() *
+    torch::Tensor logits;
+    const auto decoded = greedy_decode_teacher_forced(forward, chunk, answer_offset, answer_digits,
+                                                      &logits, complete);
+    loss_sum += answer_loss(logits, answers, answer_offset).to(torch::kDouble) *
                 static_cast<double>(chunk.size(0));
-    const auto right = greedy_decode(forward, chunk, answer_offset, answer_digits) == answers;
-    sequences_right += right.all(1).sum().item<int64_t>();
-    digits_right += right.sum().item<int64_t>();
+    const auto right = decoded == answers;
+    sequences_right += right.all(1).sum();
+    digits_right += right.sum();
   }
   const auto total = static_cast<double>(rows);
-  return {{"sequence_accuracy", static_cast<double>(sequences_right) / total},
-          {"digit_accuracy",
-           static_cast<double>(digits_right) / (total * static_cast<double>(answer_digits))},
-          {"test_loss", loss_sum / total}};
+  return {{"sequence_accuracy", static_cast<double>(sequences_right.item<int64_t>()) / total},
+          {"digit_accuracy", static_cast<double>(digits_right.item<int64_t>()) /
+                                 (total * static_cast<double>(answer_digits))},
+          {"test_loss", loss_sum.item<double>() / total}};
+}
+
+}  // namespace
+
+nlohmann::json arithmetic_metrics(const LogitsFn& forward, const torch::Tensor& ids,
+                                  int64_t answer_offset, int64_t answer_digits) {
+  return metrics_of(forward, nullptr, ids, answer_offset, answer_digits);
+}
+
+nlohmann::json arithmetic_metrics(const LogitsFn& forward, const CompleteFn& complete,
+                                  const torch::Tensor& ids, int64_t answer_offset,
+                                  int64_t answer_digits) {
+  return metrics_of(forward, &complete, ids, answer_offset, answer_digits);
 }
 
 std::unique_ptr<Experiment> make_arithmetic_experiment(const ExperimentConfig& config) {

@@ -23,6 +23,12 @@ namespace maskprior::runtime {
 
 /// A causal decoder's forward pass: token ids [B, N] → logits [B, N, vocab].
 using LogitsFn = std::function<torch::Tensor(const torch::Tensor&)>;
+/// A causal decoder's greedy completion (ids [R, N], rows [R], keep [R], last) → ids [R, N]:
+/// positions ≤ keep[r] kept, each later one ≤ last the argmax at the position before, as
+/// MaskedTransformerImpl::greedy_complete does. `rows` are the indices of these sequences in the
+/// last batch given to the forward pass (whose key/value cache the completion may reuse).
+using CompleteFn = std::function<torch::Tensor(const torch::Tensor&, const torch::Tensor&,
+                                               const torch::Tensor&, int64_t)>;
 
 /// Token ids [P, N] (int64, CPU) of the problems `problems` (indices as in ArithmeticTask).
 torch::Tensor arithmetic_ids(const tasks::ArithmeticTask& task,
@@ -40,11 +46,29 @@ torch::Tensor answer_loss(const torch::Tensor& logits, const torch::Tensor& answ
 torch::Tensor greedy_decode(const LogitsFn& forward, const torch::Tensor& ids,
                             int64_t answer_offset, int64_t answer_digits);
 
+/// The same answers as greedy_decode, from one teacher-forced pass over `ids` (answers in place)
+/// plus greedy passes over the rows it gets wrong only. With a causal model the greedy prefix of
+/// a row equals its true answer up to the first digit the teacher-forced argmax gets wrong, so
+/// greedy and teacher-forced argmax agree up to and including that digit; only the digits after
+/// it are decoded again, pass by pass, on the rows that need them. `teacher_logits`, if given,
+/// receives the teacher-forced logits [B, N, V]. No gradients.
+/// With `complete`, the rows it gets wrong are finished by `complete` instead of pass by pass.
+torch::Tensor greedy_decode_teacher_forced(const LogitsFn& forward, const torch::Tensor& ids,
+                                           int64_t answer_offset, int64_t answer_digits,
+                                           torch::Tensor* teacher_logits = nullptr,
+                                           const CompleteFn* complete = nullptr);
+
 /// Metrics of a causal decoder on full sequences `ids` [P, N] (answers in place), evaluated in
 /// chunks: sequence_accuracy (all K answer digits decoded right), digit_accuracy (share of right
-/// digits) and test_loss (teacher-forced answer_loss).
+/// digits) and test_loss (teacher-forced answer_loss). Decodes by greedy_decode_teacher_forced:
+/// the results of greedy_decode, at the cost of about one forward pass when most rows are right.
 nlohmann::json arithmetic_metrics(const LogitsFn& forward, const torch::Tensor& ids,
                                   int64_t answer_offset, int64_t answer_digits);
+/// The same metrics, the wrong rows decoded by `complete` (the experiment's reuses the key/value
+/// cache of the teacher-forced pass).
+nlohmann::json arithmetic_metrics(const LogitsFn& forward, const CompleteFn& complete,
+                                  const torch::Tensor& ids, int64_t answer_offset,
+                                  int64_t answer_digits);
 
 /// The experiment for config.task ∈ {addition, multiplication}: training set = a seeded
 /// config.train_fraction of all problems, test set = config.test_size other problems

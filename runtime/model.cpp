@@ -1,7 +1,10 @@
 #include "runtime/model.h"
 
+#include <torch/version.h>
+
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -21,6 +24,42 @@ std::string shape_text(const torch::Tensor& t) {
   std::string text = "[";
   for (int64_t d = 0; d < t.dim(); ++d) text += (d ? ", " : "") + std::to_string(t.size(d));
   return text + "]";
+}
+
+/// The cache key of a source tensor: its storage and version counter (an in-place change, such as
+/// an optimizer step or a checkpoint load, bumps the version; moving it changes the storage).
+std::pair<const void*, int64_t> source_key(const torch::Tensor& t) {
+  if (!t.defined()) return {nullptr, -1};
+  return {t.data_ptr(), static_cast<int64_t>(t._version())};
+}
+
+/// softmax(q kᵀ / √d_head + bias) v for q, k, v [B, H, N, d_head] and bias [H' or 1, N, N] (or
+/// undefined). With `attention`, also appends the probabilities [B, H, N, N] (detached).
+torch::Tensor attend(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                     const torch::Tensor& bias, int64_t head_dim,
+                     std::vector<torch::Tensor>* attention) {
+#if TORCH_VERSION_MAJOR >= 2
+  // The fused kernel (default scale 1/√d_head); a float additive mask keeps M's gradient.
+  if (attention == nullptr) {
+    return bias.defined() ? torch::scaled_dot_product_attention(q, k, v, bias)
+                          : torch::scaled_dot_product_attention(q, k, v);
+  }
+#endif
+  const double scale = 1.0 / std::sqrt(static_cast<double>(head_dim));
+  if (q.size(2) == 1 && attention == nullptr) {
+    // One query per row (cached decoding): products and sums, not one tiny GEMM per (row, head),
+    // which is how LibTorch 1.13 runs a batched matmul on the CPU.
+    auto scores = (q * k).sum(-1).unsqueeze(2).mul_(scale);  // [B, H, 1, P]
+    if (bias.defined()) scores.add_(bias);
+    auto probs = torch::softmax(scores, -1);
+    return (probs.transpose(-2, -1) * v).sum(2, /*keepdim=*/true);  // [B, H, 1, d_head]
+  }
+  auto scores = torch::matmul(q, k.transpose(-2, -1));  // [B, H, N, N], fresh: safe in place
+  scores.mul_(scale);
+  if (bias.defined()) scores.add_(bias);
+  auto probs = torch::softmax(scores, -1);
+  if (attention) attention->push_back(probs.detach());
+  return torch::matmul(probs, v);
 }
 
 }  // namespace
@@ -98,48 +137,143 @@ torch::Tensor MaskedTransformerImpl::embed(const torch::Tensor& ids) {
   return token_embedding_(ids) + position_embedding_;
 }
 
-torch::Tensor MaskedTransformerImpl::attention_bias(int64_t layer) const {
-  torch::Tensor bias;
-  if (mask_.defined()) {
-    const int64_t l = mask_.size(0) == 1 ? 0 : layer;
-    bias = F::logsigmoid(mask_.select(0, l));  // [H', N, N]
+torch::Tensor MaskedTransformerImpl::excluded_bias() {
+  if (!hard_.defined() && !causal_.defined()) return {};
+  const std::vector<std::pair<const void*, int64_t>> key = {
+      source_key(hard_),
+      source_key(causal_),
+      {nullptr, static_cast<int64_t>(position_embedding_.device().type())}};
+  if (excluded_cache_.key != key) {
+    torch::NoGradGuard no_grad;
+    auto excluded = hard_.defined() ? hard_ : causal_;
+    if (hard_.defined() && causal_.defined()) excluded = hard_ | causal_;
+    excluded_cache_.value = torch::zeros(excluded.sizes(), position_embedding_.options())
+                                .masked_fill(excluded, -std::numeric_limits<float>::infinity());
+    excluded_cache_.key = key;
   }
-  torch::Tensor excluded;
-  if (hard_.defined()) excluded = hard_;
-  if (causal_.defined()) excluded = excluded.defined() ? (excluded | causal_) : causal_;
-  if (excluded.defined()) {
-    auto neg = torch::zeros(excluded.sizes(), position_embedding_.options())
-                   .masked_fill(excluded, -std::numeric_limits<float>::infinity());
-    bias = bias.defined() ? bias + neg : neg;
+  return excluded_cache_.value;
+}
+
+torch::Tensor MaskedTransformerImpl::attention_bias() {
+  const auto excluded = excluded_bias();
+  if (!mask_.defined()) {
+    return excluded.defined() ? excluded.view({1, 1, config_.seq_len, config_.seq_len}) : excluded;
   }
-  return bias;
+  const bool fixed = !(mask_.requires_grad() && torch::GradMode::is_enabled());
+  if (!fixed) {
+    auto bias = F::logsigmoid(mask_);  // [L', H', N, N], with gradient to M
+    return excluded.defined() ? bias + excluded : bias;
+  }
+  const std::vector<std::pair<const void*, int64_t>> key = {source_key(mask_),
+                                                            source_key(excluded)};
+  if (bias_cache_.key != key) {
+    torch::NoGradGuard no_grad;
+    auto bias = F::logsigmoid(mask_);
+    bias_cache_.value = excluded.defined() ? bias + excluded : bias;
+    bias_cache_.key = key;
+  }
+  return bias_cache_.value;
+}
+
+torch::Tensor MaskedTransformerImpl::layer_forward(int64_t layer, const torch::Tensor& x,
+                                                   int64_t first, const torch::Tensor& bias,
+                                                   std::vector<torch::Tensor>* attention,
+                                                   torch::Tensor* keys, torch::Tensor* values) {
+  auto& block = blocks_[static_cast<size_t>(layer)];
+  const int64_t batch = x.size(0), n = x.size(1);
+  auto h = block->ln_attention(x);
+  auto split = [&](torch::nn::Linear& w) {
+    return w(h).view({batch, n, config_.heads, config_.head_dim}).transpose(1, 2);
+  };
+  auto q = split(block->wq), k = split(block->wk), v = split(block->wv);
+  if (keys && !keys->defined()) {  // a new cache: these positions
+    *keys = k;
+    *values = v;
+  } else if (keys) {  // a full-length cache: these positions written in place, then [0, first + n)
+    keys->narrow(2, first, n).copy_(k);
+    values->narrow(2, first, n).copy_(v);
+    k = keys->narrow(2, 0, first + n);
+    v = values->narrow(2, 0, first + n);
+  }
+  torch::Tensor layer_bias;  // [H' or 1, n, first + n]: these queries, every key so far
+  if (bias.defined()) {
+    layer_bias = bias.select(0, bias.size(0) == 1 ? 0 : layer);
+    if (first != 0 || n != config_.seq_len) {
+      layer_bias = layer_bias.narrow(1, first, n).narrow(2, 0, first + n).contiguous();
+    }
+  }
+  auto mixed = attend(q, k, v, layer_bias, config_.head_dim, attention)
+                   .transpose(1, 2)
+                   .reshape({batch, n, -1});
+  auto y = x + block->wo(mixed);
+  return y + block->fc_out(F::gelu(block->fc_in(block->ln_mlp(y))));
 }
 
 torch::Tensor MaskedTransformerImpl::run(const torch::Tensor& ids,
                                          std::vector<torch::Tensor>* attention) {
   auto x = embed(ids);
-  const int64_t batch = x.size(0), n = x.size(1);
-  const double scale = 1.0 / std::sqrt(static_cast<double>(config_.head_dim));
+  const auto bias = attention_bias();  // [L' or 1, H' or 1, N, N] or undefined
   for (int64_t l = 0; l < config_.depth; ++l) {
-    auto& block = blocks_[static_cast<size_t>(l)];
-    auto h = block->ln_attention(x);
-    auto split = [&](torch::nn::Linear& w) {
-      return w(h).view({batch, n, config_.heads, config_.head_dim}).transpose(1, 2);
-    };
-    auto q = split(block->wq), k = split(block->wk), v = split(block->wv);
-    auto scores = torch::matmul(q, k.transpose(-2, -1)) * scale;  // [B, H, N, N]
-    if (auto bias = attention_bias(l); bias.defined()) scores = scores + bias;
-    auto probs = torch::softmax(scores, -1);
-    if (attention) attention->push_back(probs.detach());
-    auto mixed = torch::matmul(probs, v).transpose(1, 2).reshape({batch, n, -1});
-    x = x + block->wo(mixed);
-    x = x + block->fc_out(F::gelu(block->fc_in(block->ln_mlp(x))));
+    x = layer_forward(l, x, 0, bias, attention, nullptr, nullptr);
   }
   if (config_.readout == Readout::kClsRegression) {
     return head_(ln_final_(x.select(1, 0))).squeeze(-1);
   }
   if (config_.readout == Readout::kClsClassify) return head_(ln_final_(x.select(1, 0)));
   return head_(ln_final_(x));
+}
+
+torch::Tensor MaskedTransformerImpl::forward_cached(const torch::Tensor& ids,
+                                                    KeyValueCache& cache) {
+  if (config_.readout != Readout::kCausalLm) {
+    throw InputError("[forward_cached] needs a causal decoder");
+  }
+  torch::NoGradGuard no_grad;
+  const auto depth = static_cast<size_t>(config_.depth);
+  cache.keys.assign(depth, torch::Tensor());
+  cache.values.assign(depth, torch::Tensor());
+  auto x = embed(ids);
+  const auto bias = attention_bias();
+  for (size_t l = 0; l < depth; ++l) {
+    x = layer_forward(static_cast<int64_t>(l), x, 0, bias, nullptr, &cache.keys[l],
+                      &cache.values[l]);
+  }
+  return head_(ln_final_(x));
+}
+
+torch::Tensor MaskedTransformerImpl::greedy_complete(const torch::Tensor& ids,
+                                                     const torch::Tensor& keep, int64_t last,
+                                                     KeyValueCache* cache) {
+  const int64_t n = config_.seq_len;
+  if (config_.readout != Readout::kCausalLm || ids.dim() != 2 || ids.size(1) != n ||
+      keep.dim() != 1 || keep.size(0) != ids.size(0) || last >= n) {
+    throw InputError(fmt::format(
+        "[greedy_complete] needs a causal decoder, ids [B, {}], keep [B] and last < {}; got ids "
+        "{}, keep {}, last {}",
+        n, n, shape_text(ids), shape_text(keep), last));
+  }
+  torch::NoGradGuard no_grad;
+  auto out = ids.clone();
+  if (out.size(0) == 0) return out;
+  KeyValueCache own;
+  if (cache == nullptr) {
+    forward_cached(out, own);
+    cache = &own;
+  }
+  const auto bias = attention_bias();
+  // Position p is computed again from min keep on (where a row's token may differ from the
+  // cached pass: p ≥ keep[b]); its logits give position p + 1.
+  for (int64_t p = std::max<int64_t>(0, keep.min().item<int64_t>()); p < last; ++p) {
+    auto x = token_embedding_(out.narrow(1, p, 1)) + position_embedding_.narrow(0, p, 1);
+    for (int64_t l = 0; l < config_.depth; ++l) {  // position p's keys and values replaced
+      const auto i = static_cast<size_t>(l);
+      x = layer_forward(l, x, p, bias, nullptr, &cache->keys[i], &cache->values[i]);
+    }
+    auto next = head_(ln_final_(x.select(1, 0))).argmax(-1);  // [B]
+    auto column = out.select(1, p + 1);
+    column.copy_(torch::where(keep.le(p), next, column));
+  }
+  return out;
 }
 
 torch::Tensor MaskedTransformerImpl::forward(const torch::Tensor& ids) {

@@ -57,6 +57,20 @@ class MaskedTransformerImpl : public torch::nn::Module {
   /// Runs the model without gradients and returns each layer's attention probabilities
   /// [B, heads, N, N] (row = query, column = key).
   std::vector<torch::Tensor> attention_maps(const torch::Tensor& ids);
+  /// The keys and values [B, H, N, d_head] of every layer that a pass over token ids computed.
+  struct KeyValueCache {
+    std::vector<torch::Tensor> keys, values;
+  };
+  /// Causal decoders (kCausalLm) only, no gradients: forward(ids), keeping every layer's keys and
+  /// values in `cache` for greedy_complete.
+  torch::Tensor forward_cached(const torch::Tensor& ids, KeyValueCache& cache);
+  /// Causal decoders only, no gradients: greedy completion. Row b of `ids` [B, N] keeps its
+  /// tokens at positions ≤ keep[b] ([B] int64); every later position p ≤ last gets the argmax
+  /// of the logits at p − 1, as full forward passes would give it. `cache` (from forward_cached
+  /// on ids that agree with these before keep[b], rows in this order) saves the pass over them;
+  /// without it one pass is made. Then one position at a time. Returns the completed ids [B, N].
+  torch::Tensor greedy_complete(const torch::Tensor& ids, const torch::Tensor& keep, int64_t last,
+                                KeyValueCache* cache = nullptr);
   /// What layer 0's attention sees: LayerNorm_0(token or patch + position), [B, N, dim]. No
   /// gradients.
   torch::Tensor attention_input(const torch::Tensor& ids);
@@ -82,9 +96,26 @@ class MaskedTransformerImpl : public torch::nn::Module {
 
  private:
   torch::Tensor run(const torch::Tensor& ids, std::vector<torch::Tensor>* attention);
+  /// Block `layer` on x [B, P, dim] at positions [first, first + P), with `bias` the whole
+  /// [L' or 1, H' or 1, N, N] attention bias (or undefined). With `keys`/`values`: undefined,
+  /// they get this pass's keys and values; else a full-length cache [B, H, N, d_head] whose
+  /// positions [first, first + P) are overwritten and [0, first + P) attended to.
+  torch::Tensor layer_forward(int64_t layer, const torch::Tensor& x, int64_t first,
+                              const torch::Tensor& bias, std::vector<torch::Tensor>* attention,
+                              torch::Tensor* keys, torch::Tensor* values);
   torch::Tensor embed(const torch::Tensor& ids);
-  /// The additive attention bias of layer `layer`: [H' or 1, N, N], or undefined if none.
-  torch::Tensor attention_bias(int64_t layer) const;
+  /// The additive attention bias of every layer, log σ(M) plus −∞ on hard-excluded and causal
+  /// cells: [L' or 1, H' or 1, N, N], or undefined if there is none. Computed once per forward
+  /// pass, and cached while it cannot change (M fixed or no gradient wanted, same M version).
+  torch::Tensor attention_bias();
+  /// 0 / −∞ [N, N] for the hard and causal masks together (undefined if neither), cached.
+  torch::Tensor excluded_bias();
+
+  /// A cached tensor and what it was computed from: each source's storage and version counter.
+  struct Cached {
+    torch::Tensor value;
+    std::vector<std::pair<const void*, int64_t>> key;
+  };
 
   ModelConfig config_;
   torch::nn::Embedding token_embedding_{nullptr};  // token models
@@ -96,6 +127,7 @@ class MaskedTransformerImpl : public torch::nn::Module {
   torch::nn::Linear head_{nullptr};
   torch::Tensor mask_, mask_init_, hard_, causal_;
   bool mask_learnable_ = false;
+  Cached excluded_cache_, bias_cache_;
 };
 TORCH_MODULE(MaskedTransformer);
 

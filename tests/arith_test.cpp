@@ -255,6 +255,123 @@ TEST(GreedyDecode, ReproducesProblemsATinyModelMemorised) {
   EXPECT_TRUE(torch::equal(decoded, answers)) << decoded << answers;
 }
 
+/// The plain metrics: greedy_decode's K full passes and a separate teacher-forced pass.
+json plain_metrics(const LogitsFn& forward, const torch::Tensor& ids, int64_t offset, int64_t k) {
+  torch::NoGradGuard no_grad;
+  const auto answers = ids.narrow(1, offset, k);
+  const auto right = greedy_decode(forward, ids, offset, k) == answers;
+  const auto rows = static_cast<double>(ids.size(0));
+  return {{"sequence_accuracy", right.all(1).sum().item<double>() / rows},
+          {"digit_accuracy", right.sum().item<double>() / (rows * static_cast<double>(k))},
+          {"test_loss", answer_loss(forward(ids), answers, offset).item<double>()}};
+}
+
+/// A random causal decoder (learnable prior, some hard-excluded keys) on multiplication
+/// problems (K = 6) whose "true" answers agree with the model's own greedy answer on the first
+/// r mod (K + 1) digits of row r and differ after: every first wrong digit 0..K−1, and right rows.
+class FastGreedyTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    torch::set_num_threads(1);
+    torch::manual_seed(7);
+    ModelConfig config;
+    config.vocab = tasks::kArithmeticVocab;
+    config.seq_len = task.sequence_length();
+    config.dim = 32;
+    config.depth = 2;
+    config.heads = 2;
+    config.head_dim = 16;
+    config.mlp = 64;
+    config.readout = Readout::kCausalLm;
+    model = MaskedTransformer(config);
+    model->set_mask(torch::randn({1, 2, config.seq_len, config.seq_len}), /*learnable=*/true);
+    auto hard = torch::rand({config.seq_len, config.seq_len}) < 0.2;
+    hard.fill_diagonal_(false);
+    model->set_hard_mask(hard);
+    model->eval();
+    std::vector<int64_t> problems;
+    for (int64_t p = 0; p < 300; ++p) problems.push_back(p * 3331 % task.problems());
+    ids = arithmetic_ids(task, problems);
+    greedy = greedy_decode(forward, ids, offset, k);
+    for (int64_t r = 0; r < ids.size(0); ++r) {
+      const int64_t agree = r % (k + 1);
+      for (int64_t j = 0; j < k; ++j) {
+        const auto g = greedy[r][j].item<int64_t>();
+        ids[r][offset + j] = j < agree ? g : (g + 1 + r % 9) % 10;
+      }
+    }
+    calls = 0;
+  }
+
+  const tasks::ArithmeticTask task = tasks::make_arithmetic_task("multiplication");
+  const int64_t offset = task.answer_offset(), k = task.answer_digits;
+  MaskedTransformer model{nullptr};
+  int calls = 0;
+  const LogitsFn forward = [this](const torch::Tensor& t) {
+    ++calls;
+    return model->forward(t);
+  };
+  torch::Tensor ids, greedy;
+};
+
+TEST_F(FastGreedyTest, TeacherForcedPathEqualsPlainGreedy) {
+  const auto fast = greedy_decode_teacher_forced(forward, ids, offset, k);
+  EXPECT_TRUE(torch::equal(fast, greedy)) << fast << greedy;
+  EXPECT_LE(calls, k);  // one teacher-forced pass, then passes over the wrong rows only
+  const auto expected = plain_metrics(forward, ids, offset, k);
+  const auto got = arithmetic_metrics(forward, ids, offset, k);
+  EXPECT_DOUBLE_EQ(got["sequence_accuracy"].get<double>(),
+                   expected["sequence_accuracy"].get<double>());
+  EXPECT_NEAR(got["sequence_accuracy"].get<double>(), 1.0 / static_cast<double>(k + 1), 0.01);
+  EXPECT_DOUBLE_EQ(got["digit_accuracy"].get<double>(), expected["digit_accuracy"].get<double>());
+  EXPECT_NEAR(got["test_loss"].get<double>(), expected["test_loss"].get<double>(), 1e-5);
+  // All rows right: the teacher-forced pass alone.
+  ids.narrow(1, offset, k).copy_(greedy);
+  calls = 0;
+  EXPECT_TRUE(torch::equal(greedy_decode_teacher_forced(forward, ids, offset, k), greedy));
+  EXPECT_EQ(calls, 1);
+}
+
+TEST_F(FastGreedyTest, KeyValueCachedCompletionEqualsPlainGreedy) {
+  // Without a cache: one full pass, then one position at a time.
+  const auto nothing_kept = torch::full({ids.size(0)}, offset - 1, torch::kLong);
+  EXPECT_TRUE(torch::equal(
+      model->greedy_complete(ids, nothing_kept, offset + k - 1).narrow(1, offset, k), greedy));
+  // From the cache of a pass over the true answers: positions before `keep` agree with it.
+  MaskedTransformerImpl::KeyValueCache cache;
+  EXPECT_TRUE(torch::allclose(model->forward_cached(ids, cache), model->forward(ids), 1e-5, 1e-5));
+  auto prompt_only = ids.clone();
+  prompt_only.narrow(1, offset, k).fill_(0);
+  EXPECT_TRUE(torch::equal(model->greedy_complete(prompt_only, nothing_kept, offset + k - 1, &cache)
+                               .narrow(1, offset, k),
+                           greedy));
+  // As the experiment runs it: the teacher-forced pass's cache, the wrong rows' part of it.
+  const LogitsFn caching = [&](const torch::Tensor& t) {
+    ++calls;
+    return model->forward_cached(t, cache);
+  };
+  const CompleteFn from_cache = [&](const torch::Tensor& t, const torch::Tensor& rows,
+                                    const torch::Tensor& keep, int64_t last) {
+    MaskedTransformerImpl::KeyValueCache picked;
+    for (size_t l = 0; l < cache.keys.size(); ++l) {
+      picked.keys.push_back(cache.keys[l].index_select(0, rows));
+      picked.values.push_back(cache.values[l].index_select(0, rows));
+    }
+    return model->greedy_complete(t, keep, last, &picked);
+  };
+  calls = 0;
+  EXPECT_TRUE(torch::equal(
+      greedy_decode_teacher_forced(caching, ids, offset, k, nullptr, &from_cache), greedy));
+  EXPECT_EQ(calls, 1);
+  const auto expected = plain_metrics(forward, ids, offset, k);
+  const auto cached = arithmetic_metrics(caching, from_cache, ids, offset, k);
+  EXPECT_DOUBLE_EQ(cached["sequence_accuracy"].get<double>(),
+                   expected["sequence_accuracy"].get<double>());
+  EXPECT_DOUBLE_EQ(cached["digit_accuracy"].get<double>(),
+                   expected["digit_accuracy"].get<double>());
+  EXPECT_NEAR(cached["test_loss"].get<double>(), expected["test_loss"].get<double>(), 1e-5);
+}
+
 TEST(ArithmeticPresets, QuickAndPaperResolve) {
   const auto paper = resolve_config("multiplication", kPresetPaper, json::object());
   EXPECT_EQ(paper.depth, 6);

@@ -111,7 +111,7 @@ std::vector<ConfigField> training_fields() {
     {"qk_opt_steps", "--qk-opt-steps", "qk-opt: Adam steps", &C::qk_opt_steps, R::kNonNegative},
     {"qk_opt_lr", "--qk-opt-lr", "qk-opt: Adam learning rate", &C::qk_opt_lr, R::kPositive},
     // Execution.
-    {"threads", "--threads", "CPU threads (0 = LibTorch's default)", &C::threads,
+    {"threads", "--threads", "CPU threads (0 = every core)", &C::threads,
      R::kNonNegative, {}, /*resumable=*/true},
     {"device", "--device", "where to train (auto = cuda when available)", &C::device, R::kOneOf,
      {"auto", "cpu", "cuda"}, /*resumable=*/true},

@@ -35,6 +35,13 @@ void Progress::update(int64_t step, double loss) {
   std::fflush(stderr);
 }
 
+bool Progress::due(int64_t step) const {
+  if (!enabled_) return false;
+  if (step == total_) return true;
+  if (tty_) return Clock::now() - last_print_ >= std::chrono::milliseconds(200);
+  return step % std::max<int64_t>(1, total_ / 10) == 0;
+}
+
 void Progress::note(const std::string& line) {
   if (!enabled_) return;
   std::fprintf(stderr, "%s%s\n", tty_ ? "\r\033[K" : "", line.c_str());

@@ -16,6 +16,8 @@ class Progress {
 
   /// After step `step` (1-based count of steps done) with training loss `loss`.
   void update(int64_t step, double loss);
+  /// Whether update(step, ...) would print: the loss is read from the device only then.
+  bool due(int64_t step) const;
   /// A line of its own (clears the bar on a terminal).
   void note(const std::string& line);
 

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <csignal>
@@ -12,6 +13,7 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <thread>
 
 #include "compiler/compile.h"
 #include "core/error.h"
@@ -87,6 +89,10 @@ void check_spec(const CompiledMask& spec, const TrainConfig& config, const Layou
     throw InputError(fmt::format("spec {} has {} heads but the model has {} (use 1 or {})",
                                  config.spec, spec.heads, model.heads, model.heads));
   }
+}
+
+int all_cores() {
+  return static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
 }
 
 torch::Device resolve_device(const std::string& name) {
@@ -186,7 +192,8 @@ class Run {
 
 Run::Run(const TrainConfig& config, bool resuming)
     : config_(config), resuming_(resuming), folder_(config.out) {
-  if (config_.threads > 0) torch::set_num_threads(config_.threads);
+  // --threads 0: every core (LibTorch's own default may be fewer).
+  torch::set_num_threads(config_.threads > 0 ? config_.threads : all_cores());
   device_ = resolve_device(config_.device);
   if (!config_.spec.empty()) spec_ = load_spec(config_);  // --data, --truth-table: the layout
   experiment_ = make_run_experiment(config_, spec_);
@@ -299,7 +306,7 @@ double Run::train_step() {
   state_.loss_sum += loss_value;
   state_.loss_count += 1;
   state_.step += 1;
-  progress_->update(state_.step, loss_value);
+  if (progress_->due(state_.step)) progress_->update(state_.step, loss_value);
   return lr;
 }
 

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Builds maskprior against the accelerator machine's LibTorch (the PyTorch wheel's, 2.x with
+# CUDA), runs the test suite, a short `maskc reproduce gotu --preset paper` slice on the GPU and the
+# step benchmark, and prints steps/s. Two stages, because nothing can be fetched on that machine:
+#
+#   scripts/gpu_check.sh fetch   # HERE (Debian 12): apt-get download the -dev .debs (and the
+#                                # runtime libraries they link) into gpu/debs/ (git-ignored)
+#   scripts/gpu_check.sh         # THERE: unpack gpu/debs/ into gpu/prefix/, configure with that
+#                                # prefix in CMAKE_PREFIX_PATH, build, test, run
+#
+# gpu/debs/ is ignored by git, so the device tool must CARRY it: run(command="scripts/gpu_check.sh",
+# carry=["gpu/debs"]). The build there uses the machine's cmake, g++ and python3 (whose torch
+# gives the LibTorch: torch.utils.cmake_prefix_path; PYTHON=... chooses another). Outputs go to
+# build-gpu/ and, when $OUT is set (the device tool), the log to $OUT. GPU_CHECK_CONFIGURE_ONLY=1
+# stops after configuring (a check of the prefix that runs anywhere).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+debs=$root/gpu/debs
+prefix=$root/gpu/prefix
+packages=(
+  tao-pegtl-dev libeigen3-dev libtbb-dev libtbb12 libtbbmalloc2 libtbbbind-2-5 libfmt-dev libfmt9 libcli11-dev
+  nlohmann-json3-dev libgtest-dev libgmock-dev libssl-dev libssl3 libpng-dev libpng16-16
+  zlib1g-dev libbenchmark-dev libbenchmark1debian
+)
+
+if [[ "${1:-}" == "fetch" ]]; then
+  mkdir -p "$debs"
+  (cd "$debs" && apt-get download "${packages[@]}")
+  ls -l "$debs"
+  echo "gpu_check: $(ls "$debs" | wc -l) .debs in gpu/debs; carry gpu/debs to the device machine"
+  exit 0
+fi
+
+log=${OUT:-$root/build-gpu}/gpu_check.log
+mkdir -p "$(dirname "$log")"
+exec > >(tee "$log") 2>&1
+
+shopt -s nullglob
+files=("$debs"/*.deb)
+if ((${#files[@]} == 0)); then
+  echo "gpu_check: no .debs in gpu/debs; run 'scripts/gpu_check.sh fetch' first and carry gpu/debs" >&2
+  exit 1
+fi
+rm -rf "$prefix" && mkdir -p "$prefix"
+for f in "${files[@]}"; do dpkg-deb -x "$f" "$prefix"; done  # never into /: that can break it
+lib=$prefix/usr/lib/x86_64-linux-gnu
+export LD_LIBRARY_PATH=$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export PKG_CONFIG_PATH=$lib/pkgconfig:$prefix/usr/share/pkgconfig
+
+python=${PYTHON:-$(command -v python3)}  # the one whose torch to build against
+torch_prefix=$("$python" -c 'import torch; print(torch.utils.cmake_prefix_path)')
+"$python" -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda,
+  "gpu", torch.cuda.is_available() and torch.cuda.get_device_name(0))'
+nvcc=$(command -v nvcc || true)
+
+generator=()
+command -v ninja >/dev/null && generator=(-G Ninja)
+cmake -S . -B build-gpu "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_PREFIX_PATH="$torch_prefix;$prefix/usr;$lib/cmake" \
+  -DCMAKE_INCLUDE_PATH="$prefix/usr/include" -DCMAKE_LIBRARY_PATH="$lib" \
+  -DOPENSSL_ROOT_DIR="$prefix/usr" -DPNG_PNG_INCLUDE_DIR="$prefix/usr/include" \
+  -DZLIB_ROOT="$prefix/usr" -DPython3_EXECUTABLE="$python" \
+  ${nvcc:+-DCMAKE_CUDA_COMPILER="$nvcc"} \
+  -DMASKPRIOR_WITH_PYTHON=OFF -DMASKPRIOR_BUILD_BENCH=ON -DMASKPRIOR_WERROR=OFF
+if [[ -n "${GPU_CHECK_CONFIGURE_ONLY:-}" ]]; then echo "gpu_check: configured"; exit 0; fi
+cmake --build build-gpu -j "$(nproc)"
+
+echo "== tests"
+ctest --test-dir build-gpu -j "$(nproc)" --output-on-failure -E "python" || tests_failed=1
+
+echo "== step benchmark (cuda)"
+for size in gotu-quick gotu-paper arith-paper; do
+  build-gpu/bin/step_bench --size "$size" --device cuda --steps 20 --warmup 5 --eval
+done
+
+echo "== maskc reproduce gotu --preset paper (one row, one seed, one epoch) on the GPU"
+runs=$(mktemp -d)
+build-gpu/bin/maskc reproduce gotu --preset paper --device cuda --seeds 1 --epochs 1 \
+  --only parity2-mask --out "$runs/gotu"
+"$python" - "$runs/gotu" <<'PY'
+import json, pathlib, sys
+for summary in sorted(pathlib.Path(sys.argv[1]).rglob("summary.json")):
+    s = json.loads(summary.read_text())
+    print(f"{summary.parent}: {s['steps']} steps in {s['wall_seconds']:.1f} s = "
+          f"{s['steps'] / s['wall_seconds']:.2f} steps/s (start-up and evaluations included)")
+PY
+rm -rf "$runs"
+if [[ -n "${tests_failed:-}" ]]; then echo "gpu_check: some tests FAILED (see above)"; exit 1; fi
+echo "gpu_check: done"
