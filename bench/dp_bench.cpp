@@ -26,8 +26,8 @@ constexpr const char* kRun =
 /// Trains with `prefix` (empty: one process) into `dir`; steps per second of the training loop.
 double steps_per_second(const std::string& prefix, const std::filesystem::path& dir) {
   std::filesystem::remove_all(dir);
-  const std::string command = fmt::format("{} {} {} --out {}", MASKC_PATH, prefix, kRun,
-                                          dir.string());
+  const std::string command =
+      fmt::format("{} {} {} --out {}", MASKC_PATH, prefix, kRun, dir.string());
   if (std::system(command.c_str()) != 0) throw std::runtime_error("failed: " + command);
   std::ifstream in(dir / "summary.json");
   const auto summary = nlohmann::json::parse(in);

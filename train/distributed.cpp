@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <exception>
@@ -51,18 +52,22 @@ constexpr int kMaxRanks = 1 << 20;
 std::optional<World> world_from_environment() {
   World world;
   const auto rank = env_int("RANK", 0, kMaxRanks);
-  const auto slurm_rank = env_int("SLURM_PROCID", 0, kMaxRanks);
+  const auto slurm_rank = std::getenv("SLURM_STEP_NUM_TASKS") != nullptr
+                              ? env_int("SLURM_PROCID", 0, kMaxRanks)
+                              : std::nullopt;
   if (!rank && !slurm_rank) return std::nullopt;
   if (rank) {
     world.rank = *rank;
     world.size = env_int("WORLD_SIZE", 1, kMaxRanks).value_or(1);
     world.local_rank = env_int("LOCAL_RANK", 0, kMaxRanks).value_or(0);
     world.local_size = env_int("LOCAL_WORLD_SIZE", 1, kMaxRanks).value_or(1);
-  } else {
+  } else {  // srun's variables of the job step (a batch script's own shell has none of them)
     world.rank = *slurm_rank;
-    world.size = env_int("SLURM_NTASKS", 1, kMaxRanks).value_or(1);
+    world.size = env_int("SLURM_STEP_NUM_TASKS", 1, kMaxRanks).value_or(1);
     world.local_rank = env_int("SLURM_LOCALID", 0, kMaxRanks).value_or(0);
-    world.local_size = env_int("SLURM_NTASKS_PER_NODE", 1, kMaxRanks).value_or(1);
+    // "4" or "4(x2)" or "4,2": this machine's count is not always the first; it only shares
+    // cores out, so the leading number will do.
+    world.local_size = std::max(1, std::atoi(env_text("SLURM_STEP_TASKS_PER_NODE", "1").c_str()));
   }
   world.master_addr = env_text("MASTER_ADDR", world.master_addr);
   world.master_port = env_int("MASTER_PORT", 1, 65535).value_or(world.master_port);

@@ -33,10 +33,11 @@ struct World {
 };
 
 /// The World of the launcher's variables: RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE,
-/// MASTER_ADDR, MASTER_PORT (torchrun, `maskc launch`), or else SLURM_PROCID, SLURM_NTASKS,
-/// SLURM_LOCALID, SLURM_NTASKS_PER_NODE with MASTER_ADDR/MASTER_PORT; MASKC_DIST_TIMEOUT (seconds)
-/// sets the timeout. nullopt when neither RANK nor SLURM_PROCID is set. InputError naming the
-/// variable for a value that is not a number in range.
+/// MASTER_ADDR, MASTER_PORT (torchrun, `maskc launch`), or else, inside an srun job step,
+/// SLURM_PROCID, SLURM_STEP_NUM_TASKS, SLURM_LOCALID, SLURM_STEP_TASKS_PER_NODE with
+/// MASTER_ADDR/MASTER_PORT; MASKC_DIST_TIMEOUT (seconds) sets the timeout. nullopt when neither
+/// RANK nor an srun step is there. InputError naming the variable for a value that is not a number
+/// in range.
 std::optional<World> world_from_environment();
 
 /// Checks a World (0 <= rank < size, a port in 1..65535, a positive timeout); InputError if not.

@@ -423,16 +423,15 @@ json run_suite(const SuiteOptions& options, std::ostream& out) {
   const int seeds = options.seeds > 0 ? options.seeds : suite_default_seeds(options.suite);
   const fs::path root(options.out);
   fs::create_directories(root);
+  // Split across ranks (rank 0 goes on once every run has finished: the pass below only reads
+  // their summaries), or --jobs processes, or (neither) the pass below trains them one by one.
   const bool split = options.world && options.world->size > 1;
-  if (split) {
-    const bool stopped = run_split(entries, options, seeds, root, out);
-    if (options.world->rank != 0) return {{"rank", options.world->rank}, {"interrupted", stopped}};
-    if (stopped) {
-      out << "interrupted: run the same command again to continue\n";
-      return {{"suite", options.suite}, {"interrupted", true}, {"rows", json::array()}};
-    }
-  }  // rank 0 goes on: every run has finished, the pass below reads their summaries
-  if (!split && options.jobs > 1 && run_in_parallel(entries, options, seeds, root, out)) {
+  const bool stopped =
+      split ? run_split(entries, options, seeds, root, out)
+            : options.jobs > 1 && run_in_parallel(entries, options, seeds, root, out);
+  if (split && options.world->rank != 0)
+    return {{"rank", options.world->rank}, {"interrupted", stopped}};
+  if (stopped) {
     out << "interrupted: run the same command again to continue\n";
     return {{"suite", options.suite}, {"interrupted", true}, {"rows", json::array()}};
   }

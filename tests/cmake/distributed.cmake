@@ -1,5 +1,7 @@
 # Data-parallel training and split suites (train/distributed.h, `maskc launch`): CPU, loopback,
 # tiny models, one thread per process. See docs/distributed.md.
+maskprior_test(distributed_test SOURCES distributed_test.cpp LIBS maskprior_train)
+
 set(_dp_maskc $<TARGET_FILE:maskc>)
 find_package(Python3 REQUIRED COMPONENTS Interpreter)
 set(_dp_py ${Python3_EXECUTABLE})
