@@ -6,6 +6,7 @@
 #include <arpa/inet.h>
 #include <fmt/format.h>
 #include <netinet/in.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -70,11 +71,17 @@ std::filesystem::path runtime_program(const char* argv0) {
 
 /// Starts rank `rank` of `nproc`: maskc-runtime COMMAND... with the launcher's variables.
 pid_t start_rank(const std::filesystem::path& program, const LaunchFlags& f, int rank, int port) {
+  const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) throw InputError(fmt::format("cannot start a process: {}", std::strerror(errno)));
   if (pid > 0) return pid;
   std::signal(SIGINT, SIG_DFL);
   std::signal(SIGTERM, SIG_DFL);
+  // Its own process group: Ctrl-C at the terminal reaches launch alone, which passes it on once (a
+  // second SIGINT would end a rank before its checkpoint). If launch dies, the rank gets SIGTERM.
+  ::setpgid(0, 0);
+  ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+  if (::getppid() != parent) std::_Exit(kExitInternal);  // launch died before prctl
   const std::string n = std::to_string(f.nproc), r = std::to_string(rank);
   ::setenv("RANK", r.c_str(), 1);
   ::setenv("LOCAL_RANK", r.c_str(), 1);

@@ -209,7 +209,7 @@ int run_train(TrainFlags& f, bool resuming) {
     out = config.out;
     summary = training::train(config, in_world);
   }
-  if (summary.contains("rank")) {  // a rank other than 0 of a data-parallel run: rank 0 reports
+  if (summary.contains("rank") || (world && world->rank != 0)) {  // rank 0 reports
     const int signal = summary.value("signal", 0);
     return !summary.value("interrupted", false) ? kExitOk
            : signal != 0                        ? 128 + signal

@@ -199,7 +199,7 @@ struct ProcessGroup::Impl {
 void ProcessGroup::Impl::lost(const char* what, const std::exception& e) const {
   throw InputError(fmt::format(
       "rank {} of {}: {} failed: another rank stopped or died, or did not answer within {} s "
-      "(MASKC_DIST_TIMEOUT / --dist-timeout); the other ranks stop too. Cause: {}",
+      "(MASKC_DIST_TIMEOUT / --dist-timeout), so this rank stops. Cause: {}",
       world.rank, world.size, what, world.timeout_seconds, e.what()));
 }
 
