@@ -34,7 +34,7 @@ namespace maskprior::cli {
 namespace {
 
 struct LaunchFlags {
-  int nproc = 2;
+  int nproc = 1;
   int master_port = 0;  // 0: a free port
   double kill_after = 10;
   std::vector<std::string> command;
@@ -112,7 +112,8 @@ int status_code(int status) {
 }
 
 /// Waits for every rank; passes signals on; after the first failure stops the rest (SIGTERM,
-/// then SIGKILL after f.kill_after seconds). Returns the first failure's status, or 0.
+/// then SIGKILL after f.kill_after seconds) unless it is a clean stop (130, 143), which every rank
+/// makes at the same step. Returns the first failure's status, or 0.
 int supervise(std::vector<pid_t> pids, const LaunchFlags& f) {
   using Clock = std::chrono::steady_clock;
   int first_failure = 0, forwarded = 0;
@@ -131,7 +132,9 @@ int supervise(std::vector<pid_t> pids, const LaunchFlags& f) {
       const int code = status_code(status);
       if (code == 0 || first_failure != 0) continue;
       first_failure = code;
-      if (forwarded == 0) {
+      // A rank stopped by a signal or --stop-after (130, 143): the others stop at the same step.
+      const bool stopped = code == 128 + SIGINT || code == 128 + SIGTERM;
+      if (forwarded == 0 && !stopped) {
         std::cerr << fmt::format(
             "maskc launch: a rank exited with status {}; stopping the others\n", code);
         for (pid_t other : pids) {
@@ -185,7 +188,9 @@ void add_launch_command(CLI::App& app, int& exit_code, const char* argv0) {
       "Run `train` or `reproduce` as N local processes (data-parallel training, a suite split\n"
       "across processes), with the variables torchrun sets. See docs/distributed.md.\n"
       "  maskc launch --nproc 2 -- train --task parity2 --preset quick --out runs/dp");
-  cmd->add_option("--nproc,-n", flags->nproc, "Number of processes")->check(CLI::Range(1, 1024));
+  cmd->add_option("--nproc,-n", flags->nproc, "Number of processes")
+      ->required()
+      ->check(CLI::Range(1, 1024));
   cmd->add_option("--master-port", flags->master_port, "Rendezvous port (default: a free one)")
       ->check(CLI::Range(1, 65535));
   cmd->add_option("--kill-after", flags->kill_after,
