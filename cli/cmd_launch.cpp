@@ -166,8 +166,8 @@ int run_launch(const LaunchFlags& f, const char* argv0) {
   struct sigaction action {};
   action.sa_handler = on_launch_signal;
   sigemptyset(&action.sa_mask);
-  struct sigaction old_int {
-  }, old_term{};
+  struct sigaction old_int {};
+  struct sigaction old_term {};
   ::sigaction(SIGINT, &action, &old_int);
   ::sigaction(SIGTERM, &action, &old_term);
   std::vector<pid_t> pids;
