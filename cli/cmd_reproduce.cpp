@@ -59,15 +59,17 @@ void add_reproduce_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--epochs", flags->epochs, "Override the preset's epochs for every run")
       ->check(CLI::Range(int64_t{1}, int64_t{1000000}));
   cmd->add_option("--only", flags->only, "Keep only rows whose label contains one of these");
-  cmd->add_option("--jobs,-j", flags->jobs,
-                  "Runs at once, each in its own process with cores / jobs threads (default: the "
-                  "number of cores; 1 = one after another in this process, with a progress bar)")
-      ->check(CLI::Range(1, 1024));
+  auto* jobs_option =
+      cmd->add_option(
+             "--jobs,-j", flags->jobs,
+             "Runs at once, each in its own process with cores / jobs threads (default: the "
+             "number of cores; 1 = one after another in this process, with a progress bar)")
+          ->check(CLI::Range(1, 1024));
   cmd->add_flag("--report", flags->report,
                 "Also write REPORT.md and plots into the results folder (as `maskc report`)");
   cmd->add_option("--data-dir", flags->data_dir,
                   "vision, language: folder of the data files (default: the Debian package's)");
-  cmd->callback([flags, &exit_code] {
+  cmd->callback([flags, jobs_option, &exit_code] {
     training::SuiteOptions options;
     options.suite = flags->suite;
     options.out =
@@ -82,9 +84,20 @@ void add_reproduce_command(CLI::App& app, int& exit_code) {
     if (flags->epochs > 0) options.overrides["epochs"] = flags->epochs;
     options.jobs = flags->jobs;
     if (!flags->data_dir.empty()) options.overrides["data_dir"] = flags->data_dir;
+    // Under `maskc launch`, torchrun or Slurm: this rank's share of the runs (train/reproduce.h),
+    // with the machine's cores shared among its ranks unless --jobs or --threads say otherwise.
+    options.world = training::world_from_environment();
+    if (options.world && options.world->size > 1) {
+      const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+      if (jobs_option->count() == 0) options.jobs = std::max(1, cores / options.world->local_size);
+      if (flags->threads == 0) {
+        options.overrides["threads"] =
+            std::max(1, cores / (options.jobs * options.world->local_size));
+      }
+    }
     const nlohmann::json results = training::run_suite(options, std::cout);
     const bool interrupted = results.value("interrupted", false);
-    if (flags->report && !interrupted) {
+    if (flags->report && !interrupted && !results.contains("rank")) {
       std::cout << "report: " << report::write_report({options.out, MASKPRIOR_SOURCE_DIR}) << "\n";
     }
     exit_code = interrupted ? kExitInputError : kExitOk;

@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <variant>
@@ -18,6 +19,7 @@
 #include "cli/commands.h"
 #include "cli/spec_flags.h"
 #include "train/config.h"
+#include "train/distributed.h"
 #include "train/train.h"
 
 namespace maskprior::cli {
@@ -34,7 +36,50 @@ struct TrainFlags {
   SpecFlags spec_flags;  // -D NAME=VALUE, parsed and checked as by compile/show/validate
   std::string resume;
   bool json = false;
+  // Data-parallel: as RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT say (-1/empty: not
+  // given; the variables, if set, fill the rest). See docs/distributed.md.
+  int rank = -1, world_size = 0, local_rank = -1, master_port = 0;
+  std::string master_addr;
+  double dist_timeout = 0;
 };
+
+/// The world of a data-parallel run: the launcher's variables, then the flags over them; nullopt
+/// for one process (neither given).
+std::optional<training::World> world_of(const TrainFlags& f) {
+  auto world = training::world_from_environment();
+  if (!world && f.rank < 0 && f.world_size == 0) return std::nullopt;
+  training::World w = world.value_or(training::World{});
+  if (f.rank >= 0) w.rank = f.rank;
+  if (f.world_size > 0) w.size = f.world_size;
+  if (f.local_rank >= 0) w.local_rank = f.local_rank;
+  if (!f.master_addr.empty()) w.master_addr = f.master_addr;
+  if (f.master_port > 0) w.master_port = f.master_port;
+  if (f.dist_timeout > 0) w.timeout_seconds = f.dist_timeout;
+  training::check_world(w);
+  return w;
+}
+
+void add_world_flags(CLI::App& cmd, TrainFlags& f) {
+  const char* group = "Data-parallel (default: the RANK, WORLD_SIZE, ... variables)";
+  cmd.add_option("--rank", f.rank, "This process's rank (RANK)")
+      ->group(group)
+      ->check(CLI::Range(0, 1 << 20));
+  cmd.add_option("--world-size", f.world_size, "Number of processes (WORLD_SIZE)")
+      ->group(group)
+      ->check(CLI::Range(1, 1 << 20));
+  cmd.add_option("--local-rank", f.local_rank, "Rank on this machine: its GPU (LOCAL_RANK)")
+      ->group(group)
+      ->check(CLI::Range(0, 1 << 20));
+  cmd.add_option("--master-addr", f.master_addr, "Rank 0's address (MASTER_ADDR)")->group(group);
+  cmd.add_option("--master-port", f.master_port, "Rank 0's rendezvous port (MASTER_PORT)")
+      ->group(group)
+      ->check(CLI::Range(1, 65535));
+  cmd.add_option("--dist-timeout", f.dist_timeout,
+                 "Seconds a rank waits for the others before failing (MASKC_DIST_TIMEOUT; "
+                 "default 60)")
+      ->group(group)
+      ->check(CLI::Range(0.001, 1e7));
+}
 
 /// CLI11 check of a floating flag's value: NaN and infinities are usage errors (exit 2), before
 /// check_config would refuse them as input errors.
@@ -167,17 +212,25 @@ int run_train(TrainFlags& f, bool resuming) {
   auto overrides = overrides_of(f);
   nlohmann::json summary;
   std::string out;
+  const auto world = world_of(f);
+  const training::World* in_world = world ? &*world : nullptr;
   if (resuming) {
     check_resume_flags(f);
     out = f.resume;
-    summary = training::resume(f.resume, overrides);
+    summary = training::resume(f.resume, overrides, in_world);
   } else {
     if (f.config.task.empty() && f.config.data.empty() && f.config.truth_table.empty()) {
       throw CLI::RequiredError("--task (or --data, or --truth-table)");
     }
     const auto config = training::resolve_config(f.config.task, f.config.preset, overrides);
     out = config.out;
-    summary = training::train(config);
+    summary = training::train(config, in_world);
+  }
+  if (summary.contains("rank") || (world && world->rank != 0)) {  // rank 0 reports
+    const int signal = summary.value("signal", 0);
+    return !summary.value("interrupted", false) ? kExitOk
+           : signal != 0                        ? 128 + signal
+                                                : kExitInterrupted;
   }
   if (summary.value("interrupted", false)) {
     std::cerr << fmt::format("maskc: training stopped at step {}{}\n", summary.value("steps", 0),
@@ -214,6 +267,7 @@ void add_train_command(CLI::App& app, int& exit_code) {
                   "config.json; only {} may be given)",
                   resumable_flags()));
   cmd->add_flag("--json", flags->json, "print the summary as JSON");
+  add_world_flags(*cmd, *flags);
   cmd->callback(
       [flags, resume, &exit_code] { exit_code = run_train(*flags, resume->count() > 0); });
 }

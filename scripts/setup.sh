@@ -4,7 +4,7 @@
 set -euo pipefail
 packages=(
   build-essential cmake git pkg-config
-  libtorch-dev libopenblas0-pthread
+  libtorch-dev libopenblas0-pthread libgloo-dev
   tao-pegtl-dev libeigen3-dev libtbb-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev libpng-dev libssl-dev
   pybind11-dev python3-dev python3-numpy python3-torch

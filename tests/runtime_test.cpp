@@ -689,6 +689,10 @@ TEST_F(RuntimeTest, TrainFlagsAreTheConfigTable) {
     }
   }
   std::set<std::string> expected = {"-h", "--help", "--resume", "--json"};  // the command's own
+  for (const char* name : {"--rank", "--world-size", "--local-rank", "--master-addr",
+                           "--master-port", "--dist-timeout"}) {
+    expected.insert(name);  // data-parallel: where this process stands, not the run's config
+  }
   for (const auto& field : config_fields()) {
     for (const auto& name : flag_names(field)) expected.insert(name);
     EXPECT_NE(r.out.find(field.help), std::string::npos) << field.key;

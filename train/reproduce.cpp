@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
 #include <cmath>
 #include <csignal>
 #include <filesystem>
@@ -16,6 +17,7 @@
 #include "tasks/arithmetic_task.h"
 #include "tasks/fashion_mnist.h"
 #include "tasks/text_corpus.h"
+#include "train/interrupt.h"
 #include "train/jobs.h"
 #include "train/run_folder.h"
 #include "train/train.h"
@@ -223,8 +225,9 @@ bool finished(const fs::path& dir) {
 /// With options.jobs > 1: trains the unfinished runs in parallel child processes (each with
 /// threads = cores / jobs unless --threads was given, and no progress bar), so that the pass
 /// after it only reads summaries. Returns true if a signal stopped it.
+/// With `ranks` > 1 only the runs r = rank, rank + ranks, ... of the suite (in its order).
 bool run_in_parallel(const std::vector<SuiteEntry>& entries, const SuiteOptions& options, int seeds,
-                     const fs::path& root, std::ostream& out) {
+                     const fs::path& root, std::ostream& out, int rank = 0, int ranks = 1) {
   SuiteOptions child = options;
   child.overrides["progress"] = false;
   if (!child.overrides.contains("threads")) {
@@ -232,10 +235,11 @@ bool run_in_parallel(const std::vector<SuiteEntry>& entries, const SuiteOptions&
     child.overrides["threads"] = std::max(1, static_cast<int>(cores) / options.jobs);
   }
   std::vector<Job> jobs;
+  int index = 0;
   for (const SuiteEntry& entry : entries) {
     for (int seed = 0; seed < seeds; ++seed) {
       const fs::path dir = root / entry.label / fmt::format("seed{}", seed);
-      if (finished(dir)) continue;
+      if (index++ % ranks != rank || finished(dir)) continue;
       const std::string label = fmt::format("{} seed {}", entry.label, seed);
       jobs.push_back({label, [entry, child, seed, dir, label, &out] {
                         out << fmt::format("started {} -> {}\n", label, dir.string()) << std::flush;
@@ -258,6 +262,74 @@ bool run_in_parallel(const std::vector<SuiteEntry>& entries, const SuiteOptions&
                                  fmt::join(outcome.failed, ", ")));
   }
   return outcome.interrupted;
+}
+
+/// This rank's share of the runs, one after another (or in --jobs processes); true if stopped.
+bool run_my_share(const std::vector<SuiteEntry>& entries, const SuiteOptions& options, int seeds,
+                  const fs::path& root, std::ostream& out) {
+  const World& world = *options.world;
+  if (options.jobs > 1) {
+    return run_in_parallel(entries, options, seeds, root, out, world.rank, world.size);
+  }
+  int index = 0;
+  for (const SuiteEntry& entry : entries) {
+    for (int seed = 0; seed < seeds; ++seed) {
+      const fs::path dir = root / entry.label / fmt::format("seed{}", seed);
+      if (index++ % world.size != world.rank || finished(dir)) continue;
+      out << fmt::format("rank {}: {} seed {} -> {}\n", world.rank, entry.label, seed, dir.string())
+          << std::flush;
+      if (run_one(entry, options, static_cast<uint64_t>(seed), dir).value("interrupted", false)) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+/// Split mode: every rank trains its share and reports to rank 0 through the rendezvous store
+/// ("ok", "interrupted" or "failed: why"); rank 0 waits for every report (a signal does not end
+/// the wait: the others were signalled too and report "interrupted"). Returns true if any rank was
+/// stopped; throws InputError naming the ranks that failed.
+bool run_split(const std::vector<SuiteEntry>& entries, const SuiteOptions& options, int seeds,
+               const fs::path& root, std::ostream& out) {
+  const World& world = *options.world;
+  Rendezvous store(world);
+  SuiteOptions single = options;  // each run is trained by one process
+  single.world.reset();
+  single.overrides["progress"] = false;
+  std::string status = "ok";
+  try {
+    if (run_my_share(entries, single, seeds, root, out)) status = "interrupted";
+  } catch (const std::exception& e) {
+    status = std::string("failed: ") + e.what();
+  }
+  store.set(fmt::format("reproduce/{}", world.rank), status);
+  if (world.rank != 0) {
+    store.leave();
+    if (status.starts_with("failed"))
+      throw InputError(fmt::format("[reproduce] rank {} {}", world.rank, status));
+    return status == "interrupted";
+  }
+  std::vector<std::string> failures;
+  bool interrupted = status == "interrupted";
+  if (status != "ok" && !interrupted) failures.push_back("rank 0 " + status);
+  {
+    InterruptScope signals;  // a second signal of a kind ends rank 0 at once
+    for (int r = 1; r < world.size; ++r) {
+      std::optional<std::string> report;
+      while (!(report = store.get(fmt::format("reproduce/{}", r)))) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+      interrupted = interrupted || *report == "interrupted";
+      if (*report != "ok" && *report != "interrupted")
+        failures.push_back(fmt::format("rank {} {}", r, *report));
+    }
+  }
+  store.wait_for_leavers(world.timeout_seconds);
+  if (!failures.empty()) {
+    throw InputError(fmt::format("[reproduce] {}", fmt::join(failures, "; ")));
+  }
+  return interrupted;
 }
 
 std::string format_cell(const json& cell, bool percent) {
@@ -385,10 +457,19 @@ json run_suite(const SuiteOptions& options, std::ostream& out) {
   }
   const int seeds = options.seeds > 0 ? options.seeds : suite_default_seeds(options.suite);
   const fs::path root(options.out);
-  const FolderLock lock(root.string());  // creates the folder; one `reproduce` per folder
-  if (options.jobs > 1 && run_in_parallel(entries, options, seeds, root, out)) {
-    out << "interrupted: run the same command again to continue
-";
+  fs::create_directories(root);
+  // One `reproduce` per folder; the ranks of a split suite share it (rank 0 holds the lock).
+  const bool split = options.world && options.world->size > 1;
+  const FolderLock lock(!split || options.world->rank == 0 ? root.string() : std::string());
+  // Split across ranks (rank 0 goes on once every run has finished: the pass below only reads
+  // their summaries), or --jobs processes, or (neither) the pass below trains them one by one.
+  const bool stopped =
+      split ? run_split(entries, options, seeds, root, out)
+            : options.jobs > 1 && run_in_parallel(entries, options, seeds, root, out);
+  if (split && options.world->rank != 0)
+    return {{"rank", options.world->rank}, {"interrupted", stopped}};
+  if (stopped) {
+    out << "interrupted: run the same command again to continue\n";
     return {{"suite", options.suite}, {"interrupted", true}, {"rows", json::array()}};
   }
 

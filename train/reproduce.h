@@ -7,8 +7,11 @@
 
 #include <cstdint>
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "train/distributed.h"
 
 namespace maskprior::training {
 
@@ -30,6 +33,10 @@ struct SuiteOptions {
   nlohmann::json overrides;       // applied to every run (threads, device, epochs, ...)
   std::vector<std::string> only;  // keep only entries whose label contains one of these
   int jobs = 1;                   // runs at once, each in its own process (train/jobs.h)
+  /// Several ranks (`maskc launch`, torchrun, Slurm): rank r trains runs r, r + W, ... of the
+  /// suite (each in one process), rank 0 waits for the others and writes the tables. The results
+  /// folder must be shared.
+  std::optional<World> world;
 };
 
 /// Names of the suites with one-line descriptions.
@@ -42,6 +49,8 @@ int suite_default_seeds(const std::string& suite);
 /// Runs (or resumes, or reuses finished) every run of the suite, prints progress and the tables to
 /// `out`, and writes results.json and results.md into options.out. Returns results.json's content;
 /// "interrupted": true if a run was stopped (Ctrl-C) — rerunning the same command continues.
+/// With options.world of size > 1, a rank other than 0 returns {"rank", "interrupted"} after its
+/// share of the runs and writes no tables.
 nlohmann::json run_suite(const SuiteOptions& options, std::ostream& out);
 
 /// Formats aggregated results (as in results.json's "rows") as a Markdown table.

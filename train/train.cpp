@@ -10,6 +10,7 @@
 #include <cmath>
 #include <csignal>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -151,7 +152,8 @@ void start_folder(const RunFolder& folder, const TrainConfig& config) {
 /// One session of a run (a fresh start or a resume): built from the config, then `execute`.
 class Run {
  public:
-  Run(const TrainConfig& config, bool resuming);
+  /// `group`: the ranks of a data-parallel run (train/distributed.h), null for one process.
+  Run(const TrainConfig& config, bool resuming, ProcessGroup* group);
   /// Trains to the end or until stopped; returns the summary (see train()).
   json execute();
 
@@ -166,8 +168,12 @@ class Run {
   json stop(int received);
   json finish();
   [[noreturn]] void diverged(double loss, double lr) const;
+  /// Rank 0 (or the only process) evaluates and writes; the other ranks wait for it.
+  bool writer() const { return group_ == nullptr || group_->rank() == 0; }
+  void on_rank0(const std::function<void()>& work);
 
   const TrainConfig& config_;
+  ProcessGroup* const group_;
   const bool resuming_;
   const Clock::time_point started_ = Clock::now();
   const RunFolder folder_;
@@ -190,11 +196,18 @@ class Run {
   int64_t order_epoch_ = -1;
 };
 
-Run::Run(const TrainConfig& config, bool resuming)
-    : config_(config), resuming_(resuming), folder_(config.out) {
+Run::Run(const TrainConfig& config, bool resuming, ProcessGroup* group)
+    : config_(config),
+      group_(group),
+      resuming_(resuming),
+      folder_(group == nullptr || group->rank() == 0 ? config.out : std::string()) {
   // --threads 0: every core (LibTorch's own default may be fewer).
   torch::set_num_threads(config_.threads > 0 ? config_.threads : all_cores());
   device_ = resolve_device(config_.device);
+  if (group_ != nullptr && device_.is_cuda()) {  // one GPU per rank of a machine
+    device_ = torch::Device(torch::kCUDA, static_cast<torch::DeviceIndex>(
+                                              group_->local_rank() % torch::cuda::device_count()));
+  }
   if (!config_.spec.empty()) spec_ = load_spec(config_);  // --data, --truth-table: the layout
   experiment_ = make_run_experiment(config_, spec_);
   model_config_ = experiment_->model_config(experiment_config(config_));
@@ -244,10 +257,11 @@ void Run::build_model() {
 
 /// Loads the checkpoint (resume) or measures step 0 and writes init.json; starts the progress.
 void Run::start() {
-  if (resuming_) {
-    state_ = load_checkpoint(folder_.file(kCheckpointFile), model_, *optimizer_, device_);
+  if (resuming_) {  // every rank reads the checkpoint (the folder must be shared)
+    state_ =
+        load_checkpoint(RunFolder(config_.out).file(kCheckpointFile), model_, *optimizer_, device_);
     checkpointed_step_ = state_.step;
-    init_record_ = folder_.read_json(kInitFile);
+    if (writer()) init_record_ = folder_.read_json(kInitFile);
     // The evaluation at the checkpoint's step, if any: a run killed after its last checkpoint
     // but before summary.json finishes with the same summary as one never killed.
     for (json& record : folder_.truncate_metrics(state_.step)) {
@@ -256,14 +270,17 @@ void Run::start() {
       }
     }
   } else {
-    init_record_ = measure(0);
-    init_record_["init_info"] = init_info_;
-    init_record_["data"] = experiment_->data_info();
-    folder_.write_json(kInitFile, init_record_);
-    folder_.append_metrics(init_record_);
-    session_records_.push_back(init_record_);
+    on_rank0([&] {
+      init_record_ = measure(0);
+      init_record_["init_info"] = init_info_;
+      init_record_["data"] = experiment_->data_info();
+      folder_.write_json(kInitFile, init_record_);
+      folder_.append_metrics(init_record_);
+      session_records_.push_back(init_record_);
+    });
   }
-  progress_.emplace(config_.progress, total_steps_, state_.step);
+  if (group_ != nullptr) group_->broadcast(model_->parameters());  // start identical
+  progress_.emplace(config_.progress && writer(), total_steps_, state_.step);
   if (const auto about = experiment_->description(); !about.empty()) progress_->note(about);
   progress_->note(fmt::format("{} {} on {}: {} parameters, {} steps ({} per epoch){}",
                               learned_label(config_), config_.init, device_.str(),
@@ -293,15 +310,29 @@ double Run::train_step() {
     order_epoch_ = epoch;
   }
   const int64_t first = (state_.step % steps_per_epoch_) * config_.batch_size;
-  const auto batch = experiment_->train_batch(
-      order_.narrow(0, first, std::min(config_.batch_size, rows_ - first)));
+  const int64_t count = std::min(config_.batch_size, rows_ - first);
+  auto rows = order_.narrow(0, first, count);
+  // Data-parallel: this rank's shard, its mean loss weighted by its share of the global batch, so
+  // that the summed gradients are those of the global mean (a rank without rows weighs one row 0).
+  double weight = 1.0;
+  if (group_ != nullptr) {
+    const Shard shard = shard_of(count, group_->rank(), group_->size());
+    rows = rows.narrow(0, shard.size > 0 ? shard.offset : 0, std::max<int64_t>(shard.size, 1));
+    weight = static_cast<double>(shard.size) / static_cast<double>(count);
+  }
+  const auto batch = experiment_->train_batch(rows);
   const double lr = learning_rate(config_, state_.step, total_steps_);
   for (auto& group : optimizer_->param_groups()) group.options().set_lr(lr);
   optimizer_->zero_grad();
   auto loss = experiment_->loss(model_->forward(batch.inputs), batch);
-  const double loss_value = loss.item<double>();
-  if (!std::isfinite(loss_value)) diverged(loss_value, lr);  // before the state is touched
-  loss.backward();
+  (group_ != nullptr ? loss * weight : loss).backward();
+  double loss_value = loss.item<double>();
+  if (group_ != nullptr) {
+    loss_value = group_->sum_gradients(model_->parameters(), loss_value * weight);
+  }
+  // Before the optimizer step: the model and the state stay those of the last good step (every
+  // rank sees the same summed loss, so all stop together).
+  if (!std::isfinite(loss_value)) diverged(loss_value, lr);
   optimizer_->step();
   state_.loss_sum += loss_value;
   state_.loss_count += 1;
@@ -312,21 +343,31 @@ double Run::train_step() {
 
 /// Evaluates, with the mean train loss since the last evaluation, into metrics.jsonl.
 void Run::record_evaluation(double lr) {
-  last_record_ = measure(state_.step);
-  last_record_["train_loss"] = state_.loss_sum / static_cast<double>(state_.loss_count);
-  last_record_["lr"] = lr;
+  on_rank0([&] {
+    last_record_ = measure(state_.step);
+    last_record_["train_loss"] = state_.loss_sum / static_cast<double>(state_.loss_count);
+    last_record_["lr"] = lr;
+    folder_.append_metrics(last_record_);
+    session_records_.push_back(last_record_);
+    if (last_record_.contains("accuracy")) {
+      progress_->note(fmt::format("step {}: train loss {:.5f}, accuracy {:.4f}", state_.step,
+                                  last_record_["train_loss"].get<double>(),
+                                  last_record_["accuracy"].get<double>()));
+    } else if (last_record_.contains("test_bpc")) {
+      progress_->note(fmt::format("step {}: train loss {:.5f}, test bits per character {:.4f}",
+                                  state_.step, last_record_["train_loss"].get<double>(),
+                                  last_record_["test_bpc"].get<double>()));
+    }
+  });
   state_.loss_sum = 0;
   state_.loss_count = 0;
-  folder_.append_metrics(last_record_);
-  session_records_.push_back(last_record_);
-  if (last_record_.contains("accuracy")) {
-    progress_->note(fmt::format("step {}: train loss {:.5f}, accuracy {:.4f}", state_.step,
-                                last_record_["train_loss"].get<double>(),
-                                last_record_["accuracy"].get<double>()));
-  } else if (last_record_.contains("test_bpc")) {
-    progress_->note(fmt::format("step {}: train loss {:.5f}, test bits per character {:.4f}",
-                                state_.step, last_record_["train_loss"].get<double>(),
-                                last_record_["test_bpc"].get<double>()));
+}
+
+void Run::on_rank0(const std::function<void()>& work) {
+  if (group_ != nullptr) {
+    group_->on_rank0(work);
+  } else {
+    work();
   }
 }
 
@@ -361,7 +402,9 @@ json Run::execute() {
   start();
   model_->train();
   while (state_.step < total_steps_) {
-    const int received = InterruptScope::stop_signal();
+    int received = InterruptScope::stop_signal();
+    // Every rank stops at the same step: the largest signal any rank received.
+    if (group_ != nullptr) received = static_cast<int>(group_->max(received));
     if (received != 0 || (config_.stop_after > 0 && state_.step >= config_.stop_after)) {
       return stop(received);
     }
@@ -380,12 +423,19 @@ json Run::stop(int received) {
                               folder_.path()));
   json summary = {{"interrupted", true}, {"steps", state_.step}, {"wall_seconds", wall()}};
   if (received != 0) summary["signal"] = received;
+  if (!writer()) summary["rank"] = group_->rank();
   return summary;
 }
 
 /// The summary of a finished run; with a run folder also the last checkpoint, weights, the
 /// learned M and summary.json.
 json Run::finish() {
+  if (!writer()) {  // rank 0 evaluates and writes the run's files
+    return {{"rank", group_->rank()},
+            {"world_size", group_->size()},
+            {"steps", state_.step},
+            {"interrupted", false}};
+  }
   if (last_record_.is_null()) {  // zero steps (resumed at the end, or epochs = 0)
     last_record_ = measure(state_.step);
     last_record_["train_loss"] = nullptr;
@@ -419,18 +469,26 @@ json Run::finish() {
   return summary;
 }
 
-json run(const TrainConfig& config, bool resuming) {
+json run(const TrainConfig& config, bool resuming, ProcessGroup* group) {
   InterruptScope interrupts;  // from the start: a signal while setting up stops at step 0
-  Run session(config, resuming);
+  Run session(config, resuming, group);
   return session.execute();
+}
+
+/// Joins the group of a data-parallel run (null: one process).
+std::unique_ptr<ProcessGroup> join(const World* world, const TrainConfig& config) {
+  if (world == nullptr || world->size <= 1) return nullptr;
+  return std::make_unique<ProcessGroup>(*world, resolve_device(config.device).is_cuda());
 }
 
 }  // namespace
 
-json train(const TrainConfig& config) {
+json train(const TrainConfig& config, const World* world) {
   check_config(config);
-  const FolderLock lock(config.out);  // one process per run folder
-  const RunFolder folder(config.out);
+  const auto group = join(world, config);  // first, so that rank 0's errors reach the others
+  const bool writer = group == nullptr || group->rank() == 0;
+  const FolderLock lock(writer ? config.out : std::string());  // one process per run folder
+  const RunFolder folder(writer ? config.out : std::string());
   // A run killed before its first checkpoint cannot be resumed: a new run takes its folder over
   // (start_folder), rather than leave it stuck.
   if (folder.has(kConfigFile) && !folder.never_checkpointed()) {
@@ -439,13 +497,15 @@ json train(const TrainConfig& config) {
         "--out",
         folder.path(), folder.path()));
   }
-  return run(config, /*resuming=*/false);
+  return run(config, /*resuming=*/false, group.get());
 }
 
-json resume(const std::string& run_dir, const json& overrides) {
+json resume(const std::string& run_dir, const json& overrides, const World* world) {
   check_resume_overrides(overrides);
-  // One process per run folder (a missing folder is reported below, not created).
-  const FolderLock lock(std::filesystem::is_directory(run_dir) ? run_dir : std::string());
+  // One process per run folder (a missing folder is reported below, not created); of the ranks
+  // of a data-parallel run, rank 0 holds it.
+  const bool writer = world == nullptr || world->size <= 1 || world->rank == 0;
+  const FolderLock lock(writer && std::filesystem::is_directory(run_dir) ? run_dir : std::string());
   const RunFolder folder(run_dir);
   if (!folder.has(kConfigFile)) {
     throw InputError(fmt::format("{} is not a run folder (no {})", run_dir, kConfigFile));
@@ -464,7 +524,8 @@ json resume(const std::string& run_dir, const json& overrides) {
         "over such a folder",
         run_dir, kCheckpointFile, run_dir));
   }
-  return run(config, /*resuming=*/true);
+  const auto group = join(world, config);
+  return run(config, /*resuming=*/true, group.get());
 }
 
 }  // namespace maskprior::training

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "train/config.h"
+#include "train/distributed.h"
 
 namespace maskprior::training {
 
@@ -15,11 +16,18 @@ namespace maskprior::training {
 /// A run stopped by SIGINT (Ctrl-C), SIGTERM or `stop_after` writes a checkpoint and returns
 /// {"interrupted": true, "steps", "wall_seconds"} and, when a signal stopped it, "signal".
 /// Throws InputError if config.out already holds a run.
-nlohmann::json train(const TrainConfig& config);
+/// With a `world` of size > 1 the run is data-parallel (train/distributed.h): every rank of the
+/// world calls train() with the same config; each computes its shard of every global batch, the
+/// gradients are summed, and the result is that of one process up to floating-point reduction
+/// order. Rank 0 alone evaluates and writes the run folder; the others return {"rank", "steps",
+/// "interrupted", "world_size"} (and "signal" when stopped by one).
+nlohmann::json train(const TrainConfig& config, const World* world = nullptr);
 
 /// Continues the run in `run_dir` from its last checkpoint; ends with the same final metrics as
 /// an uninterrupted run (CPU). A finished run returns its summary. `overrides` may change only the
 /// fields whose row is resumable (check_resume_overrides); a saved stop_after is not reused.
-nlohmann::json resume(const std::string& run_dir, const nlohmann::json& overrides = {});
+/// With a `world`, every rank resumes from the folder (which every rank must see).
+nlohmann::json resume(const std::string& run_dir, const nlohmann::json& overrides = {},
+                      const World* world = nullptr);
 
 }  // namespace maskprior::training
