@@ -170,7 +170,7 @@ void print_summary(const nlohmann::json& summary, const std::string& out) {
     return fmt::format("[{}]", fmt::join(parts, ", "));
   };
   std::string learned = summary.value("task", "");
-  if (summary.contains("data")) learned = "data " + summary.value("data", "");
+  if (summary.contains("data_file")) learned = "data " + summary.value("data_file", "");
   if (summary.contains("truth_table")) learned = "truth table " + summary.value("truth_table", "");
   const std::string head =
       fmt::format("{} {} seed {}", learned, summary.value("init", ""), summary.value("seed", 0));

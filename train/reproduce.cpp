@@ -444,6 +444,33 @@ std::string results_table(const json& rows) {
   return out;
 }
 
+namespace {
+
+/// Prints the suite's tables (one per task family, since their metrics differ) and writes
+/// results.md and results.json into `root`.
+void write_results(const SuiteOptions& options, const json& results, const fs::path& root,
+                   std::ostream& out) {
+  std::string markdown =
+      fmt::format("# maskc reproduce {} (preset {})\n\n", options.suite, options.preset);
+  for (int family = 0; family < 4; ++family) {
+    json rows = json::array();
+    for (const json& row : results["rows"]) {
+      if (family_of(row["task"].get<std::string>()) == family) rows.push_back(row);
+    }
+    if (!rows.empty()) markdown += results_table(rows) + "\n";
+  }
+  out << "\n" << markdown;
+  if (results.value("interrupted", false)) {
+    out << "interrupted: run the same command again to continue\n";
+  }
+  write_json_file((root / "results.json").string(), results);
+  write_file_atomic((root / "results.md").string(), markdown);
+  out << fmt::format("results: {}, {}\n", (root / "results.md").string(),
+                     (root / "results.json").string());
+}
+
+}  // namespace
+
 json run_suite(const SuiteOptions& options, std::ostream& out) {
   std::vector<SuiteEntry> entries = suite_entries(options.suite);
   if (!options.only.empty()) {
@@ -510,23 +537,7 @@ json run_suite(const SuiteOptions& options, std::ostream& out) {
     if (interrupted) break;
   }
   results["interrupted"] = interrupted;
-
-  // One table per task family, since their metrics differ.
-  std::string markdown =
-      fmt::format("# maskc reproduce {} (preset {})\n\n", options.suite, options.preset);
-  for (int family = 0; family < 4; ++family) {
-    json rows = json::array();
-    for (const json& row : results["rows"]) {
-      if (family_of(row["task"].get<std::string>()) == family) rows.push_back(row);
-    }
-    if (!rows.empty()) markdown += results_table(rows) + "\n";
-  }
-  out << "\n" << markdown;
-  if (interrupted) out << "interrupted: run the same command again to continue\n";
-  write_json_file((root / "results.json").string(), results);
-  write_file_atomic((root / "results.md").string(), markdown);
-  out << fmt::format("results: {}, {}\n", (root / "results.md").string(),
-                     (root / "results.json").string());
+  write_results(options, results, root, out);
   return results;
 }
 

@@ -442,7 +442,7 @@ json Run::finish() {
   }
   json summary = last_record_;
   summary["task"] = config_.task;
-  if (!config_.data.empty()) summary["data"] = config_.data;
+  if (!config_.data.empty()) summary["data_file"] = config_.data;
   if (!config_.truth_table.empty()) summary["truth_table"] = config_.truth_table;
   summary["init"] = config_.init;
   summary["seed"] = config_.seed;
