@@ -2,7 +2,8 @@
 # Builds one libFuzzer target of fuzz/ in ./build-fuzz (clang, ASan + UBSan, everything it links
 # instrumented) and runs it for SECONDS (default 60), printing libFuzzer's final stats.
 #   bash scripts/fuzz.sh TARGET [SECONDS]
-#   TARGET: fuzz_spec | fuzz_safetensors | fuzz_npy | fuzz_truth_table
+#   TARGET: fuzz_spec | fuzz_safetensors | fuzz_npy | fuzz_truth_table | fuzz_sequence_file |
+#           fuzz_idx
 #   FUZZ_ARGS="-jobs=2 -workers=2" adds libFuzzer flags; JOBS=N sets the build's parallelism.
 # Corpus: build-fuzz/corpus/TARGET (grows across runs), seeded from build-fuzz/seeds/TARGET:
 # the .mask files of specs/ and tests/data/, the CSV tables of tests/data/, and tensor files that
@@ -11,7 +12,7 @@
 #   build-fuzz/bin/TARGET fuzz/findings/TARGET/crash-...
 set -euo pipefail
 cd "$(dirname "$0")/.."
-targets="fuzz_spec fuzz_safetensors fuzz_npy fuzz_truth_table"
+targets="fuzz_spec fuzz_safetensors fuzz_npy fuzz_truth_table fuzz_sequence_file fuzz_idx"
 target=${1:-}
 seconds=${2:-60}
 if [[ " $targets " != *" $target "* ]] || ! [[ "$seconds" =~ ^[0-9]+$ ]]; then
@@ -44,6 +45,15 @@ mapfile -t specs < <(find specs tests/data examples -name '*.mask' 2>/dev/null |
 case $target in
   fuzz_spec) cp "${specs[@]}" "$seeds"/ 2>/dev/null || true ;;
   fuzz_truth_table) find tests/data examples -name '*.csv' -exec cp {} "$seeds"/ \; ;;
+  fuzz_sequence_file)  # the shipped example's data and a few lines in the harness's layout
+    find examples -name '*.txt' -size -64k -exec cp {} "$seeds"/ \;
+    printf '1 2 3 = 3 2\n4 5 6 = 6 5\n' >"$seeds/small.txt"
+    ;;
+  fuzz_idx)  # small IDX files, plain and gzipped
+    printf '\x00\x00\x08\x01\x00\x00\x00\x03abc' >"$seeds/vector.idx"
+    printf '\x00\x00\x08\x02\x00\x00\x00\x02\x00\x00\x00\x02wxyz' >"$seeds/matrix.idx"
+    gzip -c "$seeds/matrix.idx" >"$seeds/matrix.idx.gz"
+    ;;
   fuzz_safetensors | fuzz_npy)
     "$build"/bin/make_seeds "$build/seeds/tensors" "${specs[@]}" 2>/dev/null | tail -1
     ext=${target#fuzz_}
