@@ -8,6 +8,8 @@
 //   mask.safetensors     the learned M as a mask file (runs whose model carries M)
 //   vocab.json           --data runs: the vocabulary (token id = index) and where the data came
 //   from
+//   .lock                the lock of the process using the folder (io/lock_file.h): one
+//                        `maskc train` at a time, fresh or --resume
 // A run folder with an empty path is "no folder": every write is skipped. No LibTorch here; the
 // tensors of weights and mask come from train/model_files.h.
 #pragma once
