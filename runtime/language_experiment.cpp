@@ -24,25 +24,6 @@ torch::Tensor pick(const torch::Tensor& windows, const std::vector<int64_t>& pic
   return windows.index_select(0, torch::tensor(picked, torch::kLong)).contiguous();
 }
 
-/// `count` rows of [0, total): all when count is 0 or ≥ total, else a seeded sample (sorted).
-std::vector<int64_t> sample(int64_t total, int64_t count, uint64_t seed) {
-  std::vector<int64_t> rows(static_cast<size_t>(total));
-  std::iota(rows.begin(), rows.end(), int64_t{0});
-  if (count <= 0 || count >= total) return rows;
-  std::mt19937_64 engine(seed);
-  tasks::shuffle_prefix(rows, static_cast<size_t>(count), engine);
-  rows.resize(static_cast<size_t>(count));
-  std::sort(rows.begin(), rows.end());
-  return rows;
-}
-
-std::vector<int64_t> spaced(int64_t total, int64_t count) {
-  const int64_t n = std::min(count, total);
-  std::vector<int64_t> rows;
-  for (int64_t i = 0; i < n; ++i) rows.push_back(i * total / n);
-  return rows;
-}
-
 /// Loss and next-byte accuracy of `forward` over windows [W, n + 1], by chunks.
 std::pair<double, double> window_metrics(MaskedTransformer& model, const torch::Tensor& windows) {
   torch::NoGradGuard no_grad;
@@ -79,9 +60,10 @@ class LanguageExperiment : public Experiment {
     const auto train_all = windows(split.train, "training");
     const auto validation_all = windows(split.validation, "validation");
     const auto test_all = windows(split.test, "test");
-    train_ = pick(train_all, sample(train_all.size(0), config.train_size, config.seed));
-    validation_ = pick(validation_all, spaced(validation_all.size(0), config.test_size));
-    test_ = pick(test_all, spaced(test_all.size(0), config.test_size));
+    train_ = pick(train_all, tasks::sample_rows(train_all.size(0), config.train_size, config.seed));
+    validation_ =
+        pick(validation_all, tasks::spaced_rows(validation_all.size(0), config.test_size));
+    test_ = pick(test_all, tasks::spaced_rows(test_all.size(0), config.test_size));
     info_ = {{"train_files", split.train},
              {"validation_files", split.validation},
              {"test_files", split.test},
@@ -131,7 +113,7 @@ class LanguageExperiment : public Experiment {
   }
 
   torch::Tensor probe_inputs(int64_t size) const override {
-    const auto rows = spaced(test_.size(0), size);
+    const auto rows = tasks::spaced_rows(test_.size(0), size);
     return pick(test_.to(torch::kCPU), rows).narrow(1, 0, n_).to(torch::kLong);
   }
 

@@ -48,32 +48,12 @@ torch::Tensor label_tensor(const tasks::ImageSet& set, const std::vector<int64_t
   return torch::tensor(labels, torch::kLong);
 }
 
-/// `count` rows of [0, total): all in order when count is 0 or ≥ total, else a seeded sample.
-std::vector<int64_t> sample_rows(int64_t total, int64_t count, uint64_t seed) {
-  std::vector<int64_t> rows(static_cast<size_t>(total));
-  std::iota(rows.begin(), rows.end(), int64_t{0});
-  if (count <= 0 || count >= total) return rows;
-  std::mt19937_64 engine(seed);
-  tasks::shuffle_prefix(rows, static_cast<size_t>(count), engine);
-  rows.resize(static_cast<size_t>(count));
-  std::sort(rows.begin(), rows.end());
-  return rows;
-}
-
-/// `count` evenly spaced rows of [0, total) (all when count ≥ total).
-std::vector<int64_t> spaced_rows(int64_t total, int64_t count) {
-  const int64_t n = std::min(count, total);
-  std::vector<int64_t> rows;
-  for (int64_t i = 0; i < n; ++i) rows.push_back(i * total / n);
-  return rows;
-}
-
 class VisionExperiment : public Experiment {
  public:
   explicit VisionExperiment(const ExperimentConfig& config) : seed_(config.seed) {
     const tasks::FashionMnist data = tasks::read_fashion_mnist(config.data_dir);
-    const auto train_rows = sample_rows(data.train.rows, config.train_size, config.seed);
-    const auto test_rows = spaced_rows(data.test.rows, config.test_size);
+    const auto train_rows = tasks::sample_rows(data.train.rows, config.train_size, config.seed);
+    const auto test_rows = tasks::spaced_rows(data.test.rows, config.test_size);
     train_images_ = image_tensor(data.train, train_rows);
     train_labels_ = label_tensor(data.train, train_rows);
     const auto scaled = train_images_.to(torch::kDouble) / 255.0;
@@ -150,7 +130,7 @@ class VisionExperiment : public Experiment {
   }
 
   torch::Tensor probe_inputs(int64_t size) const override {
-    const auto rows = spaced_rows(test_patches_.size(0), size);
+    const auto rows = tasks::spaced_rows(test_patches_.size(0), size);
     return test_patches_
         .index_select(0, torch::tensor(rows, torch::kLong).to(test_patches_.device()))
         .to(torch::kCPU);

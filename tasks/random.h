@@ -3,6 +3,7 @@
 // not, so the mapping from engine output to a range, and the shuffles, are written out here.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <random>
@@ -43,6 +44,27 @@ void shuffle_in_place(std::vector<T>& items, std::mt19937_64& rng) {
 template <class T>
 void shuffle_prefix(std::vector<T>& items, size_t count, std::mt19937_64& rng) {
   for (size_t i = 0; i < count; ++i) swap_with_uniform(items, i, i, items.size(), rng);
+}
+
+/// `count` rows of [0, total): all, in order, when count is 0 or ≥ total; else a seeded sample
+/// without replacement, sorted (subsets of a training set: vision, language).
+inline std::vector<int64_t> sample_rows(int64_t total, int64_t count, uint64_t seed) {
+  std::vector<int64_t> rows(static_cast<size_t>(total));
+  for (int64_t i = 0; i < total; ++i) rows[static_cast<size_t>(i)] = i;
+  if (count <= 0 || count >= total) return rows;
+  std::mt19937_64 engine(seed);
+  shuffle_prefix(rows, static_cast<size_t>(count), engine);
+  rows.resize(static_cast<size_t>(count));
+  std::sort(rows.begin(), rows.end());
+  return rows;
+}
+
+/// `count` evenly spaced rows of [0, total) (all when count ≥ total): a fixed test subset.
+inline std::vector<int64_t> spaced_rows(int64_t total, int64_t count) {
+  const int64_t n = std::min(count, total);
+  std::vector<int64_t> rows;
+  for (int64_t i = 0; i < n; ++i) rows.push_back(i * total / n);
+  return rows;
 }
 
 }  // namespace maskprior::tasks
