@@ -332,8 +332,10 @@ std::string section_text(const fs::path& root, const TaskSection& section,
   if (key.empty()) return out + "No summary metric to report.\n\n";
   out += fmt::format(
       "`{}` of the last evaluation, mean ± std over seeds{}; *paper* is shared/PAPER.md's number "
-      "for the same setting (— where the paper has none). Steps to 50% / 95%: first evaluated "
-      "step at that level, mean over the seeds that reached it (reached / seeds).\n\n",
+      "for the same task, init and mask (— where the paper has none), reached at the paper's own "
+      "budget: compare with care when the preset (Settings) is not `paper`. Steps to 50% / 95%: "
+      "first evaluated step at that level, mean over the seeds that reached it (reached / "
+      "seeds).\n\n",
       key, is_share(key) ? " (%)" : "");
   out += results_table(section, key) + mdi_text(section, source_dir);
   out += "Settings:\n\n" + settings_table(section);
