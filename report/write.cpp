@@ -147,11 +147,20 @@ std::string mdi_text(const TaskSection& section, const std::string& source_dir) 
     const std::string path = spec_path(row->spec, source_dir);
     if (path.empty() || !path.ends_with(".mask") || !done.insert(path).second) continue;
     try {
+      // As the run compiled it (train/train.cpp load_spec), followed through the model's layers.
+      const json& config = row->runs.front().config;
+      const int64_t depth = config.value("depth", int64_t{1});
       CompileOptions options;
       options.defines["n"] = std::to_string(n);
-      const CompiledMask mask = compile_file(path, options);
-      const validate::ValidationReport report =
-          validate::validate_target(mask, validate::task_target(mask, section.task));
+      CompiledMask mask = compile_file(path, options);
+      if (mask.params.contains("depth")) {  // a spec written for any depth
+        options.defines["depth"] = std::to_string(depth);
+        mask = compile_file(path, options);
+      }
+      validate::ValidateOptions validate_options;
+      validate_options.depth = depth;
+      const validate::ValidationReport report = validate::validate_target(
+          mask, validate::task_target(mask, section.task, validate_options), validate_options);
       const auto& exclusion = report.outputs.front().mdi_exclusion;
       if (!exclusion) continue;
       text += fmt::format("- `{}`: MDI {} by the mask — {}.\n", fs::path(path).filename().string(),
