@@ -58,26 +58,8 @@ class ArithmeticExperiment : public Experiment {
   }
 
   nlohmann::json evaluate(MaskedTransformer& model) const override {
-    // The teacher-forced pass keeps its keys and values; the completion of the rows it gets wrong
-    // starts from them.
-    MaskedTransformerImpl::KeyValueCache cache;
-    const LogitsFn forward = [&](const torch::Tensor& ids) {
-      return model->forward_cached(ids, cache);
-    };
-    const CompleteFn complete = [&](const torch::Tensor& ids, const torch::Tensor& rows,
-                                    const torch::Tensor& keep, int64_t last) {
-      MaskedTransformerImpl::KeyValueCache picked;  // the rows' part of the cache
-      for (size_t l = 0; l < cache.keys.size(); ++l) {
-        picked.keys.push_back(cache.keys[l].index_select(0, rows));
-        picked.values.push_back(cache.values[l].index_select(0, rows));
-      }
-      return model->greedy_complete(ids, keep, last, &picked);
-    };
-    const int64_t offset = task_.answer_offset(), digits = task_.answer_digits;
-    auto metrics = arithmetic_metrics(forward, complete, test_ids_, offset, digits);
-    const auto train = arithmetic_metrics(forward, complete, train_eval_ids_, offset, digits);
-    metrics["accuracy"] = metrics["sequence_accuracy"];  // the headline every task reports
-    metrics["train_sequence_accuracy"] = train["sequence_accuracy"];
+    auto metrics = decoder_metrics(model, test_ids_, train_eval_ids_, task_.answer_offset(),
+                                   task_.answer_digits);
     metrics["test_size"] = test_ids_.size(0);
     metrics["train_size"] = train_ids_.size(0);
     return metrics;
@@ -221,6 +203,31 @@ nlohmann::json arithmetic_metrics(const LogitsFn& forward, const CompleteFn& com
                                   const torch::Tensor& ids, int64_t answer_offset,
                                   int64_t answer_digits) {
   return metrics_of(forward, &complete, ids, answer_offset, answer_digits);
+}
+
+nlohmann::json decoder_metrics(MaskedTransformer& model, const torch::Tensor& test_ids,
+                               const torch::Tensor& train_ids, int64_t answer_offset,
+                               int64_t answer_digits) {
+  // The teacher-forced pass keeps its keys and values; the completion of the rows it gets wrong
+  // starts from them.
+  MaskedTransformerImpl::KeyValueCache cache;
+  const LogitsFn forward = [&](const torch::Tensor& ids) {
+    return model->forward_cached(ids, cache);
+  };
+  const CompleteFn complete = [&](const torch::Tensor& ids, const torch::Tensor& rows,
+                                  const torch::Tensor& keep, int64_t last) {
+    MaskedTransformerImpl::KeyValueCache picked;  // the rows' part of the cache
+    for (size_t l = 0; l < cache.keys.size(); ++l) {
+      picked.keys.push_back(cache.keys[l].index_select(0, rows));
+      picked.values.push_back(cache.values[l].index_select(0, rows));
+    }
+    return model->greedy_complete(ids, keep, last, &picked);
+  };
+  auto metrics = arithmetic_metrics(forward, complete, test_ids, answer_offset, answer_digits);
+  const auto train = arithmetic_metrics(forward, complete, train_ids, answer_offset, answer_digits);
+  metrics["accuracy"] = metrics["sequence_accuracy"];  // the headline every task reports
+  metrics["train_sequence_accuracy"] = train["sequence_accuracy"];
+  return metrics;
 }
 
 std::unique_ptr<Experiment> make_arithmetic_experiment(const ExperimentConfig& config) {

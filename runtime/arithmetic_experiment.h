@@ -70,6 +70,14 @@ nlohmann::json arithmetic_metrics(const LogitsFn& forward, const CompleteFn& com
                                   const torch::Tensor& ids, int64_t answer_offset,
                                   int64_t answer_digits);
 
+/// A causal decoder's metrics on held-out `test_ids` and on `train_ids` (rows of the training
+/// set), by the teacher-forced pass with greedy completion from its key/value cache of the rows
+/// it gets wrong: arithmetic_metrics of the test rows plus `accuracy` (= sequence_accuracy) and
+/// `train_sequence_accuracy`. No gradients.
+nlohmann::json decoder_metrics(MaskedTransformer& model, const torch::Tensor& test_ids,
+                               const torch::Tensor& train_ids, int64_t answer_offset,
+                               int64_t answer_digits);
+
 /// The experiment for config.task ∈ {addition, multiplication}: training set = a seeded
 /// config.train_fraction of all problems, test set = config.test_size other problems
 /// (tasks::split_problems with config.seed).

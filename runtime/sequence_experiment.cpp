@@ -75,13 +75,9 @@ class SequenceExperiment : public Experiment {
   }
 
   nlohmann::json evaluate(MaskedTransformer& model) const override {
-    const LogitsFn forward = [&](const torch::Tensor& ids) { return model->forward(ids); };
-    auto metrics = arithmetic_metrics(forward, test_ids_, span_.offset, span_.length);
-    const auto train = arithmetic_metrics(forward, train_eval_ids_, span_.offset, span_.length);
+    auto metrics = decoder_metrics(model, test_ids_, train_eval_ids_, span_.offset, span_.length);
     metrics["token_accuracy"] = metrics["digit_accuracy"];  // symbols here, not digits
     metrics.erase("digit_accuracy");
-    metrics["accuracy"] = metrics["sequence_accuracy"];  // the headline every task reports
-    metrics["train_sequence_accuracy"] = train["sequence_accuracy"];
     metrics["test_size"] = test_ids_.size(0);
     metrics["train_size"] = train_ids_.size(0);
     return metrics;
