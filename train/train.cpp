@@ -269,7 +269,19 @@ void Run::start() {
         last_record_ = std::move(record);
       }
     }
-  } else {
+  }
+  progress_.emplace(config_.progress && writer(), total_steps_, state_.step);
+  if (const auto about = experiment_->description(); !about.empty()) progress_->note(about);
+  progress_->note(fmt::format("{} {} on {}: {} parameters, {} steps ({} per epoch){}",
+                              learned_label(config_), config_.init, device_.str(),
+                              parameter_count(model_), total_steps_, steps_per_epoch_,
+                              resuming_ ? fmt::format(", resuming at step {}", state_.step) : ""));
+  if (const json data = experiment_->data_info(); data.contains("note")) {
+    progress_->note(data["note"].get<std::string>());
+  }
+  // Step 0 is measured after the header, so a long first evaluation (a minute or more at the
+  // paper's sizes on a CPU) is not silence.
+  if (!resuming_) {
     on_rank0([&] {
       init_record_ = measure(0);
       init_record_["init_info"] = init_info_;
@@ -280,15 +292,6 @@ void Run::start() {
     });
   }
   if (group_ != nullptr) group_->broadcast(model_->parameters());  // start identical
-  progress_.emplace(config_.progress && writer(), total_steps_, state_.step);
-  if (const auto about = experiment_->description(); !about.empty()) progress_->note(about);
-  progress_->note(fmt::format("{} {} on {}: {} parameters, {} steps ({} per epoch){}",
-                              learned_label(config_), config_.init, device_.str(),
-                              parameter_count(model_), total_steps_, steps_per_epoch_,
-                              resuming_ ? fmt::format(", resuming at step {}", state_.step) : ""));
-  if (const json data = experiment_->data_info(); data.contains("note")) {
-    progress_->note(data["note"].get<std::string>());
-  }
 }
 
 /// The task's metrics and the persistence metrics at `step`.
