@@ -764,6 +764,26 @@ TEST(InterruptTest, SigintAndSigtermAreCaughtInsideTheScopeOnly) {
   }
 }
 
+// reproduce holds a scope around its runs: a signal that came between two runs (or after a run's
+// last check) must still be there when the next run's scope opens, and stop the suite.
+TEST(InterruptTest, AnInnerScopeKeepsAPendingSignal) {
+  auto* const before = std::signal(SIGTERM, SIG_IGN);
+  {
+    training::InterruptScope suite;
+    std::raise(SIGTERM);
+    {
+      training::InterruptScope run;
+      EXPECT_EQ(training::InterruptScope::stop_signal(), SIGTERM);
+    }
+    EXPECT_EQ(training::InterruptScope::stop_signal(), SIGTERM);
+  }
+  {
+    training::InterruptScope next;  // outermost again: starts clean
+    EXPECT_EQ(training::InterruptScope::stop_signal(), 0);
+  }
+  std::signal(SIGTERM, before);
+}
+
 TEST_F(RuntimeTest, SigtermStopsWithACheckpointAndResumes) {
   auto config = tiny("mask", /*epochs=*/100000);
   config.out = (dir_ / "run").string();

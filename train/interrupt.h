@@ -5,7 +5,9 @@
 namespace maskprior::training {
 
 /// Installs the SIGINT and SIGTERM handlers for its lifetime and restores the previous ones
-/// after. A second signal of the same kind ends the process at once. Scopes do not nest.
+/// after. A second signal of the same kind ends the process at once. The outermost scope starts
+/// with no signal; an inner one (a run inside `reproduce`) keeps one that arrived before it, so a
+/// signal between two runs of a suite, or after a run's last check, stops the suite.
 class InterruptScope {
  public:
   InterruptScope();

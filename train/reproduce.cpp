@@ -276,6 +276,7 @@ bool run_my_share(const std::vector<SuiteEntry>& entries, const SuiteOptions& op
     for (int seed = 0; seed < seeds; ++seed) {
       const fs::path dir = root / entry.label / fmt::format("seed{}", seed);
       if (index++ % world.size != world.rank || finished(dir)) continue;
+      if (InterruptScope::stop_signal() != 0) return true;
       out << fmt::format("rank {}: {} seed {} -> {}\n", world.rank, entry.label, seed, dir.string())
           << std::flush;
       if (run_one(entry, options, static_cast<uint64_t>(seed), dir).value("interrupted", false)) {
@@ -488,6 +489,8 @@ json run_suite(const SuiteOptions& options, std::ostream& out) {
   // One `reproduce` per folder; the ranks of a split suite share it (rank 0 holds the lock).
   const bool split = options.world && options.world->size > 1;
   const FolderLock lock(!split || options.world->rank == 0 ? root.string() : std::string());
+  // Held for the whole suite, so that a signal between two runs is not lost (nor fatal).
+  InterruptScope signals;
   // Split across ranks (rank 0 goes on once every run has finished: the pass below only reads
   // their summaries), or --jobs processes, or (neither) the pass below trains them one by one.
   const bool stopped =
@@ -509,6 +512,10 @@ json run_suite(const SuiteOptions& options, std::ostream& out) {
     json seed_list = json::array();
     for (int seed = 0; seed < seeds && !interrupted; ++seed) {
       ++done;
+      if (InterruptScope::stop_signal() != 0) {  // arrived after the last run's final check
+        interrupted = true;
+        break;
+      }
       const fs::path dir = root / entry.label / fmt::format("seed{}", seed);
       out << fmt::format("[{}/{}] {} seed {} -> {}\n", done, total, entry.label, seed, dir.string())
           << std::flush;
