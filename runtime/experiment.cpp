@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "runtime/arithmetic_experiment.h"
 #include "runtime/language_experiment.h"
+#include "runtime/regression_experiment.h"
 #include "runtime/sequence_experiment.h"
 #include "runtime/vision_experiment.h"
 #include "tasks/arithmetic_task.h"
@@ -43,7 +44,7 @@ torch::Tensor boolean_ids(const tasks::BooleanDataset& data) {
   return torch::tensor(ids, torch::kLong).view({rows, width});
 }
 
-class BooleanExperiment : public Experiment {
+class BooleanExperiment : public RegressionExperiment {
  public:
   explicit BooleanExperiment(const ExperimentConfig& config)
       : task_(tasks::make_boolean_task(config.task, config.n)) {
@@ -51,9 +52,9 @@ class BooleanExperiment : public Experiment {
     train_ids_ = boolean_ids(train);
     train_y_ = torch::tensor(train.y, torch::kFloat);
     auto cube = tasks::full_cube(task_);
-    cube_ids_ = boolean_ids(cube);
-    cube_y_ = torch::tensor(cube.y, torch::kFloat);
-    cube_seen_ =
+    rows_ids_ = boolean_ids(cube);
+    rows_y_ = torch::tensor(cube.y, torch::kFloat);
+    rows_seen_ =
         torch::tensor(std::vector<int64_t>(cube.seen.begin(), cube.seen.end()), torch::kLong)
             .to(torch::kBool);
     values_ = torch::tensor(task_.values, torch::kDouble).to(torch::kFloat);
@@ -71,50 +72,49 @@ class BooleanExperiment : public Experiment {
                               Readout::kClsRegression);
   }
 
-  int64_t train_size() const override { return train_ids_.size(0); }
-
-  Batch train_batch(const torch::Tensor& rows) const override {
-    auto index = rows.to(train_ids_.device());
-    return {train_ids_.index_select(0, index), train_y_.index_select(0, index)};
-  }
-
-  torch::Tensor loss(const torch::Tensor& output, const Batch& batch) const override {
-    return torch::mse_loss(output, batch.targets);
-  }
-
-  nlohmann::json evaluate(MaskedTransformer& model) const override {
-    auto pred = map_in_chunks(cube_ids_, kEvalChunk, [&](const torch::Tensor& ids) {
-                  return model->forward(ids);
-                }).to(torch::kCPU);
-    return boolean_metrics(pred, cube_y_.to(torch::kCPU), cube_seen_.to(torch::kCPU),
-                           values_.to(torch::kCPU), characters_);
-  }
-
-  torch::Tensor probe_inputs(int64_t size) const override {
-    const int64_t rows = cube_ids_.size(0);
-    std::vector<int64_t> order(static_cast<size_t>(rows));
-    std::iota(order.begin(), order.end(), int64_t{0});
-    std::mt19937_64 engine(kProbeSeed);
-    tasks::shuffle_in_place(order, engine);
-    order.resize(static_cast<size_t>(std::min(size, rows)));
-    return cube_ids_.index_select(0, torch::tensor(order, torch::kLong).to(cube_ids_.device()));
-  }
-
-  void to(torch::Device device) override {
-    for (auto* t : {&train_ids_, &train_y_, &cube_ids_, &cube_y_, &cube_seen_, &values_}) {
-      *t = t->to(device);
-    }
-    for (auto& entry : characters_) entry.second = entry.second.to(device);
-  }
-
  private:
   tasks::BooleanTask task_;
-  torch::Tensor train_ids_, train_y_;
-  torch::Tensor cube_ids_, cube_y_, cube_seen_, values_;
-  std::vector<FourierCharacter> characters_;  // Fourier characters χ_T(x)
 };
 
 }  // namespace
+
+int64_t RegressionExperiment::train_size() const {
+  return train_ids_.size(0);
+}
+
+Batch RegressionExperiment::train_batch(const torch::Tensor& rows) const {
+  auto index = rows.to(train_ids_.device());
+  return {train_ids_.index_select(0, index), train_y_.index_select(0, index)};
+}
+
+torch::Tensor RegressionExperiment::loss(const torch::Tensor& output, const Batch& batch) const {
+  return torch::mse_loss(output, batch.targets);
+}
+
+nlohmann::json RegressionExperiment::evaluate(MaskedTransformer& model) const {
+  auto pred = map_in_chunks(rows_ids_, kEvalChunk, [&](const torch::Tensor& ids) {
+                return model->forward(ids);
+              }).to(torch::kCPU);
+  return boolean_metrics(pred, rows_y_.to(torch::kCPU), rows_seen_.to(torch::kCPU),
+                         values_.to(torch::kCPU), characters_);
+}
+
+torch::Tensor RegressionExperiment::probe_inputs(int64_t size) const {
+  const int64_t rows = rows_ids_.size(0);
+  std::vector<int64_t> order(static_cast<size_t>(rows));
+  std::iota(order.begin(), order.end(), int64_t{0});
+  std::mt19937_64 engine(kProbeSeed);
+  tasks::shuffle_in_place(order, engine);
+  order.resize(static_cast<size_t>(std::min(size, rows)));
+  return rows_ids_.index_select(0, torch::tensor(order, torch::kLong).to(rows_ids_.device()))
+      .to(torch::kCPU);
+}
+
+void RegressionExperiment::to(torch::Device device) {
+  for (auto* t : {&train_ids_, &train_y_, &rows_ids_, &rows_y_, &rows_seen_, &values_}) {
+    *t = t->to(device);
+  }
+}
 
 torch::Tensor map_in_chunks(const torch::Tensor& inputs, int64_t chunk,
                             const std::function<torch::Tensor(const torch::Tensor&)>& fn) {

@@ -3,19 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <numeric>
-#include <random>
 
 #include "core/error.h"
-#include "tasks/random.h"
+#include "runtime/regression_experiment.h"
 
 namespace maskprior::runtime {
 
 namespace {
-
-inline constexpr int64_t kEvalChunk = 4096;
-// The built-in Boolean experiment's probe seed: a table of a built-in task probes the same rows.
-inline constexpr uint64_t kProbeSeed = 0x5eed'0f'9b0beULL;
 
 void check_binding(const TruthTableTask& task) {
   const auto& table = task.table;
@@ -48,7 +42,7 @@ void check_binding(const TruthTableTask& task) {
   }
 }
 
-class TruthTableExperiment : public Experiment {
+class TruthTableExperiment : public RegressionExperiment {
  public:
   explicit TruthTableExperiment(TruthTableTask task) : task_(std::move(task)) {
     check_binding(task_);
@@ -89,43 +83,11 @@ class TruthTableExperiment : public Experiment {
                               Readout::kClsRegression);
   }
 
-  int64_t train_size() const override { return train_ids_.size(0); }
-
-  Batch train_batch(const torch::Tensor& rows) const override {
-    auto index = rows.to(train_ids_.device());
-    return {train_ids_.index_select(0, index), train_y_.index_select(0, index)};
-  }
-
-  torch::Tensor loss(const torch::Tensor& output, const Batch& batch) const override {
-    return torch::mse_loss(output, batch.targets);
-  }
-
   nlohmann::json evaluate(MaskedTransformer& model) const override {
-    auto pred = map_in_chunks(rows_ids_, kEvalChunk, [&](const torch::Tensor& ids) {
-                  return model->forward(ids);
-                }).to(torch::kCPU);
-    auto metrics = boolean_metrics(pred, rows_y_.to(torch::kCPU), rows_seen_.to(torch::kCPU),
-                                   values_.to(torch::kCPU), characters_);
+    auto metrics = RegressionExperiment::evaluate(model);
     metrics["rows"] = rows_ids_.size(0);
     metrics["train_size"] = train_ids_.size(0);
     return metrics;
-  }
-
-  torch::Tensor probe_inputs(int64_t size) const override {
-    const int64_t rows = rows_ids_.size(0);
-    std::vector<int64_t> order(static_cast<size_t>(rows));
-    std::iota(order.begin(), order.end(), int64_t{0});
-    std::mt19937_64 engine(kProbeSeed);
-    tasks::shuffle_in_place(order, engine);
-    order.resize(static_cast<size_t>(std::min(size, rows)));
-    return rows_ids_.index_select(0, torch::tensor(order, torch::kLong).to(rows_ids_.device()))
-        .to(torch::kCPU);
-  }
-
-  void to(torch::Device device) override {
-    for (auto* t : {&train_ids_, &train_y_, &rows_ids_, &rows_y_, &rows_seen_, &values_}) {
-      *t = t->to(device);
-    }
   }
 
   std::string description() const override {
@@ -151,9 +113,6 @@ class TruthTableExperiment : public Experiment {
 
   TruthTableTask task_;
   int64_t readout_token_ = 0;
-  torch::Tensor train_ids_, train_y_;
-  torch::Tensor rows_ids_, rows_y_, rows_seen_, values_;
-  std::vector<FourierCharacter> characters_;  // χ_T(x) of task_.fourier_sets (cube tables)
 };
 
 }  // namespace
