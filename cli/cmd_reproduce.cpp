@@ -23,6 +23,7 @@ struct ReproduceFlags {
   int threads = 0;
   std::string device = "auto";
   int64_t epochs = 0;
+  int64_t eval_every = -1;  // -1: the preset's
   std::vector<std::string> only;
   std::string data_dir;
   bool list = false;
@@ -58,6 +59,10 @@ void add_reproduce_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--device", flags->device, device.help)->check(CLI::IsMember(device.allowed));
   cmd->add_option("--epochs", flags->epochs, "Override the preset's epochs for every run")
       ->check(CLI::Range(int64_t{1}, int64_t{1000000}));
+  cmd->add_option("--eval-every", flags->eval_every,
+                  "Override the preset's steps between evaluations for every run (0 = every "
+                  "epoch): a finer learning curve, at the cost of more evaluations")
+      ->check(CLI::Range(int64_t{0}, int64_t{1000000000}));
   cmd->add_option("--only", flags->only, "Keep only rows whose label contains one of these");
   auto* jobs_option =
       cmd->add_option(
@@ -82,6 +87,7 @@ void add_reproduce_command(CLI::App& app, int& exit_code) {
     options.overrides["device"] = flags->device;
     if (flags->threads > 0) options.overrides["threads"] = flags->threads;
     if (flags->epochs > 0) options.overrides["epochs"] = flags->epochs;
+    if (flags->eval_every >= 0) options.overrides["eval_every"] = flags->eval_every;
     options.jobs = flags->jobs;
     if (!flags->data_dir.empty()) options.overrides["data_dir"] = flags->data_dir;
     // Under `maskc launch`, torchrun or Slurm: this rank's share of the runs (train/reproduce.h),

@@ -15,6 +15,7 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -504,6 +505,26 @@ TEST_F(MaskcTest, ReproduceTabulatesAndReusesFinishedRuns) {
   ASSERT_EQ(second.code, 0) << second.err;
   EXPECT_EQ(second.err.find("step "), std::string::npos) << second.err;
   EXPECT_EQ(read_text(dir_ / "res" / "results.json"), results.dump(2) + "\n");
+}
+
+TEST_F(MaskcTest, ReproduceEvalEveryReachesEveryRun) {
+  if (!MASKPRIOR_HAS_RUNTIME)
+    GTEST_SKIP() << "built with MASKPRIOR_WITH_TORCH=OFF: no maskc-runtime";
+  const Result r = maskc(
+      "reproduce demo --only parity2-vanilla --epochs 1 --eval-every 40 --threads 1 --out res");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const fs::path run = dir_ / "res" / "parity2-vanilla" / "seed0";
+  EXPECT_EQ(nlohmann::json::parse(read_text(run / "config.json"))["eval_every"], 40);
+  std::vector<int64_t> steps;
+  std::istringstream lines(read_text(run / "metrics.jsonl"));
+  for (std::string line; std::getline(lines, line);) {
+    steps.push_back(nlohmann::json::parse(line)["step"].get<int64_t>());
+  }
+  ASSERT_GE(steps.size(), 3u);
+  EXPECT_EQ(steps[0], 0);
+  EXPECT_EQ(steps[1], 40);
+  EXPECT_EQ(steps[2], 80);
+  EXPECT_EQ(maskc("reproduce demo --eval-every -1 --out bad").code, 2);
 }
 
 TEST_F(MaskcTest, ReproduceRejectsUnknownSuite) {
