@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <pthread.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -134,6 +135,24 @@ void check_target(const std::string& path) {
       file_kind(st.st_mode)));
 }
 
+/// Blocks SIGINT, SIGTERM and SIGHUP in this thread for its lifetime; one that arrives meanwhile
+/// is delivered when it ends.
+class SignalsHeld {
+ public:
+  SignalsHeld() {
+    sigset_t block;
+    sigemptyset(&block);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&block, sig);
+    ::pthread_sigmask(SIG_BLOCK, &block, &previous_);
+  }
+  ~SignalsHeld() { ::pthread_sigmask(SIG_SETMASK, &previous_, nullptr); }
+  SignalsHeld(const SignalsHeld&) = delete;
+  SignalsHeld& operator=(const SignalsHeld&) = delete;
+
+ private:
+  sigset_t previous_{};
+};
+
 /// A uniquely named file next to the target; removed on destruction unless renamed onto it.
 class TempFile {
  public:
@@ -141,13 +160,17 @@ class TempFile {
     std::random_device random;
     for (int attempt = 0; attempt < 100; ++attempt) {
       path_ = fmt::format("{}.tmp-{}-{:08x}", target, ::getpid(), random());
+      // The signals that remove temporary files wait while the file is created and recorded: one
+      // that came in between would leave the file behind (seen under load).
+      const SignalsHeld held;
       // 0666 so the final file gets the usual umask-derived permissions.
       fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0666);
+      const int error = errno;
       if (fd_ >= 0) {
         slot_ = register_temp(path_);
         return;
       }
-      if (errno != EEXIST) fail(errno);
+      if (error != EEXIST) fail(error);
     }
     throw InputError(fmt::format("cannot write '{}': no free temporary file name", target_));
   }

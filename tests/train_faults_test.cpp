@@ -253,13 +253,13 @@ TEST_F(TrainFaultsTest, KilledAtRandomMomentsEndsAsIfNeverKilled) {
   const uint64_t seed = fault_seed();
   SCOPED_TRACE(fmt::format("MASKPRIOR_FAULT_SEED={}", seed));
   std::mt19937_64 random(seed);
-  std::uniform_real_distribution<double> delay(0.0, whole_seconds);
+  double bound = whole_seconds;  // kill within this many seconds of a start
   const fs::path run_dir = path("run");
   const Args fresh = train_args(run_dir, kEpochs);
   int killed = 0;
   for (int i = 0; i < kKills && !fs::exists(run_dir / "summary.json"); ++i) {
     const Args command = next_command(run_dir, fresh);
-    const double seconds = delay(random);
+    const double seconds = std::uniform_real_distribution<double>(0.0, bound)(random);
     const pid_t child = spawn(command, path("log.txt"));
     std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
     ::kill(child, SIGKILL);
@@ -268,6 +268,10 @@ TEST_F(TrainFaultsTest, KilledAtRandomMomentsEndsAsIfNeverKilled) {
     std::cout << fmt::format("kill {} after {:.3f} s of `{}`: exit {}\n", i, seconds,
                              command[1] == "--resume" ? "train --resume" : "train", code);
     ASSERT_TRUE(code == 128 + SIGKILL || code == 0) << read_text(path("log.txt"));
+    if (code == 0 && killed == 0) {  // the machine got faster than the reference run: again
+      fs::remove_all(run_dir);
+      bound /= 2;
+    }
   }
   const Result last = run(next_command(run_dir, fresh));
   ASSERT_EQ(last.code, 0) << last.log;
@@ -349,8 +353,12 @@ TEST_F(TrainFaultsTest, KilledDuringACheckpointWriteResumesFromThePreviousOne) {
     SCOPED_TRACE(fmt::format("killed during checkpoint write {}", nth));
     const fs::path run_dir = path(fmt::format("run{}", nth));
     const Args fresh = train_args(run_dir, kEpochs);
-    caught += kill_during_write(fresh, run_dir, "checkpoint.pt", nth, path("log.txt"));
-    EXPECT_EQ(fs::exists(run_dir / "checkpoint.pt"), nth > 1);
+    // Under load the write may finish before the kill lands: then the kill missed it.
+    const bool hit = kill_during_write(fresh, run_dir, "checkpoint.pt", nth, path("log.txt"));
+    caught += hit;
+    if (hit) {
+      EXPECT_EQ(fs::exists(run_dir / "checkpoint.pt"), nth > 1);
+    }
     const Result rest = run(next_command(run_dir, fresh));
     ASSERT_EQ(rest.code, 0) << rest.log;
     EXPECT_EQ(outcome(run_dir), outcome(path("whole")));
