@@ -22,7 +22,9 @@ struct ValidateArgs {
 };
 
 void run_validate(const ValidateArgs& args, bool depth_given, int& exit_code) {
-  const CompiledMask mask = compile_file(args.spec, compile_options(args.spec_flags));
+  CompileOptions compile = compile_options(args.spec_flags);
+  compile.provenance = false;  // the validator reads only M and the hard mask
+  const CompiledMask mask = compile_file(args.spec, compile);
   print_warnings(mask, std::cerr);
 
   validate::ValidateOptions options;

@@ -92,7 +92,8 @@ void add_scale_and_size_flags(CLI::App& cmd, SpecFlags& flags) {
                  "Value that `close` writes, overriding the spec's `scale close = ...` (finite)")
       ->check(finite);
   cmd.add_option("--max-bytes", flags.max_bytes,
-                 "Refuse masks whose mask + provenance tensors would exceed this size, whether "
+                 "Refuse masks that would take more than this in memory (compile, show: float32 "
+                 "mask and int32 provenance, 8 bytes a cell; validate: the mask, 4), whether "
                  "compiled from a spec or read from a tensor file, e.g. 500M, 2GiB (units are "
                  "powers of 1024; default 4GiB, at most 64GiB)")
       ->transform(CLI::Validator(transform_max_bytes, /*validator_desc=*/"", "size"))

@@ -39,7 +39,7 @@ CompiledMask compile_source(const std::string& source, const std::string& filena
   const SourceText text(source, filename);
   const ast::Spec spec = parse_spec(text);
   const Declarations decls = resolve_declarations(spec, text, options);
-  check_output_size(decls, text, options.max_bytes);
+  check_output_size(decls, text, options.max_bytes, options.provenance);
   resolve_rules(spec, decls, text);
 
   CompiledMask out;
@@ -49,7 +49,7 @@ CompiledMask compile_source(const std::string& source, const std::string& filena
   out.open_value = decls.open_value;
   out.close_value = decls.close_value;
   for (const auto& [name, value] : decls.params) out.params[name] = value.real;
-  allocate_mask(out, decls);
+  allocate_mask(out, decls, options.provenance);
 
   HardRowPositions hard_rows(static_cast<size_t>(out.n));
   WrittenColumns written(static_cast<size_t>(out.n), -1);

@@ -36,29 +36,31 @@ std::string human_bytes(uint64_t bytes) {
 
 }  // namespace
 
-uint64_t output_bytes(const Declarations& decls) {
+uint64_t output_bytes(const Declarations& decls, bool provenance) {
   const auto n = static_cast<uint64_t>(decls.layout.size());
   const uint64_t square = saturating_mul(n, n);
   const uint64_t cells = saturating_mul(
       saturating_mul(static_cast<uint64_t>(decls.layers), static_cast<uint64_t>(decls.heads)),
       square);
-  const uint64_t bytes = saturating_mul(cells, sizeof(float) + sizeof(int32_t));
+  const uint64_t bytes =
+      saturating_mul(cells, sizeof(float) + (provenance ? sizeof(int32_t) : uint64_t{0}));
   return decls.has_hard ? saturating_add(bytes, square) : bytes;
 }
 
-void check_output_size(const Declarations& decls, const SourceText& source, uint64_t max_bytes) {
-  const uint64_t bytes = output_bytes(decls);
+void check_output_size(const Declarations& decls, const SourceText& source, uint64_t max_bytes,
+                       bool provenance) {
+  const uint64_t bytes = output_bytes(decls, provenance);
   if (bytes > max_bytes) {
     source.fail(decls.tokens_pos,
                 fmt::format("the compiled mask needs {} ({} layers x {} heads x {} x {} cells of "
-                            "float32 mask and int32 provenance{}), above the limit of {}",
+                            "float32 mask{}{}), above the limit of {}",
                             human_bytes(bytes), decls.layers, decls.heads, decls.layout.size(),
-                            decls.layout.size(), decls.has_hard ? ", plus the hard mask" : "",
-                            human_bytes(max_bytes)));
+                            decls.layout.size(), provenance ? " and int32 provenance" : "",
+                            decls.has_hard ? ", plus the hard mask" : "", human_bytes(max_bytes)));
   }
 }
 
-void allocate_mask(CompiledMask& out, const Declarations& decls) {
+void allocate_mask(CompiledMask& out, const Declarations& decls, bool provenance) {
   out.layers = decls.layers;
   out.heads = decls.heads;
   out.n = decls.layout.size();
@@ -72,6 +74,7 @@ void allocate_mask(CompiledMask& out, const Declarations& decls) {
                           [&] { out.mask.assign(total, value); });
       },
       [&] {
+        if (!provenance) return;
         allocate_or_throw(total * sizeof(int32_t), "the provenance tensor",
                           [&] { out.provenance.assign(total, 0); });
       });
@@ -88,6 +91,7 @@ bool apply_rule(const LoweredRule& rule, CompiledMask& out, HardRowPositions& ha
   internal_check(!is_hard || out.hard.has_value(), "hard rule without a hard mask");
   const int64_t n = out.n;
   const ast::Pos rule_pos = rule.statement->pos;
+  const bool with_provenance = !out.provenance.empty();
   std::atomic<bool> wrote{false};
   tbb::parallel_for(tbb::blocked_range<size_t>(0, cells.rows.size()),
                     [&](const tbb::blocked_range<size_t>& range) {
@@ -113,7 +117,8 @@ bool apply_rule(const LoweredRule& rule, CompiledMask& out, HardRowPositions& ha
                           for (int64_t h = rule.heads.begin; h < rule.heads.end; ++h) {
                             const size_t base = out.index(l, h, q, 0);
                             float* mask = out.mask.data() + base;
-                            int32_t* provenance = out.provenance.data() + base;
+                            int32_t* provenance =
+                                with_provenance ? out.provenance.data() + base : nullptr;
                             const float* value = values.data();
                             for (const ColumnRun& run : runs) {
                               if (cells.per_cell_values) {
@@ -122,7 +127,9 @@ bool apply_rule(const LoweredRule& rule, CompiledMask& out, HardRowPositions& ha
                               } else {
                                 std::fill(mask + run.begin, mask + run.end, rule.value);
                               }
-                              std::fill(provenance + run.begin, provenance + run.end, rule.line);
+                              if (provenance != nullptr) {
+                                std::fill(provenance + run.begin, provenance + run.end, rule.line);
+                              }
                             }
                           }
                         }

@@ -6,7 +6,8 @@ void check_invariants(const CompiledMask& m) {
   const auto cells = static_cast<size_t>(m.layers * m.heads * m.n * m.n);
   internal_check(m.layers >= 1 && m.heads >= 1 && m.n >= 0, "mask has a non-positive shape");
   internal_check(m.mask.size() == cells, "mask tensor size does not match [L, H, N, N]");
-  internal_check(m.provenance.size() == cells, "provenance size does not match [L, H, N, N]");
+  internal_check(m.provenance.empty() || m.provenance.size() == cells,
+                 "provenance size does not match [L, H, N, N]");
   internal_check(!m.hard || m.hard->size() == static_cast<size_t>(m.n * m.n),
                  "hard mask size does not match [N, N]");
   internal_check(m.layout.size() == m.n, "layout size does not match N");

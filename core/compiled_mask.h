@@ -25,8 +25,10 @@ struct CompiledMask {
   double close_value = -10.0;
   std::map<std::string, double> params;  // resolved parameter values
 
-  std::vector<float> mask;          // [L, H, N, N]: M, row = query, column = key
-  std::vector<int32_t> provenance;  // [L, H, N, N]: 1-based source line of last writer, 0 = default
+  std::vector<float> mask;  // [L, H, N, N]: M, row = query, column = key
+  // [L, H, N, N]: 1-based source line of the last writer, 0 = default; empty when compiled
+  // without it (CompileOptions::provenance = false)
+  std::vector<int32_t> provenance;
   std::optional<std::vector<uint8_t>>
       hard;  // [N, N]: 1 = hard-excluded; present iff spec has `hard`
 
@@ -43,8 +45,8 @@ struct CompiledMask {
   }
 };
 
-/// Throws InternalError unless the tensors have the sizes of [L, H, N, N] (mask, provenance),
-/// [N, N] (hard) and the layout covers N tokens: the invariant every producer must keep.
+/// Throws InternalError unless the tensors have the sizes of [L, H, N, N] (mask; provenance, or
+/// empty), [N, N] (hard) and the layout covers N tokens: the invariant every producer must keep.
 void check_invariants(const CompiledMask& mask);
 
 }  // namespace maskprior

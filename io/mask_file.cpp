@@ -287,6 +287,12 @@ void write_mask_file(const CompiledMask& mask, const std::string& path, TensorFo
   if (format == TensorFormat::kNpy) {
     write_npy_f32(path, {mask.layers, mask.heads, mask.n, mask.n}, as_bytes(mask.mask));
   } else {
+    if (mask.provenance.empty()) {  // the file format has it: a reader expects it
+      throw InputError(fmt::format(
+          "cannot write '{}': mask '{}' was compiled without provenance, which a safetensors mask "
+          "file holds; compile it with CompileOptions::provenance = true",
+          path, mask.name));
+    }
     write_safetensors_mask(mask, path);
   }
 }

@@ -12,7 +12,8 @@ namespace maskprior {
 enum class TensorFormat { kSafetensors, kNpy };
 
 /// Writes a compiled mask: safetensors with `mask`, `provenance`, optional `hard` and the metadata
-/// of LANGUAGE.md; or .npy holding only the float32 `mask` tensor [L, H, N, N].
+/// of LANGUAGE.md; or .npy holding only the float32 `mask` tensor [L, H, N, N]. Throws InputError
+/// for safetensors of a mask compiled without provenance.
 void write_mask_file(const CompiledMask& mask, const std::string& path,
                      TensorFormat format = TensorFormat::kSafetensors);
 /// The default cap of read_mask_file, the same as `maskc compile --max-bytes`'s default.

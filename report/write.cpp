@@ -151,6 +151,7 @@ std::string mdi_text(const TaskSection& section, const std::string& source_dir) 
       const json& config = row->runs.front().config;
       const int64_t depth = config.value("depth", int64_t{1});
       CompileOptions options;
+      options.provenance = false;
       options.defines["n"] = std::to_string(n);
       CompiledMask mask = compile_file(path, options);
       if (mask.params.contains("depth")) {  // a spec written for any depth

@@ -385,6 +385,42 @@ TEST(CompilerOutput, SizeCapIsCheckedBeforeAllocating) {
   EXPECT_THROW(compile("tokens x[4000000000], y[4000000000]\nlayers 1000000\n"), SpecError);
 }
 
+// What training compiles: the same M and hard mask without the provenance, and a size cap that
+// counts the mask's 4 bytes a cell only.
+TEST(CompilerOutput, WithoutProvenanceTheSameMaskAndHalfTheBytes) {
+  const std::string spec =
+      "tokens cls, x[5]\nlayers 2\nheads 2\ndefault close\nopen diagonal\n"
+      "open cls -> x[0], x[1]\nlayer 1 { head 0 { open x -> x } }\nhard x[4] -> cls\n";
+  CompileOptions without;
+  without.provenance = false;
+  const CompiledMask full = compile(spec);
+  const CompiledMask lean = compile(spec, without);
+  EXPECT_EQ(lean.mask, full.mask);
+  EXPECT_EQ(lean.hard, full.hard);
+  EXPECT_TRUE(lean.provenance.empty());
+  EXPECT_EQ(full.provenance.size(), full.mask.size());
+  EXPECT_NO_THROW(check_invariants(lean));
+  EXPECT_EQ(lean.warnings.size(), full.warnings.size());
+
+  without.max_bytes = 2 * 144 * 4;  // fits the mask alone, not mask + provenance
+  EXPECT_NO_THROW(compile("tokens x[12]\nlayers 2\n", without));
+  CompileOptions with = without;
+  with.provenance = true;
+  try {
+    compile("tokens x[12]\nlayers 2\n", with);
+    ADD_FAILURE() << "mask + provenance should not fit";
+  } catch (const SpecError& e) {
+    EXPECT_NE(std::string(e.what()).find("int32 provenance"), std::string::npos) << e.what();
+  }
+  without.max_bytes -= 1;
+  try {
+    compile("tokens x[12]\nlayers 2\n", without);
+    ADD_FAILURE() << "the mask alone should not fit";
+  } catch (const SpecError& e) {
+    EXPECT_EQ(std::string(e.what()).find("provenance"), std::string::npos) << e.what();
+  }
+}
+
 // ----------------------------------------------------------------------------------------------
 // Warnings
 

@@ -92,6 +92,22 @@ TEST(Safetensors, GridLayoutAndRealParamsRoundTrip) {
   expect_same_mask(m, read_mask_file(dir.file("v.safetensors")));
 }
 
+TEST(Safetensors, AMaskWithoutProvenanceIsNotWritten) {
+  TempDir dir;
+  CompiledMask m = vision_mask();
+  m.provenance.clear();  // as compiled with CompileOptions::provenance = false
+  try {
+    write_mask_file(m, dir.file("v.safetensors"));
+    ADD_FAILURE() << "written without provenance";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("compiled without provenance"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_FALSE(fs::exists(dir.file("v.safetensors")));
+  write_mask_file(m, dir.file("v.npy"), TensorFormat::kNpy);  // npy holds only the mask
+  EXPECT_EQ(read_mask_file(dir.file("v.npy")).mask, m.mask);
+}
+
 TEST(Safetensors, FileFollowsTheFormat) {
   TempDir dir;
   const std::string path = dir.file("m.safetensors");
