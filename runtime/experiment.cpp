@@ -6,8 +6,6 @@
 #include <functional>
 #include <limits>
 #include <map>
-#include <numeric>
-#include <random>
 
 #include "core/error.h"
 #include "runtime/arithmetic_experiment.h"
@@ -100,12 +98,7 @@ nlohmann::json RegressionExperiment::evaluate(MaskedTransformer& model) const {
 }
 
 torch::Tensor RegressionExperiment::probe_inputs(int64_t size) const {
-  const int64_t rows = rows_ids_.size(0);
-  std::vector<int64_t> order(static_cast<size_t>(rows));
-  std::iota(order.begin(), order.end(), int64_t{0});
-  std::mt19937_64 engine(kProbeSeed);
-  tasks::shuffle_in_place(order, engine);
-  order.resize(static_cast<size_t>(std::min(size, rows)));
+  const auto order = tasks::shuffled_rows(rows_ids_.size(0), size, kProbeSeed);
   return rows_ids_.index_select(0, torch::tensor(order, torch::kLong).to(rows_ids_.device()))
       .to(torch::kCPU);
 }

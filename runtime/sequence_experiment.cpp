@@ -3,8 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <numeric>
-#include <random>
 
 #include "core/error.h"
 #include "runtime/arithmetic_experiment.h"
@@ -84,12 +82,7 @@ class SequenceExperiment : public Experiment {
   }
 
   torch::Tensor probe_inputs(int64_t size) const override {
-    const int64_t rows = train_ids_.size(0);
-    std::vector<int64_t> order(static_cast<size_t>(rows));
-    std::iota(order.begin(), order.end(), int64_t{0});
-    std::mt19937_64 engine(kProbeSeed);
-    tasks::shuffle_in_place(order, engine);
-    order.resize(static_cast<size_t>(std::min(size, rows)));
+    const auto order = tasks::shuffled_rows(train_ids_.size(0), size, kProbeSeed);
     return train_ids_.index_select(0, torch::tensor(order, torch::kLong).to(train_ids_.device()))
         .to(torch::kCPU);
   }

@@ -59,6 +59,17 @@ inline std::vector<int64_t> sample_rows(int64_t total, int64_t count, uint64_t s
   return rows;
 }
 
+/// The first `count` (all when count ≥ total) of [0, total) shuffled whole with `seed`, in that
+/// order: a fixed probe batch (Boolean tasks, truth tables, sequence files).
+inline std::vector<int64_t> shuffled_rows(int64_t total, int64_t count, uint64_t seed) {
+  std::vector<int64_t> rows(static_cast<size_t>(total));
+  for (int64_t i = 0; i < total; ++i) rows[static_cast<size_t>(i)] = i;
+  std::mt19937_64 engine(seed);
+  shuffle_in_place(rows, engine);
+  rows.resize(static_cast<size_t>(std::min(count, total)));
+  return rows;
+}
+
 /// `count` evenly spaced rows of [0, total) (all when count ≥ total): a fixed test subset.
 inline std::vector<int64_t> spaced_rows(int64_t total, int64_t count) {
   const int64_t n = std::min(count, total);
