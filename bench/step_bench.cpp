@@ -15,10 +15,10 @@
 #include <iostream>
 #include <map>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "runtime/arithmetic_experiment.h"
+#include "runtime/host.h"
 #include "runtime/model.h"
 #include "tasks/arithmetic_task.h"
 
@@ -209,8 +209,7 @@ int run(int argc, char** argv) {
     }
   }
   const int threads = std::stoi(args["--threads"]);
-  torch::set_num_threads(threads > 0 ? threads
-                                     : static_cast<int>(std::thread::hardware_concurrency()));
+  maskprior::runtime::prepare_host(threads);
   const auto construct_start = std::chrono::steady_clock::now();
   Bench bench(size_named(args["--size"]), torch::Device(args["--device"]));
   const double construct_s = seconds_since(construct_start);
@@ -239,11 +238,12 @@ int run(int argc, char** argv) {
   }
   std::cout
       << fmt::format(
-             R"({{"impl": "maskc", "size": "{}", "device": "{}", "threads": {}, "steps": {}, )"
+             R"({{"impl": "maskc", "size": "{}", "device": "{}", "threads": {}, "blas_threads": {}, )"
+             R"("steps": {}, )"
              R"("construct_s": {:.4f}, "median_step_s": {:.6f}, "median_step_cpu_s": {:.6f}, )"
              R"("steps_per_s": {:.4f}{}}})",
-             args["--size"], args["--device"], torch::get_num_threads(), steps, construct_s, step_s,
-             step_cpu, 1.0 / step_s, extra)
+             args["--size"], args["--device"], torch::get_num_threads(), blas_threads(), steps,
+             construct_s, step_s, step_cpu, 1.0 / step_s, extra)
       << std::endl;
   return 0;
 }

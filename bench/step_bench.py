@@ -84,6 +84,28 @@ class MaskedTransformer(nn.Module):
         return self.head(self.ln_final(x[:, 0])).squeeze(-1)
 
 
+def openblas():
+    """The OpenBLAS library this process has loaded (through torch), or None."""
+    import ctypes
+    with open("/proc/self/maps") as maps:
+        paths = {line.split()[-1] for line in maps if "libopenblas" in line}
+    return ctypes.CDLL(sorted(paths)[0]) if paths else None
+
+
+def set_compute_threads(threads):
+    """torch.set_num_threads does not reach OpenBLAS, which Debian's torch calls for GEMMs and
+    which keeps a thread per core: set both, as maskc does (runtime/threads.cpp)."""
+    torch.set_num_threads(threads)
+    blas = openblas()
+    if blas is not None:
+        blas.openblas_set_num_threads(threads)
+
+
+def blas_threads():
+    blas = openblas()
+    return blas.openblas_get_num_threads() if blas is not None else 0
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", choices=sorted(SIZES), required=True)
@@ -92,7 +114,7 @@ def main():
     parser.add_argument("--warmup", type=int, default=2)
     args = parser.parse_args()
     import os
-    torch.set_num_threads(args.threads if args.threads > 0 else os.cpu_count())
+    set_compute_threads(args.threads if args.threads > 0 else os.cpu_count())
     torch.manual_seed(0)
     c = SIZES[args.size]
     model = MaskedTransformer(c)
@@ -127,6 +149,7 @@ def main():
         cpu.append(time.process_time() - start_cpu)
     median = statistics.median(times)
     print(json.dumps({"impl": "python", "size": args.size, "threads": torch.get_num_threads(),
+                      "blas_threads": blas_threads(),
                       "torch": torch.__version__, "steps": args.steps,
                       "median_step_s": median, "median_step_cpu_s": statistics.median(cpu),
                       "steps_per_s": 1.0 / median}))

@@ -23,6 +23,7 @@
 #include "io/mask_file.h"
 #include "io/safetensors.h"
 #include "runtime/experiment.h"
+#include "runtime/host.h"
 #include "runtime/init.h"
 #include "runtime/model.h"
 #include "tasks/task_names.h"
@@ -244,6 +245,20 @@ TEST(ModelTest, RejectsWrongMaskShapesAndEmptyRows) {
 
 // ---------------------------------------------------------------------------------------------
 // Spec tensors and init names
+
+TEST(HostTest, ThreadCountReachesLibTorchAndOpenBlas) {
+  // LibTorch's set_num_threads alone leaves OpenBLAS (Debian's BLAS for libtorch) on every core.
+  const int before = torch::get_num_threads();
+  (void)torch::mm(torch::ones({64, 64}), torch::ones({64, 64}));  // the BLAS in use is loaded
+  for (const int threads : {1, 2}) {
+    EXPECT_EQ(runtime::prepare_host(threads), threads);
+    EXPECT_EQ(torch::get_num_threads(), threads);
+    const int blas = runtime::blas_threads();
+    EXPECT_TRUE(blas == 0 || blas == threads) << "OpenBLAS threads " << blas << " for " << threads;
+  }
+  EXPECT_EQ(runtime::prepare_host(0), runtime::all_cores());
+  runtime::prepare_host(before);
+}
 
 TEST(InitTest, NamesRoundTripAndUnknownNamesAreRefused) {
   for (const auto& name : init_method_names())

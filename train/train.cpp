@@ -14,7 +14,6 @@
 #include <iostream>
 #include <memory>
 #include <optional>
-#include <thread>
 
 #include "compiler/compile.h"
 #include "core/error.h"
@@ -22,6 +21,7 @@
 #include "io/lock_file.h"
 #include "io/mask_file.h"
 #include "runtime/experiment.h"
+#include "runtime/host.h"
 #include "runtime/init.h"
 #include "runtime/metrics.h"
 #include "runtime/model.h"
@@ -90,10 +90,6 @@ void check_spec(const CompiledMask& spec, const TrainConfig& config, const Layou
     throw InputError(fmt::format("spec {} has {} heads but the model has {} (use 1 or {})",
                                  config.spec, spec.heads, model.heads, model.heads));
   }
-}
-
-int all_cores() {
-  return static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
 }
 
 torch::Device resolve_device(const std::string& name) {
@@ -201,8 +197,9 @@ Run::Run(const TrainConfig& config, bool resuming, ProcessGroup* group)
       group_(group),
       resuming_(resuming),
       folder_(group == nullptr || group->rank() == 0 ? config.out : std::string()) {
-  // --threads 0: every core (LibTorch's own default may be fewer).
-  torch::set_num_threads(config_.threads > 0 ? config_.threads : all_cores());
+  // --threads 0: every core (LibTorch's own default may be fewer); OpenBLAS's threads and the
+  // allocator too.
+  runtime::prepare_host(config_.threads);
   device_ = resolve_device(config_.device);
   if (group_ != nullptr && device_.is_cuda()) {  // one GPU per rank of a machine
     device_ = torch::Device(torch::kCUDA, static_cast<torch::DeviceIndex>(

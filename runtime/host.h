@@ -1,0 +1,24 @@
+#pragma once
+// The process-wide settings a run's numeric work depends on: CPU threads and the allocator.
+
+namespace maskprior::runtime {
+
+/// Every core of this machine (at least 1).
+int all_cores();
+
+/// Prepares this process for training or benchmarking on `threads` CPU threads (0 = every core)
+/// and returns the count set:
+/// - LibTorch's intra-op threads, and OpenBLAS's where OpenBLAS is loaded: LibTorch's setting
+///   does not reach the BLAS its matrix products call when that is OpenBLAS (Debian's libtorch
+///   links the system `libblas.so.3`, which OpenBLAS's pthread build provides), and OpenBLAS keeps
+///   one thread per core that spins between calls, so "1 thread" ran every GEMM on every core.
+/// - glibc's allocator keeps freed blocks of up to 32 MiB for reuse: a training step allocates
+///   and frees its activations (MBs each) every step, and above glibc's default thresholds each
+///   one came as fresh pages from the kernel (page faults and zeroing, ~8% of a step's CPU time
+///   at the arithmetic paper size).
+int prepare_host(int threads);
+
+/// OpenBLAS's thread count in this process, or 0 if OpenBLAS is not loaded.
+int blas_threads();
+
+}  // namespace maskprior::runtime
