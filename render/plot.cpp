@@ -124,6 +124,32 @@ void draw_categories(plstream& pls, const std::vector<std::string>& categories) 
   }
 }
 
+/// The x values of a log-scaled plot when there are few (a sweep's fractions), else empty: PLplot
+/// labels only powers of ten, so 0.2, 0.4, 1, 2 would show as one "10⁰".
+std::vector<double> log_x_ticks(const PlotSpec& plot) {
+  constexpr size_t kMostTicks = 12;
+  std::vector<double> ticks;
+  if (!plot.log_x) return ticks;
+  for (const PlotSeries& s : plot.series) {
+    for (double x : s.x) {
+      if (x > 0 && std::isfinite(x)) ticks.push_back(x);
+    }
+  }
+  std::sort(ticks.begin(), ticks.end());
+  ticks.erase(std::unique(ticks.begin(), ticks.end()), ticks.end());
+  if (ticks.size() > kMostTicks) ticks.clear();
+  return ticks;
+}
+
+/// Labels each of `ticks` below the x axis, at its place on the log scale [low, high].
+void draw_log_ticks(plstream& pls, const std::vector<double>& ticks, double low, double high) {
+  pls.col0(kInk);
+  for (double x : ticks) {
+    const double pos = (std::log10(x) - low) / (high - low);
+    pls.mtex("b", 1.5, pos, 0.5, fmt::format("{:g}", x).c_str());
+  }
+}
+
 void draw_legend(plstream& pls, const PlotSpec& plot) {
   const auto n = static_cast<PLINT>(plot.series.size());
   if (n == 0) return;
@@ -165,9 +191,15 @@ void render(const std::string& file, const PlotSpec& plot) {
   pls.wind(x.low, x.high, y.low, y.high);
   pls.col0(kInk);
   const bool categorical = !plot.x_categories.empty();
-  pls.box(categorical ? "bc" : (plot.log_x ? "bcnstl" : "bcnst"), 0.0, 0, "bcnstv", 0.0, 0);
+  const std::vector<double> ticks = log_x_ticks(plot);
+  const char* x_box = categorical     ? "bc"
+                      : !plot.log_x   ? "bcnst"
+                      : ticks.empty() ? "bcnstl"
+                                      : "bcstl";
+  pls.box(x_box, 0.0, 0, "bcnstv", 0.0, 0);
   pls.lab(categorical ? "" : plot.x_label.c_str(), plot.y_label.c_str(), plot.title.c_str());
   if (categorical) draw_categories(pls, plot.x_categories);
+  draw_log_ticks(pls, ticks, x.low, x.high);
   for (size_t i = 0; i < plot.series.size(); ++i) {
     draw_series(pls, plot.series[i], static_cast<int>(i), plot.log_x);
   }

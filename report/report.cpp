@@ -34,7 +34,33 @@ constexpr std::pair<const char*, bool> kPrimaryMetrics[] = {{"sequence_accuracy"
                                                             {"test_bpc", false},
                                                             {"test_loss", false}};
 
-/// The run folders under root: folders holding config.json and summary.json, sorted.
+/// a < b with runs of digits compared as numbers: "add-2pct" < "add-10pct", "seed9" < "seed10".
+bool natural_less(const std::string& a, const std::string& b) {
+  auto is_digit = [](char c) { return c >= '0' && c <= '9'; };
+  size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    if (is_digit(a[i]) && is_digit(b[j])) {
+      const size_t a_end = std::find_if_not(a.begin() + i, a.end(), is_digit) - a.begin();
+      const size_t b_end = std::find_if_not(b.begin() + j, b.end(), is_digit) - b.begin();
+      const auto a_start = a.find_first_not_of('0', i), b_start = b.find_first_not_of('0', j);
+      const size_t a_len = a_end - std::min(a_start, a_end),
+                   b_len = b_end - std::min(b_start, b_end);
+      if (a_len != b_len) return a_len < b_len;  // more significant digits: larger
+      const int order = a.compare(a_end - a_len, a_len, b, b_end - b_len, b_len);
+      if (order != 0) return order < 0;
+      i = a_end;
+      j = b_end;
+    } else {
+      if (a[i] != b[j]) return a[i] < b[j];
+      ++i;
+      ++j;
+    }
+  }
+  return a.size() - i < b.size() - j;
+}
+
+/// The run folders under root: folders holding config.json and summary.json, in natural order
+/// (train fractions and seeds by number).
 std::vector<fs::path> run_folders(const fs::path& root) {
   std::vector<fs::path> folders;
   auto is_run = [](const fs::path& dir) {
@@ -45,7 +71,9 @@ std::vector<fs::path> run_folders(const fs::path& root) {
        fs::recursive_directory_iterator(root, fs::directory_options::skip_permission_denied)) {
     if (entry.is_directory() && is_run(entry.path())) folders.push_back(entry.path());
   }
-  std::sort(folders.begin(), folders.end());
+  std::sort(folders.begin(), folders.end(), [](const fs::path& a, const fs::path& b) {
+    return natural_less(a.string(), b.string());
+  });
   return folders;
 }
 

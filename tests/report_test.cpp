@@ -128,6 +128,28 @@ TEST(Report, RowsGroupSeedsAndSkipInterruptedRuns) {
   EXPECT_EQ(paper_number(rows[5]), "≈ 75");
 }
 
+TEST(Report, RowsAndSeedsInNumericOrder) {
+  // Folder names sort as text "10pct" < "1pct" < "5pct" and "seed10" < "seed2"; rows and seeds
+  // follow the numbers instead.
+  const fs::path root = fresh_dir("numeric");
+  for (const char* fraction : {"10pct", "1pct", "5pct"}) {
+    for (const int seed : {10, 2}) {
+      write_run(
+          root / fmt::format("multiplication-{}-mask", fraction) / fmt::format("seed{}", seed),
+          {{"task", "multiplication"}, {"init", "mask"}},
+          {{"sequence_accuracy", 0.5}, {"steps", 10}}, {{0, 0.0}, {10, 0.5}}, "sequence_accuracy");
+    }
+  }
+  const std::vector<ReportRow> rows = read_rows(root.string());
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0].label, "multiplication-1pct-mask");
+  EXPECT_EQ(rows[1].label, "multiplication-5pct-mask");
+  EXPECT_EQ(rows[2].label, "multiplication-10pct-mask");
+  ASSERT_EQ(rows[0].runs.size(), 2u);
+  EXPECT_EQ(fs::path(rows[0].runs[0].dir).filename(), "seed2");
+  EXPECT_EQ(fs::path(rows[0].runs[1].dir).filename(), "seed10");
+}
+
 TEST(Report, TablesPaperColumnMdiAndPlots) {
   const fs::path root = write_suite();
   const std::string path = write_report({root.string(), kSource});
