@@ -527,6 +527,34 @@ TEST_F(MaskcTest, ReproduceEvalEveryReachesEveryRun) {
   EXPECT_EQ(maskc("reproduce demo --eval-every -1 --out bad").code, 2);
 }
 
+TEST_F(MaskcTest, ReproduceGoesOnPastAFailedRunAndNamesIt) {
+  if (!MASKPRIOR_HAS_RUNTIME)
+    GTEST_SKIP() << "built with MASKPRIOR_WITH_TORCH=OFF: no maskc-runtime";
+  // parity2-vanilla's folder is damaged (a checkpoint, so it is resumed, and a config that is not
+  // JSON): that run fails, the suite's other run is trained and tabulated, and the exit is 1 with
+  // the failed run named; one after another and in --jobs processes alike.
+  for (const char* jobs : {"1", "2"}) {
+    SCOPED_TRACE(jobs);
+    const std::string out = std::string("res") + jobs;
+    fs::create_directories(dir_ / out / "parity2-vanilla" / "seed0");
+    write(out + "/parity2-vanilla/seed0/config.json", "{ not json");
+    write(out + "/parity2-vanilla/seed0/checkpoint.pt", "");
+    const Result r =
+        maskc(std::string("reproduce demo --only parity2-vanilla parity2-mask --epochs 1 ") +
+              "--threads 1 --jobs " + jobs + " --out " + out);
+    EXPECT_EQ(r.code, 1) << r.out << r.err;
+    EXPECT_CONTAINS(r.err, "1 run failed: parity2-vanilla seed 0");
+    EXPECT_CONTAINS(r.out + r.err, "config.json");
+    EXPECT_TRUE(fs::exists(dir_ / out / "parity2-mask" / "seed0" / "summary.json"));
+    const auto results = nlohmann::json::parse(read_text(dir_ / out / "results.json"));
+    ASSERT_EQ(results["rows"].size(), 1u);
+    EXPECT_EQ(results["rows"][0]["label"], "parity2-mask");
+    EXPECT_EQ(results["failed"], nlohmann::json::array({"parity2-vanilla seed 0"}));
+    EXPECT_CONTAINS(read_text(dir_ / out / "results.md"),
+                    "Failed, so not in the tables: parity2-vanilla seed 0");
+  }
+}
+
 TEST_F(MaskcTest, ReproduceRejectsUnknownSuite) {
   if (!MASKPRIOR_HAS_RUNTIME)
     GTEST_SKIP() << "built with MASKPRIOR_WITH_TORCH=OFF: no maskc-runtime";

@@ -7,6 +7,7 @@
 #include <csignal>
 #include <filesystem>
 #include <ostream>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -222,12 +223,19 @@ bool finished(const fs::path& dir) {
   return folder.has(kSummaryFile) && !folder.read_json(kSummaryFile).value("interrupted", false);
 }
 
+/// "LABEL seed K": how a run of a suite is named in messages and in the failed list.
+std::string run_name(const SuiteEntry& entry, int seed) {
+  return fmt::format("{} seed {}", entry.label, seed);
+}
+
 /// With options.jobs > 1: trains the unfinished runs in parallel child processes (each with
 /// threads = cores / jobs unless --threads was given, and no progress bar), so that the pass
-/// after it only reads summaries. Returns true if a signal stopped it.
+/// after it only reads summaries. Returns true if a signal stopped it; the runs that failed (their
+/// errors printed by the children) are added to `failed` by run_name.
 /// With `ranks` > 1 only the runs r = rank, rank + ranks, ... of the suite (in its order).
 bool run_in_parallel(const std::vector<SuiteEntry>& entries, const SuiteOptions& options, int seeds,
-                     const fs::path& root, std::ostream& out, int rank = 0, int ranks = 1) {
+                     const fs::path& root, std::ostream& out, std::set<std::string>& failed,
+                     int rank = 0, int ranks = 1) {
   SuiteOptions child = options;
   child.overrides["progress"] = false;
   if (!child.overrides.contains("threads")) {
@@ -240,7 +248,7 @@ bool run_in_parallel(const std::vector<SuiteEntry>& entries, const SuiteOptions&
     for (int seed = 0; seed < seeds; ++seed) {
       const fs::path dir = root / entry.label / fmt::format("seed{}", seed);
       if (index++ % ranks != rank || finished(dir)) continue;
-      const std::string label = fmt::format("{} seed {}", entry.label, seed);
+      const std::string label = run_name(entry, seed);
       jobs.push_back({label, [entry, child, seed, dir, label, &out] {
                         out << fmt::format("started {} -> {}\n", label, dir.string()) << std::flush;
                         const json summary =
@@ -256,12 +264,16 @@ bool run_in_parallel(const std::vector<SuiteEntry>& entries, const SuiteOptions&
   if (jobs.empty()) return false;
   out << fmt::format("{} runs in up to {} processes\n", jobs.size(), options.jobs) << std::flush;
   const JobsOutcome outcome = run_jobs(jobs, options.jobs);
-  if (!outcome.failed.empty()) {
-    throw InputError(fmt::format("[reproduce] {} run{} failed: {} (their errors are above)",
-                                 outcome.failed.size(), outcome.failed.size() == 1 ? "" : "s",
-                                 fmt::join(outcome.failed, ", ")));
-  }
+  failed.insert(outcome.failed.begin(), outcome.failed.end());
   return outcome.interrupted;
+}
+
+/// The error for the runs in `failed`, if any: the suite's other runs went on and were reported.
+void throw_if_failed(const std::set<std::string>& failed) {
+  if (failed.empty()) return;
+  throw InputError(fmt::format("[reproduce] {} run{} failed: {} (their errors are above)",
+                               failed.size(), failed.size() == 1 ? "" : "s",
+                               fmt::join(failed, ", ")));
 }
 
 /// This rank's share of the runs, one after another (or in --jobs processes); true if stopped.
@@ -269,7 +281,11 @@ bool run_my_share(const std::vector<SuiteEntry>& entries, const SuiteOptions& op
                   const fs::path& root, std::ostream& out) {
   const World& world = *options.world;
   if (options.jobs > 1) {
-    return run_in_parallel(entries, options, seeds, root, out, world.rank, world.size);
+    std::set<std::string> failed;
+    const bool stopped =
+        run_in_parallel(entries, options, seeds, root, out, failed, world.rank, world.size);
+    throw_if_failed(failed);
+    return stopped;
   }
   int index = 0;
   for (const SuiteEntry& entry : entries) {
@@ -460,6 +476,11 @@ void write_results(const SuiteOptions& options, const json& results, const fs::p
     }
     if (!rows.empty()) markdown += results_table(rows) + "\n";
   }
+  if (results.contains("failed")) {
+    markdown += fmt::format(
+        "Failed, so not in the tables: {} (run the same command again to retry them).\n",
+        fmt::join(results["failed"].get<std::vector<std::string>>(), ", "));
+  }
   out << "\n" << markdown;
   if (results.value("interrupted", false)) {
     out << "interrupted: run the same command again to continue\n";
@@ -493,9 +514,10 @@ json run_suite(const SuiteOptions& options, std::ostream& out) {
   InterruptScope signals;
   // Split across ranks (rank 0 goes on once every run has finished: the pass below only reads
   // their summaries), or --jobs processes, or (neither) the pass below trains them one by one.
+  std::set<std::string> failed;  // runs that failed: not trained again below, reported at the end
   const bool stopped =
       split ? run_split(entries, options, seeds, root, out)
-            : options.jobs > 1 && run_in_parallel(entries, options, seeds, root, out);
+            : options.jobs > 1 && run_in_parallel(entries, options, seeds, root, out, failed);
   if (split && options.world->rank != 0)
     return {{"rank", options.world->rank}, {"interrupted", stopped}};
   if (stopped) {
@@ -517,9 +539,18 @@ json run_suite(const SuiteOptions& options, std::ostream& out) {
         break;
       }
       const fs::path dir = root / entry.label / fmt::format("seed{}", seed);
+      if (failed.contains(run_name(entry, seed))) continue;  // in a --jobs child, reported there
       out << fmt::format("[{}/{}] {} seed {} -> {}\n", done, total, entry.label, seed, dir.string())
           << std::flush;
-      json summary = run_one(entry, options, static_cast<uint64_t>(seed), dir);
+      json summary;
+      try {  // one run that fails (bad data, divergence) does not stop the others
+        summary = run_one(entry, options, static_cast<uint64_t>(seed), dir);
+      } catch (const std::exception& e) {
+        out << fmt::format("[reproduce] {} failed: {}\n", run_name(entry, seed), e.what())
+            << std::flush;
+        failed.insert(run_name(entry, seed));
+        continue;
+      }
       if (summary.value("interrupted", false)) {
         interrupted = true;
         break;
@@ -527,7 +558,10 @@ json run_suite(const SuiteOptions& options, std::ostream& out) {
       summaries.push_back(summary);
       seed_list.push_back(seed);
     }
-    if (summaries.empty()) break;
+    if (summaries.empty()) {
+      if (interrupted) break;
+      continue;  // every seed of this row failed
+    }
     json metrics = json::object();
     for (const Column& c : kColumns) metrics[c.key] = aggregate(summaries, c.key);
     // Arithmetic and vision summaries repeat sequence accuracy / top-1 as `accuracy`; show it once.
@@ -544,7 +578,9 @@ json run_suite(const SuiteOptions& options, std::ostream& out) {
     if (interrupted) break;
   }
   results["interrupted"] = interrupted;
+  if (!failed.empty()) results["failed"] = failed;
   write_results(options, results, root, out);
+  if (!interrupted) throw_if_failed(failed);  // else the run again retries them
   return results;
 }
 
