@@ -6,6 +6,7 @@
 #include <cmath>
 #include <csignal>
 #include <filesystem>
+#include <iostream>
 #include <ostream>
 #include <set>
 #include <sstream>
@@ -546,8 +547,8 @@ json run_suite(const SuiteOptions& options, std::ostream& out) {
       try {  // one run that fails (bad data, divergence) does not stop the others
         summary = run_one(entry, options, static_cast<uint64_t>(seed), dir);
       } catch (const std::exception& e) {
-        out << fmt::format("[reproduce] {} failed: {}\n", run_name(entry, seed), e.what())
-            << std::flush;
+        // As a --jobs child reports it (train/jobs.cpp).
+        std::cerr << fmt::format("maskc: error in {}: {}\n", run_name(entry, seed), e.what());
         failed.insert(run_name(entry, seed));
         continue;
       }
