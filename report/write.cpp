@@ -82,9 +82,18 @@ PlotSeries mean_curve(const ReportRow& row, const std::function<double(const jso
   return series;
 }
 
+/// A row's name in a plot whose title names its task ("addition-mask" → "mask"), so that the
+/// legend and the category labels fit.
+std::string plot_label(const ReportRow& row) {
+  const std::string prefix = row.task + "-";
+  return row.label.size() > prefix.size() && row.label.starts_with(prefix)
+             ? row.label.substr(prefix.size())
+             : row.label;
+}
+
 PlotSeries mean_curve(const ReportRow& row, const std::string& key) {
   return mean_curve(
-      row, [&](const json& record) { return metric_value(record, key); }, row.label);
+      row, [&](const json& record) { return metric_value(record, key); }, plot_label(row));
 }
 
 PlotSpec make_plot(std::string title, std::string x_label, std::string y_label) {
@@ -275,7 +284,7 @@ std::string final_figure(const fs::path& root, const TaskSection& section, const
   PlotSeries seeds{"seeds", {}, {}, {}, {}, true}, mean{"mean ± std", {}, {}, {}, {}, false};
   for (size_t i = 0; i < section.rows.size(); ++i) {
     const ReportRow& row = *section.rows[i];
-    plot.x_categories.push_back(row.label);
+    plot.x_categories.push_back(plot_label(row));
     for (const RunRecord& run : row.runs) {
       seeds.x.push_back(static_cast<double>(i) + 0.15);
       seeds.y.push_back(scale * metric_value(run.summary, key));

@@ -44,7 +44,12 @@ mkdir -p "$seeds" "$corpus" "$findings"
 mapfile -t specs < <(find specs tests/data examples -name '*.mask' 2>/dev/null | sort)
 case $target in
   fuzz_spec) cp "${specs[@]}" "$seeds"/ 2>/dev/null || true ;;
-  fuzz_truth_table) find tests/data examples -name '*.csv' -exec cp {} "$seeds"/ \; ;;
+  fuzz_truth_table)  # the tables of tests/data and examples, and a few more shapes
+    find tests/data examples -name '*.csv' -exec cp {} "$seeds"/ \;
+    printf 'x0,x1,x2,y\n-1,-1,-1,-1\n1,-1,-1,1\n-1,1,-1,1\n1,1,1,-1\n' >"$seeds/three.csv"
+    printf '# 0/1 inputs, two outputs\na,b,y,z,seen\n0,0,0,1,1\n1,0,1,1,0\n0,1,1,0,1\n' >"$seeds/bits.csv"
+    printf 'x[0] , x[1] ,y\r\n1 , 1 , 0.5\r\n-1 , 1 , -0.25e1\r\n' >"$seeds/crlf.csv"
+    ;;
   fuzz_sequence_file)  # the shipped example's data and a few lines in the harness's layout
     find examples -name '*.txt' -size -64k -exec cp {} "$seeds"/ \;
     printf '1 2 3 = 3 2\n4 5 6 = 6 5\n' >"$seeds/small.txt"
