@@ -492,19 +492,38 @@ void write_results(const SuiteOptions& options, const json& results, const fs::p
                      (root / "results.json").string());
 }
 
+/// The suite's runs, or those whose label contains one of --only's words.
+std::vector<SuiteEntry> selected_entries(const SuiteOptions& options) {
+  std::vector<SuiteEntry> entries = suite_entries(options.suite);
+  if (options.only.empty()) return entries;
+  std::erase_if(entries, [&](const SuiteEntry& e) {
+    for (const std::string& o : options.only) {
+      if (e.label.find(o) != std::string::npos) return false;
+    }
+    return true;
+  });
+  if (entries.empty()) throw InputError("[reproduce] --only matches no run of the suite");
+  return entries;
+}
+
+/// A results row: the entry and its metrics aggregated over the seeds that finished.
+json results_row(const SuiteEntry& entry, const std::vector<json>& summaries,
+                 const json& seed_list) {
+  json metrics = json::object();
+  for (const Column& c : kColumns) metrics[c.key] = aggregate(summaries, c.key);
+  // Arithmetic and vision summaries repeat sequence accuracy / top-1 as `accuracy`; show it once.
+  if (!metrics["sequence_accuracy"].is_null() || !metrics["top1"].is_null()) {
+    metrics["accuracy"] = nullptr;
+  }
+  return {{"label", entry.label}, {"task", entry.task},           {"init", entry.init},
+          {"spec", entry.spec},   {"overrides", entry.overrides}, {"seeds", seed_list},
+          {"metrics", metrics}};
+}
+
 }  // namespace
 
 json run_suite(const SuiteOptions& options, std::ostream& out) {
-  std::vector<SuiteEntry> entries = suite_entries(options.suite);
-  if (!options.only.empty()) {
-    std::erase_if(entries, [&](const SuiteEntry& e) {
-      for (const std::string& o : options.only) {
-        if (e.label.find(o) != std::string::npos) return false;
-      }
-      return true;
-    });
-    if (entries.empty()) throw InputError("[reproduce] --only matches no run of the suite");
-  }
+  const std::vector<SuiteEntry> entries = selected_entries(options);
   const int seeds = options.seeds > 0 ? options.seeds : suite_default_seeds(options.suite);
   const fs::path root(options.out);
   fs::create_directories(root);
@@ -563,19 +582,7 @@ json run_suite(const SuiteOptions& options, std::ostream& out) {
       if (interrupted) break;
       continue;  // every seed of this row failed
     }
-    json metrics = json::object();
-    for (const Column& c : kColumns) metrics[c.key] = aggregate(summaries, c.key);
-    // Arithmetic and vision summaries repeat sequence accuracy / top-1 as `accuracy`; show it once.
-    if (!metrics["sequence_accuracy"].is_null() || !metrics["top1"].is_null()) {
-      metrics["accuracy"] = nullptr;
-    }
-    results["rows"].push_back({{"label", entry.label},
-                               {"task", entry.task},
-                               {"init", entry.init},
-                               {"spec", entry.spec},
-                               {"overrides", entry.overrides},
-                               {"seeds", seed_list},
-                               {"metrics", metrics}});
+    results["rows"].push_back(results_row(entry, summaries, seed_list));
     if (interrupted) break;
   }
   results["interrupted"] = interrupted;
