@@ -228,6 +228,7 @@ std::string settings_table(const TaskSection& section) {
       "| epochs | steps | device | threads |\n|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const ReportRow* row : section.rows) {
     const json& c = row->runs.front().config;
+    const json& summary = row->runs.front().summary;  // the device used (since stop 19)
     std::string data = "—";
     if (tasks::is_boolean_task(row->task)) data = "n = " + field(c, "n");
     if (tasks::is_arithmetic_task(row->task) && c.contains("train_fraction")) {
@@ -237,8 +238,8 @@ std::string settings_table(const TaskSection& section) {
         "| {} | {} | {} | {} × {}, {} × {}, {} | {} | {} | {} | {} | {} | {} | {} |\n", row->label,
         field(c, "preset"), data, field(c, "dim"), field(c, "depth"), field(c, "heads"),
         field(c, "head_dim"), field(c, "mlp"), field(c, "optimizer"), field(c, "lr"),
-        field(c, "batch_size"), field(c, "epochs"), field(row->runs.front().summary, "steps"),
-        field(c, "device"), field(c, "threads"));
+        field(c, "batch_size"), field(c, "epochs"), field(summary, "steps"),
+        field(summary.contains("device") ? summary : c, "device"), field(c, "threads"));
   }
   return out + "\n";
 }

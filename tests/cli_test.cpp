@@ -498,7 +498,9 @@ TEST_F(MaskcTest, ReproduceTabulatesAndReusesFinishedRuns) {
   ASSERT_EQ(results["rows"].size(), 1u);
   EXPECT_GT(results["rows"][0]["metrics"]["prior_mass_init"]["mean"].get<double>(), 0.9);
   EXPECT_TRUE(fs::exists(dir_ / "res" / "results.md"));
-  EXPECT_TRUE(fs::exists(dir_ / "res" / "parity2-mask" / "seed0" / "summary.json"));
+  const auto summary =
+      nlohmann::json::parse(read_text(dir_ / "res" / "parity2-mask" / "seed0" / "summary.json"));
+  EXPECT_EQ(summary["device"], "cpu");  // the device used, whatever the config said
 
   // Rerunning reuses the finished run: same table, no training.
   const Result second = maskc(args);

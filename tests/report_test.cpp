@@ -136,8 +136,9 @@ TEST(Report, RowsAndSeedsInNumericOrder) {
     for (const int seed : {10, 2}) {
       write_run(
           root / fmt::format("multiplication-{}-mask", fraction) / fmt::format("seed{}", seed),
-          {{"task", "multiplication"}, {"init", "mask"}},
-          {{"sequence_accuracy", 0.5}, {"steps", 10}}, {{0, 0.0}, {10, 0.5}}, "sequence_accuracy");
+          {{"task", "multiplication"}, {"init", "mask"}, {"device", "auto"}},
+          {{"sequence_accuracy", 0.5}, {"steps", 10}, {"device", "cpu"}}, {{0, 0.0}, {10, 0.5}},
+          "sequence_accuracy");
     }
   }
   const std::vector<ReportRow> rows = read_rows(root.string());
@@ -148,6 +149,10 @@ TEST(Report, RowsAndSeedsInNumericOrder) {
   ASSERT_EQ(rows[0].runs.size(), 2u);
   EXPECT_EQ(fs::path(rows[0].runs[0].dir).filename(), "seed2");
   EXPECT_EQ(fs::path(rows[0].runs[1].dir).filename(), "seed10");
+  // Settings name the device the run used (summary.json), not the configured "auto".
+  const std::string text = read_text(write_report({root.string(), kSource}));
+  EXPECT_NE(text.find("| 10 | cpu |"), std::string::npos) << text;
+  EXPECT_EQ(text.find("| auto |"), std::string::npos) << text;
 }
 
 TEST(Report, TablesPaperColumnMdiAndPlots) {

@@ -446,6 +446,7 @@ json Run::finish() {
   if (!config_.truth_table.empty()) summary["truth_table"] = config_.truth_table;
   summary["init"] = config_.init;
   summary["seed"] = config_.seed;
+  summary["device"] = device_.str();  // the one used: config.json may say "auto"
   summary["steps"] = state_.step;
   summary["interrupted"] = false;
   summary["parameters"] = parameter_count(model_);
