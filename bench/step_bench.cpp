@@ -95,13 +95,13 @@ struct Bench {
   torch::Tensor step() {
     auto rows = torch::randint(0, kTrainRows, {kBatch}, torch::kLong).to(device);
     auto inputs = ids.index_select(0, rows);
-    auto out = model->forward(inputs);
-    torch::Tensor loss;
+    torch::Tensor loss;  // as the experiments' train_loss computes it
     if (size.model.readout == Readout::kCausalLm) {
-      loss = answer_loss(out, inputs.narrow(1, task.answer_offset(), task.answer_digits),
-                         task.answer_offset());
+      loss = answer_rows_loss(model, inputs,
+                              inputs.narrow(1, task.answer_offset(), task.answer_digits),
+                              task.answer_offset());
     } else {
-      loss = torch::mse_loss(out, targets.index_select(0, rows));
+      loss = torch::mse_loss(model->forward(inputs), targets.index_select(0, rows));
     }
     optimizer->zero_grad();
     loss.backward();

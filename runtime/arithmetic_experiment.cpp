@@ -57,6 +57,10 @@ class ArithmeticExperiment : public Experiment {
     return answer_loss(output, batch.targets, task_.answer_offset());
   }
 
+  torch::Tensor train_loss(MaskedTransformer& model, const Batch& batch) const override {
+    return answer_rows_loss(model, batch.inputs, batch.targets, task_.answer_offset());
+  }
+
   nlohmann::json evaluate(MaskedTransformer& model) const override {
     auto metrics = decoder_metrics(model, test_ids_, train_eval_ids_, task_.answer_offset(),
                                    task_.answer_digits);
@@ -108,6 +112,13 @@ torch::Tensor answer_loss(const torch::Tensor& logits, const torch::Tensor& answ
   auto rows = logits.narrow(1, answer_offset - 1, digits);  // [B, K, V]: rows that predict c[j]
   return torch::nn::functional::cross_entropy(rows.reshape({-1, rows.size(-1)}),
                                               answers.reshape({-1}));
+}
+
+torch::Tensor answer_rows_loss(MaskedTransformer& model, const torch::Tensor& ids,
+                               const torch::Tensor& answers, int64_t answer_offset) {
+  // Rows answer_offset − 1 .. answer_offset + K − 2: in their logits, c[j] is row j.
+  const auto logits = model->forward(ids, {answer_offset - 1, answers.size(1)});
+  return answer_loss(logits, answers, 1);
 }
 
 torch::Tensor greedy_decode(const LogitsFn& forward, const torch::Tensor& ids,

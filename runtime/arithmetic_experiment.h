@@ -38,6 +38,10 @@ torch::Tensor arithmetic_ids(const tasks::ArithmeticTask& task,
 /// CE(logits[:, answer_offset − 1 + j], answers[:, j]); logits [B, N, V], answers [B, K].
 torch::Tensor answer_loss(const torch::Tensor& logits, const torch::Tensor& answers,
                           int64_t answer_offset);
+/// answer_loss(model->forward(ids), answers, answer_offset) from the K answer rows' logits alone
+/// (MaskedTransformerImpl::forward(ids, rows)): what training minimises, for less work.
+torch::Tensor answer_rows_loss(MaskedTransformer& model, const torch::Tensor& ids,
+                               const torch::Tensor& answers, int64_t answer_offset);
 
 /// Greedy decoding, batched: for j = 0..K−1 runs `forward` on the sequences and writes the argmax
 /// of row answer_offset − 1 + j into position answer_offset + j (K passes in all). Positions from

@@ -41,6 +41,11 @@ class Experiment {
   virtual Batch train_batch(const torch::Tensor& rows) const = 0;
   /// Scalar training loss of `output` (the model's forward) against `batch.targets`.
   virtual torch::Tensor loss(const torch::Tensor& output, const Batch& batch) const = 0;
+  /// The training loss of `batch`: loss(model->forward(batch.inputs), batch), which an
+  /// experiment whose loss reads only some outputs may compute from those alone.
+  virtual torch::Tensor train_loss(MaskedTransformer& model, const Batch& batch) const {
+    return loss(model->forward(batch.inputs), batch);
+  }
   /// Evaluates the model (no gradients) and returns the task's metrics as a JSON object, e.g.
   /// Boolean: accuracy, unseen_accuracy, seen_mse, unseen_mse, fourier.
   virtual nlohmann::json evaluate(MaskedTransformer& model) const = 0;

@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "core/error.h"
+#include "runtime/attention.h"
 
 namespace maskprior::runtime {
 
@@ -33,19 +34,18 @@ std::pair<const void*, int64_t> source_key(const torch::Tensor& t) {
   return {t.data_ptr(), static_cast<int64_t>(t._version())};
 }
 
-/// softmax(q kᵀ / √d_head + bias) v for q, k, v [B, H, N, d_head] and bias [H' or 1, N, N] (or
+/// softmax(q kᵀ · scale + bias) v for q, k, v [B, H, N, d_head] and bias [H' or 1, N, N] (or
 /// undefined). With `attention`, also appends the probabilities [B, H, N, N] (detached).
 torch::Tensor attend(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
-                     const torch::Tensor& bias, int64_t head_dim,
+                     const torch::Tensor& bias, double scale,
                      std::vector<torch::Tensor>* attention) {
 #if TORCH_VERSION_MAJOR >= 2
-  // The fused kernel (default scale 1/√d_head); a float additive mask keeps M's gradient.
+  // The fused kernel (its default scale is 1/√d_head); a float additive mask keeps M's gradient.
   if (attention == nullptr) {
     return bias.defined() ? torch::scaled_dot_product_attention(q, k, v, bias)
                           : torch::scaled_dot_product_attention(q, k, v);
   }
 #endif
-  const double scale = 1.0 / std::sqrt(static_cast<double>(head_dim));
   if (q.size(2) == 1 && attention == nullptr) {
     // One query per row (cached decoding): products and sums, not one tiny GEMM per (row, head),
     // which is how LibTorch 1.13 runs a batched matmul on the CPU.
@@ -60,6 +60,16 @@ torch::Tensor attend(const torch::Tensor& q, const torch::Tensor& k, const torch
   auto probs = torch::softmax(scores, -1);
   if (attention) attention->push_back(probs.detach());
   return torch::matmul(probs, v);
+}
+
+/// Layer `layer`'s part of the whole [L' or 1, H' or 1, N, N] attention bias (or undefined) for
+/// queries [first, first + n) and keys [0, first + n): [H' or 1, n, first + n].
+torch::Tensor layer_bias(const torch::Tensor& bias, int64_t layer, int64_t first, int64_t n,
+                         int64_t seq_len) {
+  if (!bias.defined()) return bias;
+  auto these = bias.select(0, bias.size(0) == 1 ? 0 : layer);
+  if (first == 0 && n == seq_len) return these;
+  return these.narrow(1, first, n).narrow(2, 0, first + n).contiguous();
 }
 
 }  // namespace
@@ -179,9 +189,14 @@ torch::Tensor MaskedTransformerImpl::layer_forward(int64_t layer, const torch::T
                                                    int64_t first, const torch::Tensor& bias,
                                                    std::vector<torch::Tensor>* attention,
                                                    torch::Tensor* keys, torch::Tensor* values) {
-  auto& block = blocks_[static_cast<size_t>(layer)];
   const int64_t batch = x.size(0), n = x.size(1);
+  if (first == 0 && (keys == nullptr || !keys->defined()) && fused_attention_applies(x)) {
+    return fused_layer(layer, x, bias, {0, n}, attention, keys, values);
+  }
+  auto& block = blocks_[static_cast<size_t>(layer)];
   auto h = block->ln_attention(x);
+  const auto these_bias = layer_bias(bias, layer, first, n, config_.seq_len);
+  const double scale = 1.0 / std::sqrt(static_cast<double>(config_.head_dim));
   auto split = [&](torch::nn::Linear& w) {
     return w(h).view({batch, n, config_.heads, config_.head_dim}).transpose(1, 2);
   };
@@ -195,27 +210,49 @@ torch::Tensor MaskedTransformerImpl::layer_forward(int64_t layer, const torch::T
     k = keys->narrow(2, 0, first + n);
     v = values->narrow(2, 0, first + n);
   }
-  torch::Tensor layer_bias;  // [H' or 1, n, first + n]: these queries, every key so far
-  if (bias.defined()) {
-    layer_bias = bias.select(0, bias.size(0) == 1 ? 0 : layer);
-    if (first != 0 || n != config_.seq_len) {
-      layer_bias = layer_bias.narrow(1, first, n).narrow(2, 0, first + n).contiguous();
-    }
-  }
-  auto mixed = attend(q, k, v, layer_bias, config_.head_dim, attention)
-                   .transpose(1, 2)
-                   .reshape({batch, n, -1});
+  auto mixed =
+      attend(q, k, v, these_bias, scale, attention).transpose(1, 2).reshape({batch, n, -1});
   auto y = x + block->wo(mixed);
   return y + block->fc_out(F::gelu(block->fc_in(block->ln_mlp(y))));
 }
 
+torch::Tensor MaskedTransformerImpl::fused_layer(int64_t layer, const torch::Tensor& x,
+                                                 const torch::Tensor& bias, Rows rows,
+                                                 std::vector<torch::Tensor>* attention,
+                                                 torch::Tensor* keys, torch::Tensor* values) {
+  auto& block = blocks_[static_cast<size_t>(layer)];
+  const int64_t batch = x.size(0), n = x.size(1);
+  // One GEMM for the three projections; the parameters stay wq, wk, wv.
+  const auto weight = torch::cat({block->wq->weight, block->wk->weight, block->wv->weight});
+  auto qkv = F::linear(block->ln_attention(x), weight)
+                 .view({batch, n, 3, config_.heads, config_.head_dim});
+  if (keys != nullptr) {  // a new cache, [B, H, N, d_head] views
+    *keys = qkv.select(2, 1).transpose(1, 2);
+    *values = qkv.select(2, 2).transpose(1, 2);
+  }
+  auto these_bias = layer_bias(bias, layer, 0, n, config_.seq_len);
+  if (these_bias.defined()) these_bias = these_bias.narrow(1, rows.first, rows.count);
+  torch::Tensor probs;
+  auto mixed = fused_attention(qkv, these_bias, 1.0 / std::sqrt(double(config_.head_dim)),
+                               rows.first, rows.count, attention ? &probs : nullptr);
+  if (attention) attention->push_back(probs);
+  auto y = x.narrow(1, rows.first, rows.count) + block->wo(mixed);
+  return y + block->fc_out(F::gelu(block->fc_in(block->ln_mlp(y))));
+}
+
 torch::Tensor MaskedTransformerImpl::run(const torch::Tensor& ids,
-                                         std::vector<torch::Tensor>* attention) {
+                                         std::vector<torch::Tensor>* attention, Rows rows) {
   auto x = embed(ids);
   const auto bias = attention_bias();  // [L' or 1, H' or 1, N, N] or undefined
+  // A CLS readout needs the last layer at position 0 only (every layer before it everywhere).
+  if (config_.readout != Readout::kCausalLm) rows = {0, 1};
+  const bool prune = rows.count > 0 && attention == nullptr && fused_attention_applies(x);
+  const int64_t last = config_.depth - 1;
   for (int64_t l = 0; l < config_.depth; ++l) {
-    x = layer_forward(l, x, 0, bias, attention, nullptr, nullptr);
+    x = l == last && prune ? fused_layer(l, x, bias, rows, nullptr, nullptr, nullptr)
+                           : layer_forward(l, x, 0, bias, attention, nullptr, nullptr);
   }
+  if (rows.count > 0 && !prune) x = x.narrow(1, rows.first, rows.count);
   if (config_.readout == Readout::kClsRegression) {
     return head_(ln_final_(x.select(1, 0))).squeeze(-1);
   }
@@ -278,6 +315,16 @@ torch::Tensor MaskedTransformerImpl::greedy_complete(const torch::Tensor& ids,
 
 torch::Tensor MaskedTransformerImpl::forward(const torch::Tensor& ids) {
   return run(ids, nullptr);
+}
+
+torch::Tensor MaskedTransformerImpl::forward(const torch::Tensor& ids, Rows rows) {
+  if (config_.readout != Readout::kCausalLm || rows.first < 0 || rows.count <= 0 ||
+      rows.first + rows.count > config_.seq_len) {
+    throw InputError(
+        fmt::format("[forward] rows [{}, {}) need a causal decoder and positions in [0, {})",
+                    rows.first, rows.first + rows.count, config_.seq_len));
+  }
+  return run(ids, nullptr, rows);
 }
 
 std::vector<torch::Tensor> MaskedTransformerImpl::attention_maps(const torch::Tensor& ids) {

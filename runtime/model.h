@@ -54,6 +54,15 @@ class MaskedTransformerImpl : public torch::nn::Module {
   explicit MaskedTransformerImpl(const ModelConfig& config);
 
   torch::Tensor forward(const torch::Tensor& ids);
+  /// Query positions [first, first + count).
+  struct Rows {
+    int64_t first, count;
+  };
+  /// Causal decoders: the logits at positions `rows` only, [B, rows.count, vocab], equal to
+  /// forward(ids).narrow(1, rows.first, rows.count); on the CPU the last layer is computed at
+  /// those positions only (a loss that reads a few rows costs less). InputError for other
+  /// readouts or rows outside [0, N).
+  torch::Tensor forward(const torch::Tensor& ids, Rows rows);
   /// Runs the model without gradients and returns each layer's attention probabilities
   /// [B, heads, N, N] (row = query, column = key).
   std::vector<torch::Tensor> attention_maps(const torch::Tensor& ids);
@@ -95,7 +104,9 @@ class MaskedTransformerImpl : public torch::nn::Module {
   torch::Tensor& position_embedding() { return position_embedding_; }
 
  private:
-  torch::Tensor run(const torch::Tensor& ids, std::vector<torch::Tensor>* attention);
+  /// The readout of the last layer's `rows` (all of them if undefined: count 0).
+  torch::Tensor run(const torch::Tensor& ids, std::vector<torch::Tensor>* attention,
+                    Rows rows = {0, 0});
   /// Block `layer` on x [B, P, dim] at positions [first, first + P), with `bias` the whole
   /// [L' or 1, H' or 1, N, N] attention bias (or undefined). With `keys`/`values`: undefined,
   /// they get this pass's keys and values; else a full-length cache [B, H, N, d_head] whose
@@ -103,6 +114,12 @@ class MaskedTransformerImpl : public torch::nn::Module {
   torch::Tensor layer_forward(int64_t layer, const torch::Tensor& x, int64_t first,
                               const torch::Tensor& bias, std::vector<torch::Tensor>* attention,
                               torch::Tensor* keys, torch::Tensor* values);
+  /// layer_forward's CPU path for a whole sequence x [B, N, dim] (first = 0, no cache or a new
+  /// one): one GEMM for Q, K, V and fused_attention (runtime/attention.h). Returns the block's
+  /// output at `rows` only, [B, rows.count, dim]: the rows a readout needs of the last layer.
+  torch::Tensor fused_layer(int64_t layer, const torch::Tensor& x, const torch::Tensor& bias,
+                            Rows rows, std::vector<torch::Tensor>* attention, torch::Tensor* keys,
+                            torch::Tensor* values);
   torch::Tensor embed(const torch::Tensor& ids);
   /// The additive attention bias of every layer, log σ(M) plus −∞ on hard-excluded and causal
   /// cells: [L' or 1, H' or 1, N, N], or undefined if there is none. Computed once per forward

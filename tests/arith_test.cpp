@@ -332,6 +332,28 @@ TEST_F(FastGreedyTest, TeacherForcedPathEqualsPlainGreedy) {
   EXPECT_EQ(calls, 1);
 }
 
+// Training computes the last layer at the K answer rows only: same loss, same gradients.
+TEST_F(FastGreedyTest, AnswerRowsLossEqualsTheFullPassInValueAndGradient) {
+  const auto answers = ids.narrow(1, offset, k);
+  const auto params = model->parameters();
+  const auto full = answer_loss(model->forward(ids), answers, offset);
+  const auto rows = answer_rows_loss(model, ids, answers, offset);
+  EXPECT_NEAR(rows.item<double>(), full.item<double>(), 1e-5);
+  const auto want = torch::autograd::grad({full}, params);
+  const auto got = torch::autograd::grad({rows}, params);
+  for (size_t i = 0; i < params.size(); ++i) {
+    EXPECT_TRUE(torch::allclose(got[i], want[i], 1e-4, 1e-6)) << "parameter " << i;
+  }
+  EXPECT_GT(got.back().abs().sum().item<double>(), 0.0);  // the mask's gradient too
+  torch::NoGradGuard no_grad;
+  EXPECT_TRUE(torch::allclose(model->forward(ids, {3, 5}), model->forward(ids).narrow(1, 3, 5),
+                              1e-5, 1e-5));
+  const int64_t n = task.sequence_length();
+  for (auto bad : {MaskedTransformerImpl::Rows{-1, 2}, {n - 1, 2}, {0, 0}}) {
+    EXPECT_THROW(model->forward(ids, bad), InputError);
+  }
+}
+
 TEST_F(FastGreedyTest, KeyValueCachedCompletionEqualsPlainGreedy) {
   // Without a cache: one full pass, then one position at a time.
   const auto nothing_kept = torch::full({ids.size(0)}, offset - 1, torch::kLong);

@@ -22,6 +22,7 @@
 #include "core/error.h"
 #include "io/mask_file.h"
 #include "io/safetensors.h"
+#include "runtime/attention.h"
 #include "runtime/experiment.h"
 #include "runtime/host.h"
 #include "runtime/init.h"
@@ -241,6 +242,68 @@ TEST(ModelTest, RejectsWrongMaskShapesAndEmptyRows) {
   auto hard = torch::zeros({3, 3}, torch::kBool);
   hard[1] = torch::ones({3}, torch::kBool);
   EXPECT_THROW(model->set_hard_mask(hard), InputError);
+}
+
+/// softmax(q kᵀ · scale + bias) v with LibTorch's batched matmuls for queries [first, first +
+/// count) of qkv [B, N, 3, H, d], [B, count, H · d] out: what fused_attention must equal.
+torch::Tensor reference_attention(const torch::Tensor& qkv, const torch::Tensor& bias, double scale,
+                                  int64_t first, int64_t count) {
+  auto heads = [&](int64_t part) { return qkv.select(2, part).transpose(1, 2); };  // [B, H, N, d]
+  auto q = heads(0).narrow(2, first, count);
+  auto scores = torch::matmul(q, heads(1).transpose(-2, -1)) * scale;
+  if (bias.defined()) scores = scores + bias;
+  auto out = torch::matmul(torch::softmax(scores, -1), heads(2));
+  return out.transpose(1, 2).reshape({qkv.size(0), count, -1});
+}
+
+TEST(AttentionTest, FusedEqualsTheMatmulPathInValueAndGradient) {
+  struct Case {
+    int64_t batch, positions, heads, head_dim, bias_heads;  // bias_heads 0: no bias
+    int64_t first, count;                                   // the queries
+    int threads;
+  };
+  const int before = torch::get_num_threads();
+  for (const auto& c : {Case{3, 7, 2, 16, 0, 0, 7, 1}, Case{3, 7, 2, 12, 1, 0, 7, 1},
+                        Case{5, 6, 3, 8, 3, 0, 6, 2}, Case{4, 7, 2, 20, 2, 4, 3, 1},
+                        Case{4, 7, 2, 8, 1, 0, 1, 1}, Case{40, 5, 2, 8, 1, 0, 5, 2}}) {
+    SCOPED_TRACE(fmt::format("B {} N {} H {} d {} bias heads {} queries {}+{} threads {}", c.batch,
+                             c.positions, c.heads, c.head_dim, c.bias_heads, c.first, c.count,
+                             c.threads));
+    torch::set_num_threads(c.threads);
+    torch::manual_seed(c.batch);
+    auto qkv = torch::randn({c.batch, c.positions, 3, c.heads, c.head_dim}).requires_grad_();
+    torch::Tensor bias;
+    if (c.bias_heads > 0) {  // a learnable part and −∞ cells beyond each query row i + 2
+      auto excluded = torch::ones({c.positions, c.positions}, torch::kBool).triu(3);
+      bias = (torch::randn({c.bias_heads, c.positions, c.positions}) * 2)
+                 .masked_fill(excluded, -std::numeric_limits<float>::infinity())
+                 .narrow(1, c.first, c.count)
+                 .detach()
+                 .requires_grad_();
+    }
+    const double scale = 0.3;
+    auto fused = fused_attention(qkv, bias, scale, c.first, c.count);
+    auto reference = reference_attention(qkv, bias, scale, c.first, c.count);
+    ASSERT_EQ(fused.sizes(), reference.sizes());
+    EXPECT_TRUE(torch::allclose(fused, reference, 1e-5, 1e-5));
+    auto upstream = torch::randn(fused.sizes());
+    std::vector<torch::Tensor> inputs = {qkv};
+    if (bias.defined()) inputs.push_back(bias);
+    auto got = torch::autograd::grad({fused}, inputs, {upstream});
+    auto want = torch::autograd::grad({reference}, inputs, {upstream});
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      SCOPED_TRACE(i == 0 ? "gradient of qkv" : "gradient of the bias");
+      EXPECT_TRUE(torch::allclose(got[i], want[i], 1e-4, 1e-5));
+      EXPECT_GT(got[i].abs().sum().item<float>(), 0.0f);
+    }
+    torch::Tensor probs;  // the probabilities, for attention maps, without a graph
+    torch::NoGradGuard no_grad;
+    auto again = fused_attention(qkv, bias, scale, c.first, c.count, &probs);
+    EXPECT_TRUE(torch::equal(again, fused.detach()));
+    EXPECT_EQ(probs.sizes(), (std::vector<int64_t>{c.batch, c.heads, c.count, c.positions}));
+    EXPECT_TRUE(torch::allclose(probs.sum(-1), torch::ones({c.batch, c.heads, c.count})));
+  }
+  torch::set_num_threads(before);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,0 +1,22 @@
+// softmax(q kᵀ · scale + bias) v on the CPU as one autograd operation over the packed
+// projections [B, N, 3, H, d] (runtime/attention_kernels.h), for the masked Transformer's layers.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <cstdint>
+
+namespace maskprior::runtime {
+
+/// Whether fused_attention takes this tensor: float32 on the CPU.
+bool fused_attention_applies(const torch::Tensor& qkv);
+
+/// softmax(q kᵀ · scale + bias) v with q, k, v = qkv[:, :, 0 / 1 / 2] ([B, N, 3, H, d]), for the
+/// `count` queries at positions [first, first + count) and all N keys; bias [1 or H, count, N]
+/// (or undefined; −∞ cells are excluded, every query row needs a finite one). Returns
+/// [B, count, H · d]. Differentiable in qkv and bias. With `probs`, computes no gradient and also
+/// sets `probs` to the probabilities [B, H, count, N].
+torch::Tensor fused_attention(const torch::Tensor& qkv, const torch::Tensor& bias, double scale,
+                              int64_t first, int64_t count, torch::Tensor* probs = nullptr);
+
+}  // namespace maskprior::runtime
