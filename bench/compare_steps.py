@@ -34,7 +34,7 @@ def main():
     args = parser.parse_args()
     rows, runs = [], []
     print(f"{'size':12} {'threads':>7} {'maskc steps/s':>14} {'python steps/s':>15} "
-          f"{'ratio (wall)':>13} {'ratio (cpu)':>12}")
+          f"{'ratio (wall)':>13} {'ratio (cpu)':>12}  blas kernels")
     for size in args.sizes.split(","):
         for threads in args.threads.split(","):
             common = ["--size", size, "--threads", threads, "--steps", str(args.steps)]
@@ -47,11 +47,18 @@ def main():
             p = statistics.median(r["median_step_s"] for r in py)
             c_cpu = statistics.median(r["median_step_cpu_s"] for r in cpp)
             p_cpu = statistics.median(r["median_step_cpu_s"] for r in py)
+            # OpenBLAS picks its kernels per CPU unless OPENBLAS_CORETYPE names them: the two
+            # must run the same ones for the ratio to compare like with like.
+            cores = sorted({r.get("blas_core", "") for r in cpp + py})
+            if len(cores) > 1:
+                print(f"warning: {size}: maskc and Python ran different BLAS kernels {cores}",
+                      file=sys.stderr)
             rows.append({"size": size, "threads": cpp[0]["threads"], "maskc_step_s": c,
                          "python_step_s": p, "ratio": c / p, "maskc_step_cpu_s": c_cpu,
-                         "python_step_cpu_s": p_cpu, "ratio_cpu": c_cpu / p_cpu})
+                         "python_step_cpu_s": p_cpu, "ratio_cpu": c_cpu / p_cpu,
+                         "blas_core": "/".join(cores)})
             print(f"{size:12} {cpp[0]['threads']:>7} {1 / c:>14.3f} {1 / p:>15.3f} {c / p:>13.3f} "
-                  f"{c_cpu / p_cpu:>12.3f}", flush=True)
+                  f"{c_cpu / p_cpu:>12.3f}  {'/'.join(cores)}", flush=True)
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"summary": rows, "runs": runs, "load": os.getloadavg()}, f, indent=1)

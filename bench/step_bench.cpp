@@ -239,11 +239,12 @@ int run(int argc, char** argv) {
   std::cout
       << fmt::format(
              R"({{"impl": "maskc", "size": "{}", "device": "{}", "threads": {}, "blas_threads": {}, )"
-             R"("steps": {}, )"
+             R"("blas_core": "{}", "steps": {}, )"
              R"("construct_s": {:.4f}, "median_step_s": {:.6f}, "median_step_cpu_s": {:.6f}, )"
              R"("steps_per_s": {:.4f}{}}})",
-             args["--size"], args["--device"], torch::get_num_threads(), blas_threads(), steps,
-             construct_s, step_s, step_cpu, 1.0 / step_s, extra)
+             args["--size"], args["--device"], torch::get_num_threads(), blas_threads(),
+             maskprior::runtime::blas_core(), steps, construct_s, step_s, step_cpu, 1.0 / step_s,
+             extra)
       << std::endl;
   return 0;
 }

@@ -106,6 +106,16 @@ def blas_threads():
     return blas.openblas_get_num_threads() if blas is not None else 0
 
 
+def blas_core():
+    """OpenBLAS's kernel set ("Haswell", "SkylakeX", ...): OPENBLAS_CORETYPE chooses it."""
+    import ctypes
+    blas = openblas()
+    if blas is None:
+        return ""
+    blas.openblas_get_corename.restype = ctypes.c_char_p
+    return blas.openblas_get_corename().decode()
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", choices=sorted(SIZES), required=True)
@@ -149,7 +159,7 @@ def main():
         cpu.append(time.process_time() - start_cpu)
     median = statistics.median(times)
     print(json.dumps({"impl": "python", "size": args.size, "threads": torch.get_num_threads(),
-                      "blas_threads": blas_threads(),
+                      "blas_threads": blas_threads(), "blas_core": blas_core(),
                       "torch": torch.__version__, "steps": args.steps,
                       "median_step_s": median, "median_step_cpu_s": statistics.median(cpu),
                       "steps_per_s": 1.0 / median}))

@@ -5,6 +5,7 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <string>
 #include <thread>
 
 namespace maskprior::runtime {
@@ -25,6 +26,11 @@ constexpr int kTrimThreshold = 1 << 30;
 
 int all_cores() {
   return static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+}
+
+std::string blas_core() {
+  auto* name = openblas_function<char*()>("openblas_get_corename");
+  return name != nullptr ? std::string(name()) : std::string();
 }
 
 int prepare_host(int threads) {

@@ -1,6 +1,8 @@
 #pragma once
 // The process-wide settings a run's numeric work depends on: CPU threads and the allocator.
 
+#include <string>
+
 namespace maskprior::runtime {
 
 /// Every core of this machine (at least 1).
@@ -20,5 +22,9 @@ int prepare_host(int threads);
 
 /// OpenBLAS's thread count in this process, or 0 if OpenBLAS is not loaded.
 int blas_threads();
+
+/// The OpenBLAS kernel set in use ("Haswell", "Cooperlake", ...), or "" if OpenBLAS is not
+/// loaded. OpenBLAS picks it for the CPU at load time unless OPENBLAS_CORETYPE names one.
+std::string blas_core();
 
 }  // namespace maskprior::runtime
