@@ -103,7 +103,7 @@ struct Bench {
     } else {
       loss = torch::mse_loss(model->forward(inputs), targets.index_select(0, rows));
     }
-    optimizer->zero_grad();
+    clear_gradients(*model);
     loss.backward();
     optimizer->step();
     if (device.is_cuda()) (void)loss.item<double>();  // wait for the GPU: time the whole step

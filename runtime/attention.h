@@ -18,5 +18,11 @@ bool fused_attention_applies(const torch::Tensor& qkv);
 /// sets `probs` to the probabilities [B, H, count, N].
 torch::Tensor fused_attention(const torch::Tensor& qkv, const torch::Tensor& bias, double scale,
                               int64_t first, int64_t count, torch::Tensor* probs = nullptr);
+/// The same with the queries computed apart: q [B, count, H, d] (the queries at some `count`
+/// positions), k and v = kv[:, :, 0 / 1] ([B, N, 2, H, d]), bias [1 or H, count, N]: for a layer
+/// whose output is needed at a few positions only, which then needs Q at those alone.
+torch::Tensor fused_attention(const torch::Tensor& q, const torch::Tensor& kv,
+                              const torch::Tensor& bias, double scale,
+                              torch::Tensor* probs = nullptr);
 
 }  // namespace maskprior::runtime

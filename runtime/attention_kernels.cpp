@@ -156,12 +156,21 @@ MASKPRIOR_INLINE void weighted_sums(Matrix w, int64_t rows, int64_t terms, Matri
   }
 }
 
-/// Where pair p = b · H + h starts in a [B, positions, H, d] tensor whose positions are `stride`
+/// Where pair p = b · H + h starts in a [B, positions, H, d] tensor whose batch rows are `batch`
 /// values apart.
-MASKPRIOR_INLINE int64_t pair_offset(const AttentionShape& s, int64_t p, int64_t positions,
-                                     int64_t stride) {
-  const int64_t b = p / s.heads, h = p % s.heads;
-  return b * positions * stride + h * s.head_dim;
+MASKPRIOR_INLINE int64_t pair_offset(const AttentionShape& s, int64_t p, int64_t batch) {
+  return (p / s.heads) * batch + (p % s.heads) * s.head_dim;
+}
+
+/// Row i of pair p's queries, keys / values and output.
+MASKPRIOR_INLINE Matrix q_rows(const AttentionShape& s, const float* q, int64_t p) {
+  return {q + pair_offset(s, p, s.q_batch), s.q_stride, 1};
+}
+MASKPRIOR_INLINE Matrix kv_rows(const AttentionShape& s, const float* kv, int64_t p) {
+  return {kv + pair_offset(s, p, s.keys * s.kv_stride), s.kv_stride, 1};
+}
+MASKPRIOR_INLINE int64_t out_offset(const AttentionShape& s, int64_t p) {
+  return pair_offset(s, p, s.queries * s.heads * s.head_dim);
 }
 
 MASKPRIOR_INLINE const float* pair_bias(const AttentionShape& s, const float* bias, int64_t p) {
@@ -177,9 +186,8 @@ MASKPRIOR_KERNEL void attention_scores(const AttentionShape& s, const float* q, 
                                        int64_t last) {
   const int64_t nq = s.queries, nk = s.keys;
   for (int64_t p = first; p < last; ++p) {
-    const Matrix qp{q + pair_offset(s, p, nk, s.stride), s.stride, 1};
-    const Matrix kp{k + pair_offset(s, p, nk, s.stride), s.stride, 1};
-    dots(qp, nq, kp, nk, s.head_dim, scale, pair_bias(s, bias, p), scores + p * nq * nk);
+    dots(q_rows(s, q, p), nq, kv_rows(s, k, p), nk, s.head_dim, scale, pair_bias(s, bias, p),
+         scores + p * nq * nk);
   }
 }
 
@@ -188,8 +196,7 @@ MASKPRIOR_KERNEL void attention_mix(const AttentionShape& s, const float* probs,
   const int64_t d = s.head_dim, out_stride = s.heads * d, nq = s.queries, nk = s.keys;
   for (int64_t p = first; p < last; ++p) {
     const Matrix pp{probs + p * nq * nk, nk, 1};
-    const Matrix vp{v + pair_offset(s, p, nk, s.stride), s.stride, 1};
-    weighted_sums(pp, nq, nk, vp, d, 1.0F, out + pair_offset(s, p, nq, out_stride), out_stride);
+    weighted_sums(pp, nq, nk, kv_rows(s, v, p), d, 1.0F, out + out_offset(s, p), out_stride);
   }
 }
 
@@ -199,11 +206,11 @@ MASKPRIOR_KERNEL void attention_mix_backward(const AttentionShape& s, const floa
                                              int64_t last) {
   const int64_t d = s.head_dim, out_stride = s.heads * d, nq = s.queries, nk = s.keys;
   for (int64_t p = first; p < last; ++p) {
-    const Matrix gop{grad_out + pair_offset(s, p, nq, out_stride), out_stride, 1};
-    const Matrix vp{v + pair_offset(s, p, nk, s.stride), s.stride, 1};
-    dots(gop, nq, vp, nk, d, 1.0F, nullptr, grad_probs + p * nq * nk);
+    const Matrix gop{grad_out + out_offset(s, p), out_stride, 1};
+    dots(gop, nq, kv_rows(s, v, p), nk, d, 1.0F, nullptr, grad_probs + p * nq * nk);
     const Matrix pt{probs + p * nq * nk, 1, nk};  // Pᵀ: dV_j = Σ_i P_ij dO_i
-    weighted_sums(pt, nk, nq, gop, d, 1.0F, grad_v + pair_offset(s, p, nk, s.stride), s.stride);
+    float* gv = grad_v + pair_offset(s, p, nk * s.kv_stride);
+    weighted_sums(pt, nk, nq, gop, d, 1.0F, gv, s.kv_stride);
   }
 }
 
@@ -214,9 +221,10 @@ MASKPRIOR_KERNEL void attention_scores_backward(const AttentionShape& s, const f
   const int64_t d = s.head_dim, nq = s.queries, nk = s.keys;
   for (int64_t p = first; p < last; ++p) {
     const float* gsp = grad_scores + p * nq * nk;
-    const int64_t at = pair_offset(s, p, nk, s.stride);
-    weighted_sums({gsp, nk, 1}, nq, nk, {k + at, s.stride, 1}, d, scale, grad_q + at, s.stride);
-    weighted_sums({gsp, 1, nk}, nk, nq, {q + at, s.stride, 1}, d, scale, grad_k + at, s.stride);
+    float* gq = grad_q + pair_offset(s, p, s.q_batch);
+    float* gk = grad_k + pair_offset(s, p, nk * s.kv_stride);
+    weighted_sums({gsp, nk, 1}, nq, nk, kv_rows(s, k, p), d, scale, gq, s.q_stride);
+    weighted_sums({gsp, 1, nk}, nk, nq, q_rows(s, q, p), d, scale, gk, s.kv_stride);
   }
 }
 

@@ -10,15 +10,16 @@
 
 namespace maskprior::runtime::kernels {
 
-/// Layouts (float32): k, v and their gradients [B, Nk, H, d], each head's d values contiguous,
-/// one position `stride` values after the last, one row Nk · stride after the last (stride = 3 ·
-/// H · d for q, k, v packed as [B, Nk, 3, H, d]); q and its gradient: Nq ≤ Nk consecutive
-/// positions of the same layout; out and its gradient [B, Nq, H, d], contiguous; scores and
+/// Layouts (float32), each head's d values contiguous: k, v and their gradients [B, Nk, H, d]
+/// with one position `kv_stride` values after the last and one batch row Nk · kv_stride after
+/// the last (kv_stride = 3 · H · d for q, k, v packed as [B, Nk, 3, H, d]); q and its gradient
+/// [B, Nq, H, d] with positions `q_stride` and batch rows `q_batch` apart (in the packed tensor:
+/// 3 · H · d and Nk · 3 · H · d); out and its gradient [B, Nq, H, d], contiguous; scores and
 /// probabilities [B, H, Nq, Nk]; bias [bias_heads, Nq, Nk] with bias_heads ∈ {1, H}, or none
 /// (bias_heads = 0).
 struct AttentionShape {
   int64_t batch = 0, heads = 0, queries = 0, keys = 0, head_dim = 0, bias_heads = 0;
-  int64_t stride = 0;
+  int64_t kv_stride = 0, q_stride = 0, q_batch = 0;
 };
 
 // Each function works on the (row, head) pairs p = b · H + h in [first, last), so that callers

@@ -221,20 +221,27 @@ torch::Tensor MaskedTransformerImpl::fused_layer(int64_t layer, const torch::Ten
                                                  std::vector<torch::Tensor>* attention,
                                                  torch::Tensor* keys, torch::Tensor* values) {
   auto& block = blocks_[static_cast<size_t>(layer)];
-  const int64_t batch = x.size(0), n = x.size(1);
-  // One GEMM for the three projections; the parameters stay wq, wk, wv.
-  const auto weight = torch::cat({block->wq->weight, block->wk->weight, block->wv->weight});
-  auto qkv = F::linear(block->ln_attention(x), weight)
-                 .view({batch, n, 3, config_.heads, config_.head_dim});
-  if (keys != nullptr) {  // a new cache, [B, H, N, d_head] views
-    *keys = qkv.select(2, 1).transpose(1, 2);
-    *values = qkv.select(2, 2).transpose(1, 2);
-  }
+  const int64_t batch = x.size(0), n = x.size(1), heads = config_.heads, d = config_.head_dim;
+  const auto h = block->ln_attention(x);
   auto these_bias = layer_bias(bias, layer, 0, n, config_.seq_len);
   if (these_bias.defined()) these_bias = these_bias.narrow(1, rows.first, rows.count);
-  torch::Tensor probs;
-  auto mixed = fused_attention(qkv, these_bias, 1.0 / std::sqrt(double(config_.head_dim)),
-                               rows.first, rows.count, attention ? &probs : nullptr);
+  const double scale = 1.0 / std::sqrt(static_cast<double>(d));
+  torch::Tensor probs, mixed;
+  if (rows.count == n) {  // one GEMM for the three projections; the parameters stay wq, wk, wv
+    const auto weight = torch::cat({block->wq->weight, block->wk->weight, block->wv->weight});
+    auto qkv = F::linear(h, weight).view({batch, n, 3, heads, d});
+    if (keys != nullptr) {  // a new cache, [B, H, N, d_head] views
+      *keys = qkv.select(2, 1).transpose(1, 2);
+      *values = qkv.select(2, 2).transpose(1, 2);
+    }
+    mixed = fused_attention(qkv, these_bias, scale, 0, n, attention ? &probs : nullptr);
+  } else {  // keys and values everywhere, queries at `rows` only
+    internal_check(keys == nullptr, "fused_layer: a key/value cache needs every row");
+    const auto weight = torch::cat({block->wk->weight, block->wv->weight});
+    auto kv = F::linear(h, weight).view({batch, n, 2, heads, d});
+    auto q = block->wq(h.narrow(1, rows.first, rows.count)).view({batch, rows.count, heads, d});
+    mixed = fused_attention(q, kv, these_bias, scale, attention ? &probs : nullptr);
+  }
   if (attention) attention->push_back(probs);
   auto y = x.narrow(1, rows.first, rows.count) + block->wo(mixed);
   return y + block->fc_out(F::gelu(block->fc_in(block->ln_mlp(y))));
@@ -373,6 +380,10 @@ void MaskedTransformerImpl::set_hard_mask(const torch::Tensor& hard) {
   }
   internal_check(!hard_.defined(), "set_hard_mask called twice");
   hard_ = register_buffer("hard", value);
+}
+
+void clear_gradients(torch::nn::Module& module) {
+  for (auto& p : module.parameters()) p.mutable_grad() = torch::Tensor();
 }
 
 int64_t parameter_count(MaskedTransformer& model) {

@@ -244,16 +244,30 @@ TEST(ModelTest, RejectsWrongMaskShapesAndEmptyRows) {
   EXPECT_THROW(model->set_hard_mask(hard), InputError);
 }
 
-/// softmax(q kᵀ · scale + bias) v with LibTorch's batched matmuls for queries [first, first +
-/// count) of qkv [B, N, 3, H, d], [B, count, H · d] out: what fused_attention must equal.
-torch::Tensor reference_attention(const torch::Tensor& qkv, const torch::Tensor& bias, double scale,
-                                  int64_t first, int64_t count) {
-  auto heads = [&](int64_t part) { return qkv.select(2, part).transpose(1, 2); };  // [B, H, N, d]
-  auto q = heads(0).narrow(2, first, count);
-  auto scores = torch::matmul(q, heads(1).transpose(-2, -1)) * scale;
+/// softmax(q kᵀ · scale + bias) v with LibTorch's batched matmuls: q [B, count, H, d], k and v
+/// [B, N, H, d], [B, count, H · d] out. What fused_attention must equal.
+torch::Tensor reference_attention(const torch::Tensor& q, const torch::Tensor& k,
+                                  const torch::Tensor& v, const torch::Tensor& bias, double scale) {
+  auto heads = [](const torch::Tensor& t) { return t.transpose(1, 2); };  // [B, H, positions, d]
+  auto scores = torch::matmul(heads(q), heads(k).transpose(-2, -1)) * scale;
   if (bias.defined()) scores = scores + bias;
-  auto out = torch::matmul(torch::softmax(scores, -1), heads(2));
-  return out.transpose(1, 2).reshape({qkv.size(0), count, -1});
+  auto out = torch::matmul(torch::softmax(scores, -1), heads(v));
+  return out.transpose(1, 2).reshape({q.size(0), q.size(1), -1});
+}
+
+/// The fused operation's output and gradients (inputs, then the bias) against the reference's.
+void expect_same_attention(const torch::Tensor& fused, const torch::Tensor& reference,
+                           const std::vector<torch::Tensor>& inputs) {
+  ASSERT_EQ(fused.sizes(), reference.sizes());
+  EXPECT_TRUE(torch::allclose(fused, reference, 1e-5, 1e-5));
+  auto upstream = torch::randn(fused.sizes());
+  auto got = torch::autograd::grad({fused}, inputs, {upstream});
+  auto want = torch::autograd::grad({reference}, inputs, {upstream});
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    SCOPED_TRACE(fmt::format("gradient of input {}", i));
+    EXPECT_TRUE(torch::allclose(got[i], want[i], 1e-4, 1e-5));
+    EXPECT_GT(got[i].abs().sum().item<float>(), 0.0f);
+  }
 }
 
 TEST(AttentionTest, FusedEqualsTheMatmulPathInValueAndGradient) {
@@ -282,19 +296,26 @@ TEST(AttentionTest, FusedEqualsTheMatmulPathInValueAndGradient) {
                  .requires_grad_();
     }
     const double scale = 0.3;
+    auto part = [&](int64_t i) { return qkv.select(2, i); };
     auto fused = fused_attention(qkv, bias, scale, c.first, c.count);
-    auto reference = reference_attention(qkv, bias, scale, c.first, c.count);
-    ASSERT_EQ(fused.sizes(), reference.sizes());
-    EXPECT_TRUE(torch::allclose(fused, reference, 1e-5, 1e-5));
-    auto upstream = torch::randn(fused.sizes());
     std::vector<torch::Tensor> inputs = {qkv};
     if (bias.defined()) inputs.push_back(bias);
-    auto got = torch::autograd::grad({fused}, inputs, {upstream});
-    auto want = torch::autograd::grad({reference}, inputs, {upstream});
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      SCOPED_TRACE(i == 0 ? "gradient of qkv" : "gradient of the bias");
-      EXPECT_TRUE(torch::allclose(got[i], want[i], 1e-4, 1e-5));
-      EXPECT_GT(got[i].abs().sum().item<float>(), 0.0f);
+    {
+      SCOPED_TRACE("packed q, k, v");
+      expect_same_attention(
+          fused,
+          reference_attention(part(0).narrow(1, c.first, c.count), part(1), part(2), bias, scale),
+          inputs);
+    }
+    {  // the queries apart, as a layer needed at a few positions computes them
+      SCOPED_TRACE("q apart from k, v");
+      auto q = part(0).narrow(1, c.first, c.count).detach().contiguous().requires_grad_();
+      auto kv = qkv.narrow(2, 1, 2).detach().contiguous().requires_grad_();
+      std::vector<torch::Tensor> apart = {q, kv};
+      if (bias.defined()) apart.push_back(bias);
+      expect_same_attention(fused_attention(q, kv, bias, scale),
+                            reference_attention(q, kv.select(2, 0), kv.select(2, 1), bias, scale),
+                            apart);
     }
     torch::Tensor probs;  // the probabilities, for attention maps, without a graph
     torch::NoGradGuard no_grad;

@@ -323,7 +323,7 @@ double Run::train_step() {
   const auto batch = experiment_->train_batch(rows);
   const double lr = learning_rate(config_, state_.step, total_steps_);
   for (auto& group : optimizer_->param_groups()) group.options().set_lr(lr);
-  optimizer_->zero_grad();
+  clear_gradients(*model_);
   auto loss = experiment_->train_loss(model_, batch);
   (group_ != nullptr ? loss * weight : loss).backward();
   double loss_value = loss.item<double>();
