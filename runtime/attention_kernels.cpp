@@ -34,6 +34,23 @@ MASKPRIOR_INLINE float lane_sum(Vec v) {
   return ((v[0] + v[4]) + (v[1] + v[5])) + ((v[2] + v[6]) + (v[3] + v[7]));
 }
 
+/// The lane sums of eight vectors at once: result[c] = Σ lanes of v[c] (a transpose-and-add
+/// tree, seven shuffle pairs instead of eight separate horizontal sums).
+MASKPRIOR_INLINE Vec lane_sums(const Vec (&v)[8]) {
+  auto pairs = [](Vec a, Vec b) {  // [a0+a1, b0+b1, a2+a3, b2+b3, ...]
+    return __builtin_shufflevector(a, b, 0, 8, 2, 10, 4, 12, 6, 14) +
+           __builtin_shufflevector(a, b, 1, 9, 3, 11, 5, 13, 7, 15);
+  };
+  auto quads = [](Vec a, Vec b) {
+    return __builtin_shufflevector(a, b, 0, 1, 8, 9, 4, 5, 12, 13) +
+           __builtin_shufflevector(a, b, 2, 3, 10, 11, 6, 7, 14, 15);
+  };
+  const Vec low = quads(pairs(v[0], v[1]), pairs(v[2], v[3]));
+  const Vec high = quads(pairs(v[4], v[5]), pairs(v[6], v[7]));
+  return __builtin_shufflevector(low, high, 0, 1, 2, 3, 8, 9, 10, 11) +
+         __builtin_shufflevector(low, high, 4, 5, 6, 7, 12, 13, 14, 15);
+}
+
 /// A row-major block of floats: element (r, c) at at[r · rows + c · cols].
 struct Matrix {
   const float* at;
@@ -57,11 +74,20 @@ MASKPRIOR_INLINE void dot_block(const float* const* a, const float* const* b, in
       for (int r = 0; r < R; ++r) acc[r][c] += av[r] * bv;
     }
   }
+  if constexpr (R * C == 8) {
+    const Vec sums = lane_sums(
+        {acc[0][0], acc[0][1], acc[0][2], acc[0][3], acc[1][0], acc[1][1], acc[1][2], acc[1][3]});
+    for (int r = 0; r < R; ++r) {
+      for (int c = 0; c < C; ++c) out[r][c] = sums[r * C + c];
+    }
+  } else {
+    for (int r = 0; r < R; ++r) {
+      for (int c = 0; c < C; ++c) out[r][c] = lane_sum(acc[r][c]);
+    }
+  }
   for (int r = 0; r < R; ++r) {
     for (int c = 0; c < C; ++c) {
-      float sum = lane_sum(acc[r][c]);
-      for (int64_t k = whole; k < n; ++k) sum += a[r][k] * b[c][k];
-      out[r][c] = sum;
+      for (int64_t k = whole; k < n; ++k) out[r][c] += a[r][k] * b[c][k];
     }
   }
 }
