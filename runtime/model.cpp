@@ -147,6 +147,29 @@ torch::Tensor MaskedTransformerImpl::embed(const torch::Tensor& ids) {
   return token_embedding_(ids) + position_embedding_;
 }
 
+std::optional<MaskedTransformerImpl::Distinct> MaskedTransformerImpl::distinct_inputs(
+    const torch::Tensor& ids) {
+  const int64_t n = config_.seq_len;
+  if (config_.patch_features > 0 || ids.dim() != 2 || ids.size(1) != n ||
+      ids.scalar_type() != torch::kLong || !fused_attention_applies(position_embedding_) ||
+      !ids.device().is_cpu() || ids.size(0) < 2 * config_.vocab) {
+    return std::nullopt;
+  }
+  if (ids.min().item<int64_t>() < 0 || ids.max().item<int64_t>() >= config_.vocab) {
+    return std::nullopt;  // embed() reports the token out of range
+  }
+  auto table = token_embedding_->weight.unsqueeze(1) + position_embedding_.unsqueeze(0);
+  auto index = ids * n + torch::arange(n, ids.options());
+  return Distinct{table.view({config_.vocab * n, config_.dim}), index.view({-1})};
+}
+
+torch::Tensor MaskedTransformerImpl::embed(const torch::Tensor& ids,
+                                           const std::optional<Distinct>& distinct) {
+  if (!distinct) return embed(ids);
+  return distinct->embedded.index_select(0, distinct->index)
+      .view({ids.size(0), config_.seq_len, config_.dim});
+}
+
 torch::Tensor MaskedTransformerImpl::excluded_bias() {
   if (!hard_.defined() && !causal_.defined()) return {};
   const std::vector<std::pair<const void*, int64_t>> key = {
@@ -188,10 +211,11 @@ torch::Tensor MaskedTransformerImpl::attention_bias() {
 torch::Tensor MaskedTransformerImpl::layer_forward(int64_t layer, const torch::Tensor& x,
                                                    int64_t first, const torch::Tensor& bias,
                                                    std::vector<torch::Tensor>* attention,
-                                                   torch::Tensor* keys, torch::Tensor* values) {
+                                                   torch::Tensor* keys, torch::Tensor* values,
+                                                   const Distinct* distinct) {
   const int64_t batch = x.size(0), n = x.size(1);
   if (first == 0 && (keys == nullptr || !keys->defined()) && fused_attention_applies(x)) {
-    return fused_layer(layer, x, bias, {0, n}, attention, keys, values);
+    return fused_layer(layer, x, bias, {0, n}, attention, keys, values, distinct);
   }
   auto& block = blocks_[static_cast<size_t>(layer)];
   auto h = block->ln_attention(x);
@@ -219,17 +243,20 @@ torch::Tensor MaskedTransformerImpl::layer_forward(int64_t layer, const torch::T
 torch::Tensor MaskedTransformerImpl::fused_layer(int64_t layer, const torch::Tensor& x,
                                                  const torch::Tensor& bias, Rows rows,
                                                  std::vector<torch::Tensor>* attention,
-                                                 torch::Tensor* keys, torch::Tensor* values) {
+                                                 torch::Tensor* keys, torch::Tensor* values,
+                                                 const Distinct* distinct) {
   auto& block = blocks_[static_cast<size_t>(layer)];
   const int64_t batch = x.size(0), n = x.size(1), heads = config_.heads, d = config_.head_dim;
-  const auto h = block->ln_attention(x);
   auto these_bias = layer_bias(bias, layer, 0, n, config_.seq_len);
   if (these_bias.defined()) these_bias = these_bias.narrow(1, rows.first, rows.count);
   const double scale = 1.0 / std::sqrt(static_cast<double>(d));
   torch::Tensor probs, mixed;
   if (rows.count == n) {  // one GEMM for the three projections; the parameters stay wq, wk, wv
     const auto weight = torch::cat({block->wq->weight, block->wk->weight, block->wv->weight});
-    auto qkv = F::linear(h, weight).view({batch, n, 3, heads, d});
+    auto qkv = distinct == nullptr ? F::linear(block->ln_attention(x), weight)
+                                   : F::linear(block->ln_attention(distinct->embedded), weight)
+                                         .index_select(0, distinct->index);
+    qkv = qkv.view({batch, n, 3, heads, d});
     if (keys != nullptr) {  // a new cache, [B, H, N, d_head] views
       *keys = qkv.select(2, 1).transpose(1, 2);
       *values = qkv.select(2, 2).transpose(1, 2);
@@ -237,6 +264,7 @@ torch::Tensor MaskedTransformerImpl::fused_layer(int64_t layer, const torch::Ten
     mixed = fused_attention(qkv, these_bias, scale, 0, n, attention ? &probs : nullptr);
   } else {  // keys and values everywhere, queries at `rows` only
     internal_check(keys == nullptr, "fused_layer: a key/value cache needs every row");
+    const auto h = block->ln_attention(x);
     const auto weight = torch::cat({block->wk->weight, block->wv->weight});
     auto kv = F::linear(h, weight).view({batch, n, 2, heads, d});
     auto q = block->wq(h.narrow(1, rows.first, rows.count)).view({batch, rows.count, heads, d});
@@ -249,15 +277,17 @@ torch::Tensor MaskedTransformerImpl::fused_layer(int64_t layer, const torch::Ten
 
 torch::Tensor MaskedTransformerImpl::run(const torch::Tensor& ids,
                                          std::vector<torch::Tensor>* attention, Rows rows) {
-  auto x = embed(ids);
+  const auto distinct = distinct_inputs(ids);
+  auto x = embed(ids, distinct);
   const auto bias = attention_bias();  // [L' or 1, H' or 1, N, N] or undefined
   // A CLS readout needs the last layer at position 0 only (every layer before it everywhere).
   if (config_.readout != Readout::kCausalLm) rows = {0, 1};
   const bool prune = rows.count > 0 && attention == nullptr && fused_attention_applies(x);
   const int64_t last = config_.depth - 1;
   for (int64_t l = 0; l < config_.depth; ++l) {
-    x = l == last && prune ? fused_layer(l, x, bias, rows, nullptr, nullptr, nullptr)
-                           : layer_forward(l, x, 0, bias, attention, nullptr, nullptr);
+    const Distinct* input = l == 0 && distinct ? &*distinct : nullptr;
+    x = l == last && prune ? fused_layer(l, x, bias, rows, nullptr, nullptr, nullptr, input)
+                           : layer_forward(l, x, 0, bias, attention, nullptr, nullptr, input);
   }
   if (rows.count > 0 && !prune) x = x.narrow(1, rows.first, rows.count);
   if (config_.readout == Readout::kClsRegression) {
@@ -276,11 +306,12 @@ torch::Tensor MaskedTransformerImpl::forward_cached(const torch::Tensor& ids,
   const auto depth = static_cast<size_t>(config_.depth);
   cache.keys.assign(depth, torch::Tensor());
   cache.values.assign(depth, torch::Tensor());
-  auto x = embed(ids);
+  const auto distinct = distinct_inputs(ids);
+  auto x = embed(ids, distinct);
   const auto bias = attention_bias();
   for (size_t l = 0; l < depth; ++l) {
     x = layer_forward(static_cast<int64_t>(l), x, 0, bias, nullptr, &cache.keys[l],
-                      &cache.values[l]);
+                      &cache.values[l], l == 0 && distinct ? &*distinct : nullptr);
   }
   return head_(ln_final_(x));
 }

@@ -7,6 +7,7 @@
 #include <torch/torch.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -104,6 +105,13 @@ class MaskedTransformerImpl : public torch::nn::Module {
   torch::Tensor& position_embedding() { return position_embedding_; }
 
  private:
+  /// Layer 0's input for token models on the CPU whose batch is larger than twice the vocabulary:
+  /// token + position embedding takes vocab · N values only, `embedded` [vocab · N, dim], and
+  /// row r of the batch is row index[r] of it ([B · N] int64). Layer 0 then projects Q, K, V of
+  /// those vocab · N rows alone and gathers them (instead of projecting all B · N).
+  struct Distinct {
+    torch::Tensor embedded, index;
+  };
   /// The readout of the last layer's `rows` (all of them if undefined: count 0).
   torch::Tensor run(const torch::Tensor& ids, std::vector<torch::Tensor>* attention,
                     Rows rows = {0, 0});
@@ -113,13 +121,19 @@ class MaskedTransformerImpl : public torch::nn::Module {
   /// positions [first, first + P) are overwritten and [0, first + P) attended to.
   torch::Tensor layer_forward(int64_t layer, const torch::Tensor& x, int64_t first,
                               const torch::Tensor& bias, std::vector<torch::Tensor>* attention,
-                              torch::Tensor* keys, torch::Tensor* values);
+                              torch::Tensor* keys, torch::Tensor* values,
+                              const Distinct* distinct = nullptr);
+  /// The Distinct inputs of `ids` (checked as embed checks them), or nothing where they do not
+  /// pay (patch models, other devices, batches of fewer than 2 · vocab rows).
+  std::optional<Distinct> distinct_inputs(const torch::Tensor& ids);
+  /// embed(ids), from `distinct` if it has a value.
+  torch::Tensor embed(const torch::Tensor& ids, const std::optional<Distinct>& distinct);
   /// layer_forward's CPU path for a whole sequence x [B, N, dim] (first = 0, no cache or a new
   /// one): one GEMM for Q, K, V and fused_attention (runtime/attention.h). Returns the block's
   /// output at `rows` only, [B, rows.count, dim]: the rows a readout needs of the last layer.
   torch::Tensor fused_layer(int64_t layer, const torch::Tensor& x, const torch::Tensor& bias,
                             Rows rows, std::vector<torch::Tensor>* attention, torch::Tensor* keys,
-                            torch::Tensor* values);
+                            torch::Tensor* values, const Distinct* distinct = nullptr);
   torch::Tensor embed(const torch::Tensor& ids);
   /// The additive attention bias of every layer, log σ(M) plus −∞ on hard-excluded and causal
   /// cells: [L' or 1, H' or 1, N, N], or undefined if there is none. Computed once per forward

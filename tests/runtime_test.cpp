@@ -210,6 +210,45 @@ TEST(ModelTest, CausalAttentionNeverLooksAhead) {
       0.0f);
 }
 
+// Batches of at least 2 · vocab rows project layer 0's Q, K, V once per (token, position) and
+// gather them; smaller ones project every row. Both give the same outputs and gradients.
+TEST(ModelTest, DistinctInputRowsGiveTheSameOutputsAndGradients) {
+  for (const int64_t depth : {1, 2}) {
+    for (const auto readout : {Readout::kClsRegression, Readout::kCausalLm}) {
+      SCOPED_TRACE(fmt::format("depth {} readout {}", depth, static_cast<int>(readout)));
+      torch::manual_seed(depth);
+      MaskedTransformer model(ModelConfig{.vocab = 3,
+                                          .seq_len = 6,
+                                          .dim = 16,
+                                          .depth = depth,
+                                          .heads = 2,
+                                          .head_dim = 8,
+                                          .mlp = 16,
+                                          .readout = readout});
+      model->set_mask(torch::randn({1, 2, 6, 6}), /*learnable=*/true);
+      const auto ids = torch::randint(0, 3, {40, 6}, torch::kLong);
+      auto loss_of = [&](const torch::Tensor& rows) { return model->forward(rows).pow(2).sum(); };
+      const auto params = model->parameters();
+      const auto whole = model->forward(ids);
+      const auto want = torch::autograd::grad({loss_of(ids)}, params);
+      std::vector<torch::Tensor> parts;
+      std::vector<torch::Tensor> got(params.size());
+      for (int64_t first = 0; first < 40; first += 5) {  // 5 < 2 · vocab rows: every row projected
+        const auto chunk = ids.narrow(0, first, 5);
+        parts.push_back(model->forward(chunk).detach());
+        const auto grads = torch::autograd::grad({loss_of(chunk)}, params);
+        for (size_t i = 0; i < params.size(); ++i) {
+          got[i] = got[i].defined() ? got[i] + grads[i] : grads[i];
+        }
+      }
+      EXPECT_TRUE(torch::allclose(whole, torch::cat(parts), 1e-5, 1e-5));
+      for (size_t i = 0; i < params.size(); ++i) {
+        EXPECT_TRUE(torch::allclose(got[i], want[i], 1e-4, 1e-5)) << "parameter " << i;
+      }
+    }
+  }
+}
+
 TEST(ModelTest, MaskAndHardMaskShapeAttention) {
   torch::manual_seed(0);
   MaskedTransformer model(ModelConfig{
