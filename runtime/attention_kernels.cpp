@@ -18,6 +18,14 @@ namespace {
 
 using Vec = float __attribute__((vector_size(32)));
 constexpr int64_t kLanes = 8;
+// Lanes of two vectors picked by index (0–7 from the first, 8–15 from the second): Clang's
+// builtin, or GCC's (GCC has Clang's only from version 12).
+#if defined(__clang__)
+#define MASKPRIOR_SHUFFLE(a, b, ...) __builtin_shufflevector(a, b, __VA_ARGS__)
+#else
+using Lanes = int __attribute__((vector_size(32)));
+#define MASKPRIOR_SHUFFLE(a, b, ...) __builtin_shuffle(a, b, Lanes{__VA_ARGS__})
+#endif
 
 MASKPRIOR_INLINE Vec load(const float* p) {
   Vec v;
@@ -38,17 +46,17 @@ MASKPRIOR_INLINE float lane_sum(Vec v) {
 /// tree, seven shuffle pairs instead of eight separate horizontal sums).
 MASKPRIOR_INLINE Vec lane_sums(const Vec (&v)[8]) {
   auto pairs = [](Vec a, Vec b) {  // [a0+a1, b0+b1, a2+a3, b2+b3, ...]
-    return __builtin_shufflevector(a, b, 0, 8, 2, 10, 4, 12, 6, 14) +
-           __builtin_shufflevector(a, b, 1, 9, 3, 11, 5, 13, 7, 15);
+    return MASKPRIOR_SHUFFLE(a, b, 0, 8, 2, 10, 4, 12, 6, 14) +
+           MASKPRIOR_SHUFFLE(a, b, 1, 9, 3, 11, 5, 13, 7, 15);
   };
   auto quads = [](Vec a, Vec b) {
-    return __builtin_shufflevector(a, b, 0, 1, 8, 9, 4, 5, 12, 13) +
-           __builtin_shufflevector(a, b, 2, 3, 10, 11, 6, 7, 14, 15);
+    return MASKPRIOR_SHUFFLE(a, b, 0, 1, 8, 9, 4, 5, 12, 13) +
+           MASKPRIOR_SHUFFLE(a, b, 2, 3, 10, 11, 6, 7, 14, 15);
   };
   const Vec low = quads(pairs(v[0], v[1]), pairs(v[2], v[3]));
   const Vec high = quads(pairs(v[4], v[5]), pairs(v[6], v[7]));
-  return __builtin_shufflevector(low, high, 0, 1, 2, 3, 8, 9, 10, 11) +
-         __builtin_shufflevector(low, high, 4, 5, 6, 7, 12, 13, 14, 15);
+  return MASKPRIOR_SHUFFLE(low, high, 0, 1, 2, 3, 8, 9, 10, 11) +
+         MASKPRIOR_SHUFFLE(low, high, 4, 5, 6, 7, 12, 13, 14, 15);
 }
 
 /// A row-major block of floats: element (r, c) at at[r · rows + c · cols].
