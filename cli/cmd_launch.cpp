@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "core/cores.h"
 #include "core/error.h"
 
 namespace maskprior::cli {
@@ -90,8 +91,7 @@ pid_t start_rank(const std::filesystem::path& program, const LaunchFlags& f, int
   ::setenv("MASTER_ADDR", "127.0.0.1", 1);
   ::setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
   // The machine's cores shared among the ranks, unless the user chose (as torchrun does).
-  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-  const auto threads = std::to_string(std::max(1u, cores / static_cast<unsigned>(f.nproc)));
+  const auto threads = std::to_string(std::max(1, all_cores() / static_cast<int>(f.nproc)));
   ::setenv("OMP_NUM_THREADS", threads.c_str(), 0);
   std::vector<std::string> args = {"maskc"};
   args.insert(args.end(), f.command.begin(), f.command.end());

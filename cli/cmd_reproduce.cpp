@@ -3,9 +3,9 @@
 
 #include <algorithm>
 #include <iostream>
-#include <thread>
 
 #include "cli/commands.h"
+#include "core/cores.h"
 #include "report/report.h"
 #include "train/config.h"
 #include "train/presets.h"
@@ -27,7 +27,7 @@ struct ReproduceFlags {
   std::vector<std::string> only;
   std::string data_dir;
   bool list = false;
-  int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  int jobs = all_cores();
   bool report = false;
 };
 
@@ -94,7 +94,7 @@ void add_reproduce_command(CLI::App& app, int& exit_code) {
     // with the machine's cores shared among its ranks unless --jobs or --threads say otherwise.
     options.world = training::world_from_environment();
     if (options.world && options.world->size > 1) {
-      const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+      const int cores = all_cores();
       if (jobs_option->count() == 0) options.jobs = std::max(1, cores / options.world->local_size);
       if (flags->threads == 0) {
         options.overrides["threads"] =

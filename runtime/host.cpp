@@ -4,9 +4,7 @@
 #include <malloc.h>
 #include <torch/torch.h>
 
-#include <algorithm>
 #include <string>
-#include <thread>
 
 namespace maskprior::runtime {
 namespace {
@@ -23,10 +21,6 @@ constexpr int kLargestMmapThreshold = 32 << 20;
 constexpr int kTrimThreshold = 1 << 30;
 
 }  // namespace
-
-int all_cores() {
-  return static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
-}
 
 std::string blas_core() {
   auto* name = openblas_function<char*()>("openblas_get_corename");

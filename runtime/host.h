@@ -3,10 +3,12 @@
 
 #include <string>
 
+#include "core/cores.h"
+
 namespace maskprior::runtime {
 
 /// Every core of this machine (at least 1).
-int all_cores();
+using maskprior::all_cores;
 
 /// Prepares this process for training or benchmarking on `threads` CPU threads (0 = every core)
 /// and returns the count set:
