@@ -12,11 +12,6 @@ namespace maskprior::runtime {
 
 namespace {
 
-// Rows per evaluation pass: a training batch's worth, so that each pass's activations stay below
-// the 32 MiB that prepare_host (runtime/host.h) lets glibc reuse. Passes of 2,048–4,096 rows
-// took fresh pages from the kernel for every tensor: the parity2 paper preset's evaluation
-// spent ~25 % of its time in page faults and took 102 s against 63 s in passes of 256.
-inline constexpr int64_t kEvalChunk = 256;
 inline constexpr int64_t kTrainEvalRows = 1000;  // training problems re-decoded at each evaluation
 inline constexpr uint64_t kProbeSeed = 0xa7'1d'5eedULL;  // fixed: every run probes alike
 
@@ -188,8 +183,8 @@ nlohmann::json metrics_of(const LogitsFn& forward, const CompleteFn* complete,
       torch::zeros({}, torch::TensorOptions().dtype(torch::kDouble).device(ids.device()));
   auto sequences_right = torch::zeros({}, ids.options().dtype(torch::kLong));
   auto digits_right = torch::zeros_like(sequences_right);
-  for (int64_t start = 0; start < rows; start += kEvalChunk) {
-    const auto chunk = ids.narrow(0, start, std::min(kEvalChunk, rows - start));
+  for (int64_t start = 0; start < rows; start += kEvalRows) {
+    const auto chunk = ids.narrow(0, start, std::min(kEvalRows, rows - start));
     const auto answers = chunk.narrow(1, answer_offset, answer_digits);
     torch::Tensor logits;
     const auto decoded = greedy_decode_teacher_forced(forward, chunk, answer_offset, answer_digits,

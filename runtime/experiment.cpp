@@ -23,12 +23,7 @@ namespace maskprior::runtime {
 
 namespace {
 
-inline constexpr int64_t kClsToken = 2;  // bits are (x+1)/2 ∈ {0, 1}
-// Rows per evaluation pass: a training batch's worth, so that each pass's activations stay below
-// the 32 MiB that prepare_host (runtime/host.h) lets glibc reuse. Passes of 2,048–4,096 rows
-// took fresh pages from the kernel for every tensor: the parity2 paper preset's evaluation
-// spent ~25 % of its time in page faults and took 102 s against 63 s in passes of 256.
-inline constexpr int64_t kEvalChunk = 256;
+inline constexpr int64_t kClsToken = 2;                     // bits are (x+1)/2 ∈ {0, 1}
 inline constexpr uint64_t kProbeSeed = 0x5eed'0f'9b0beULL;  // fixed: every run probes alike
 
 /// Token ids [rows, 1 + n]: CLS, then (x_i + 1) / 2.
@@ -94,7 +89,7 @@ torch::Tensor RegressionExperiment::loss(const torch::Tensor& output, const Batc
 }
 
 nlohmann::json RegressionExperiment::evaluate(MaskedTransformer& model) const {
-  auto pred = map_in_chunks(rows_ids_, kEvalChunk, [&](const torch::Tensor& ids) {
+  auto pred = map_in_chunks(rows_ids_, kEvalRows, [&](const torch::Tensor& ids) {
                 return model->forward(ids);
               }).to(torch::kCPU);
   return boolean_metrics(pred, rows_y_.to(torch::kCPU), rows_seen_.to(torch::kCPU),

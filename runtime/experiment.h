@@ -27,6 +27,13 @@ struct Batch {
   torch::Tensor targets;
 };
 
+/// Rows per evaluation pass: a training batch's worth, so that each pass's activations stay below
+/// the 32 MiB that prepare_host (runtime/host.h) lets glibc reuse. Passes of 512–4,096 rows took
+/// fresh pages from the kernel for every tensor; the paper presets' step-0 evaluations took 102 s
+/// (parity2), 105 s (fashion-mnist) and 92 s (fortunes-char) against 63, 78 and 68 s in passes
+/// of 256 (docs/performance.md).
+inline constexpr int64_t kEvalRows = 256;
+
 class Experiment {
  public:
   virtual ~Experiment() = default;

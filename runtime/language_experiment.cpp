@@ -17,8 +17,6 @@ namespace {
 
 namespace F = torch::nn::functional;
 
-inline constexpr int64_t kEvalChunk = 512;
-
 /// Windows `picked` of `windows` (all when it lists every row).
 torch::Tensor pick(const torch::Tensor& windows, const std::vector<int64_t>& picked) {
   return windows.index_select(0, torch::tensor(picked, torch::kLong)).contiguous();
@@ -29,9 +27,9 @@ std::pair<double, double> window_metrics(MaskedTransformer& model, const torch::
   torch::NoGradGuard no_grad;
   const int64_t n = windows.size(1) - 1;
   double loss_sum = 0, right = 0;
-  for (int64_t start = 0; start < windows.size(0); start += kEvalChunk) {
+  for (int64_t start = 0; start < windows.size(0); start += kEvalRows) {
     const auto chunk =
-        windows.narrow(0, start, std::min(kEvalChunk, windows.size(0) - start)).to(torch::kLong);
+        windows.narrow(0, start, std::min(kEvalRows, windows.size(0) - start)).to(torch::kLong);
     const auto targets = chunk.narrow(1, 1, n);
     const auto logits = model->forward(chunk.narrow(1, 0, n));
     loss_sum += next_byte_loss(logits, targets).item<double>() * static_cast<double>(chunk.size(0));

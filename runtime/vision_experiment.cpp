@@ -19,7 +19,6 @@ using tasks::kImageSide;
 using tasks::kPatchGrid;
 using tasks::kPatchSide;
 
-inline constexpr int64_t kEvalChunk = 1000;
 inline constexpr uint64_t kAugmentSalt = 0xa09'3e7'5a17ULL;
 
 uint64_t splitmix64(uint64_t x) {
@@ -118,7 +117,7 @@ class VisionExperiment : public Experiment {
   }
 
   nlohmann::json evaluate(MaskedTransformer& model) const override {
-    const auto logits = map_in_chunks(test_patches_, kEvalChunk,
+    const auto logits = map_in_chunks(test_patches_, kEvalRows,
                                       [&](const torch::Tensor& x) { return model->forward(x); });
     const double loss = F::cross_entropy(logits, test_labels_).item<double>();
     const double top1 = (logits.argmax(1) == test_labels_).to(torch::kDouble).mean().item<double>();
