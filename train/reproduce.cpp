@@ -12,11 +12,11 @@
 #include <sstream>
 #include <thread>
 
+#include "core/cores.h"
 #include "core/error.h"
 #include "io/atomic_file.h"
 #include "io/json_file.h"
 #include "io/lock_file.h"
-#include "runtime/host.h"
 #include "tasks/arithmetic_task.h"
 #include "tasks/fashion_mnist.h"
 #include "tasks/text_corpus.h"
@@ -241,7 +241,7 @@ bool run_in_parallel(const std::vector<SuiteEntry>& entries, const SuiteOptions&
   SuiteOptions child = options;
   child.overrides["progress"] = false;
   if (!child.overrides.contains("threads")) {
-    child.overrides["threads"] = std::max(1, runtime::all_cores() / options.jobs);
+    child.overrides["threads"] = std::max(1, all_cores() / options.jobs);
   }
   std::vector<Job> jobs;
   int index = 0;
