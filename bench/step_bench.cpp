@@ -3,7 +3,8 @@
 // the decoder), the experiments' losses and Adam/AdamW. Prints one JSON line.
 //   build/bin/step_bench --size arith-paper --threads 1 --steps 10
 //   build/bin/step_bench --size arith-paper --eval   (also: a full arithmetic evaluation of
-//       10,000 + 1,000 problems, the fast path and the plain K-pass greedy decode, in steps)
+//       10,000 + 1,000 problems as the experiment runs it, the teacher-forced fast path over full
+//       passes and the plain K-pass greedy decode, in steps)
 #include <fmt/format.h>
 #include <torch/torch.h>
 
@@ -15,6 +16,8 @@
 #include <iostream>
 #include <map>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "runtime/arithmetic_experiment.h"
@@ -118,73 +121,62 @@ struct Bench {
   torch::Tensor ids, targets;
 };
 
-/// Seconds of one full arithmetic evaluation (10,000 test + 1,000 train problems, as the
-/// experiment does) three ways: the plain K-pass greedy decode (and a teacher-forced pass for the
-/// loss), the teacher-forced fast path (arithmetic_metrics over the forward pass alone), and that
-/// with the key/value-cached completion (what the experiment runs). Each ends in a host read, so
-/// GPU time is included.
+/// Seconds of one full arithmetic evaluation of the addition paper preset (10,000 test problems
+/// and a 1,000-problem sample of the training set), three ways: the plain K-pass greedy decode
+/// (and a teacher-forced pass for the loss), the teacher-forced fast path over full forward
+/// passes (arithmetic_metrics), and what the experiment runs (its evaluate(): the answer-rows pass
+/// with shared prefixes and the key/value-cached completion). Each ends in a host read, so GPU
+/// time is included.
 struct EvalSeconds {
-  double plain = 0, fast = 0, cached = 0;
-  double forward = 0;  // one teacher-forced pass: the fast path's cost when every row is right
-  double plain_cpu = 0, fast_cpu = 0, cached_cpu = 0, forward_cpu = 0;  // CPU seconds of each
+  double plain = 0, fast = 0, experiment = 0;
+  double forward = 0;  // one full forward pass over the 11,000 rows
+  double plain_cpu = 0, fast_cpu = 0, experiment_cpu = 0, forward_cpu = 0;  // CPU seconds of each
 };
+
+/// Wall and CPU seconds of `work`.
+template <typename Work>
+std::pair<double, double> timed(Work work) {
+  const auto start = std::chrono::steady_clock::now();
+  const double cpu = cpu_seconds();
+  work();
+  return {seconds_since(start), cpu_seconds() - cpu};
+}
 
 EvalSeconds eval_seconds(MaskedTransformer& model) {
   const auto task = tasks::make_arithmetic_task("addition");
   const int64_t offset = task.answer_offset(), digits = task.answer_digits;
-  std::vector<int64_t> problems;
-  for (int64_t p = 0; p < 11000; ++p) problems.push_back(p * 7919 % task.problems());
-  const auto ids = arithmetic_ids(task, problems).to(model->position_embedding().device());
+  ExperimentConfig config;  // the paper preset's data: train fraction 0.4%, 10,000 test problems
+  config.task = "addition";
+  const auto experiment = make_arithmetic_experiment(config);
+  const auto split = tasks::split_problems(task, config.train_fraction, config.test_size, 0);
+  auto problems = split.test;
+  for (int64_t i = 0; i < 1000; ++i) {
+    problems.push_back(split.train[static_cast<size_t>(i) * split.train.size() / 1000]);
+  }
+  const auto device = model->position_embedding().device();
+  const auto ids = arithmetic_ids(task, problems).to(device);
+  experiment->to(device);
   model->eval();
   const LogitsFn forward = [&](const torch::Tensor& t) { return model->forward(t); };
-  MaskedTransformerImpl::KeyValueCache cache;  // as the experiment runs it
-  const LogitsFn cached_forward = [&](const torch::Tensor& t) {
-    return model->forward_cached(t, cache);
-  };
-  const CompleteFn complete = [&](const torch::Tensor& t, const torch::Tensor& rows,
-                                  const torch::Tensor& keep, int64_t last) {
-    MaskedTransformerImpl::KeyValueCache picked;
-    for (size_t l = 0; l < cache.keys.size(); ++l) {
-      picked.keys.push_back(cache.keys[l].index_select(0, rows));
-      picked.values.push_back(cache.values[l].index_select(0, rows));
-    }
-    return model->greedy_complete(t, keep, last, &picked);
-  };
   EvalSeconds s;
-  auto start = std::chrono::steady_clock::now();
-  double cpu = cpu_seconds();
-  {
+  std::tie(s.plain, s.plain_cpu) = timed([&] {
     torch::NoGradGuard no_grad;
-    for (int64_t first = 0; first < ids.size(0); first += 2048) {
-      const auto chunk = ids.narrow(0, first, std::min<int64_t>(2048, ids.size(0) - first));
+    for (int64_t first = 0; first < ids.size(0); first += kEvalRows) {
+      const auto chunk = ids.narrow(0, first, std::min(kEvalRows, ids.size(0) - first));
       (void)answer_loss(forward(chunk), chunk.narrow(1, offset, digits), offset).item<double>();
       (void)greedy_decode(forward, chunk, offset, digits).sum().item<int64_t>();
     }
-  }
-  s.plain = seconds_since(start);
-  s.plain_cpu = cpu_seconds() - cpu;
-  cpu = cpu_seconds();
-  start = std::chrono::steady_clock::now();
-  (void)arithmetic_metrics(forward, ids, offset, digits);
-  s.fast = seconds_since(start);
-  s.fast_cpu = cpu_seconds() - cpu;
-  cpu = cpu_seconds();
-  start = std::chrono::steady_clock::now();
-  (void)arithmetic_metrics(cached_forward, complete, ids, offset, digits);
-  s.cached = seconds_since(start);
-  s.cached_cpu = cpu_seconds() - cpu;
-  cpu = cpu_seconds();
-  start = std::chrono::steady_clock::now();
-  {
+  });
+  std::tie(s.fast, s.fast_cpu) =
+      timed([&] { (void)arithmetic_metrics(forward, ids, offset, digits); });
+  std::tie(s.experiment, s.experiment_cpu) = timed([&] { (void)experiment->evaluate(model); });
+  std::tie(s.forward, s.forward_cpu) = timed([&] {
     torch::NoGradGuard no_grad;
-    for (int64_t first = 0; first < ids.size(0); first += 2048) {
-      const auto chunk = ids.narrow(0, first, std::min<int64_t>(2048, ids.size(0) - first));
+    for (int64_t first = 0; first < ids.size(0); first += kEvalRows) {
+      const auto chunk = ids.narrow(0, first, std::min(kEvalRows, ids.size(0) - first));
       (void)forward(chunk).sum().item<double>();
     }
-  }
-  s.forward = seconds_since(start);
-  s.forward_cpu = cpu_seconds() - cpu;
-  cpu = cpu_seconds();
+  });
   model->train();
   return s;
 }
@@ -228,13 +220,13 @@ int run(int argc, char** argv) {
   if (eval && bench.size.model.readout == Readout::kCausalLm) {
     const auto e = eval_seconds(bench.model);
     extra = fmt::format(
-        R"(, "eval_plain_s": {:.3f}, "eval_fast_s": {:.3f}, "eval_cached_s": {:.3f}, )"
+        R"(, "eval_plain_s": {:.3f}, "eval_fast_s": {:.3f}, "eval_experiment_s": {:.3f}, )"
         R"("eval_forward_s": {:.3f}, "eval_plain_steps": {:.2f}, "eval_fast_steps": {:.2f}, )"
-        R"("eval_cached_steps": {:.2f}, "eval_forward_steps": {:.2f}, "eval_cpu_steps": )"
-        R"({{"plain": {:.2f}, "fast": {:.2f}, "cached": {:.2f}, "forward": {:.2f}}})",
-        e.plain, e.fast, e.cached, e.forward, e.plain / step_s, e.fast / step_s, e.cached / step_s,
-        e.forward / step_s, e.plain_cpu / step_cpu, e.fast_cpu / step_cpu, e.cached_cpu / step_cpu,
-        e.forward_cpu / step_cpu);
+        R"("eval_experiment_steps": {:.2f}, "eval_forward_steps": {:.2f}, "eval_cpu_steps": )"
+        R"({{"plain": {:.2f}, "fast": {:.2f}, "experiment": {:.2f}, "forward": {:.2f}}})",
+        e.plain, e.fast, e.experiment, e.forward, e.plain / step_s, e.fast / step_s,
+        e.experiment / step_s, e.forward / step_s, e.plain_cpu / step_cpu, e.fast_cpu / step_cpu,
+        e.experiment_cpu / step_cpu, e.forward_cpu / step_cpu);
   }
   std::cout
       << fmt::format(

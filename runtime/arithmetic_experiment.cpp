@@ -136,11 +136,19 @@ torch::Tensor greedy_decode_teacher_forced(const LogitsFn& forward, const torch:
                                            int64_t answer_offset, int64_t answer_digits,
                                            torch::Tensor* teacher_logits,
                                            const CompleteFn* complete) {
+  return greedy_decode_teacher_forced(Decoder{forward, 0, complete ? *complete : CompleteFn()}, ids,
+                                      answer_offset, answer_digits, teacher_logits);
+}
+
+torch::Tensor greedy_decode_teacher_forced(const Decoder& decoder, const torch::Tensor& ids,
+                                           int64_t answer_offset, int64_t answer_digits,
+                                           torch::Tensor* teacher_logits) {
   torch::NoGradGuard no_grad;
-  const auto logits = forward(ids);
+  const auto logits = decoder.forward(ids);
   if (teacher_logits) *teacher_logits = logits;
+  const int64_t row = answer_offset - 1 - decoder.first;  // of logits, predicting c[0]
   const auto answers = ids.narrow(1, answer_offset, answer_digits);
-  auto decoded = logits.narrow(1, answer_offset - 1, answer_digits).argmax(-1);  // [B, K]
+  auto decoded = logits.narrow(1, row, answer_digits).argmax(-1);  // [B, K]
   const auto wrong = decoded != answers;
   // first[b]: the first wrong digit of row b (K where the row is right).
   const auto first =
@@ -155,9 +163,9 @@ torch::Tensor greedy_decode_teacher_forced(const LogitsFn& forward, const torch:
   sequences.narrow(1, answer_offset, answer_digits)
       .copy_(torch::where(digit.le(row_first), decoded.index_select(0, rows),
                           torch::zeros_like(row_first)));
-  if (complete) {
-    const auto done = (*complete)(sequences, rows, row_first.squeeze(1) + answer_offset,
-                                  answer_offset + answer_digits - 1);
+  if (decoder.complete) {
+    const auto done = decoder.complete(sequences, rows, row_first.squeeze(1) + answer_offset,
+                                       answer_offset + answer_digits - 1);
     decoded.index_copy_(0, rows, done.narrow(1, answer_offset, answer_digits));
     return decoded;
   }
@@ -165,17 +173,15 @@ torch::Tensor greedy_decode_teacher_forced(const LogitsFn& forward, const torch:
   for (int64_t j = start; j < answer_digits; ++j) {
     const auto active = row_first.squeeze(1).lt(j).nonzero().squeeze(1);  // row_first < j
     const auto next =
-        forward(sequences.index_select(0, active)).select(1, answer_offset - 1 + j).argmax(-1);
+        decoder.forward(sequences.index_select(0, active)).select(1, row + j).argmax(-1);
     sequences.select(1, answer_offset + j).index_copy_(0, active, next);
   }
   decoded.index_copy_(0, rows, sequences.narrow(1, answer_offset, answer_digits));
   return decoded;
 }
 
-namespace {
-
-nlohmann::json metrics_of(const LogitsFn& forward, const CompleteFn* complete,
-                          const torch::Tensor& ids, int64_t answer_offset, int64_t answer_digits) {
+nlohmann::json arithmetic_metrics(const Decoder& decoder, const torch::Tensor& ids,
+                                  int64_t answer_offset, int64_t answer_digits, bool digits) {
   torch::NoGradGuard no_grad;
   const int64_t rows = ids.size(0);
   if (rows == 0) throw InternalError("arithmetic_metrics: no sequences");
@@ -183,49 +189,59 @@ nlohmann::json metrics_of(const LogitsFn& forward, const CompleteFn* complete,
       torch::zeros({}, torch::TensorOptions().dtype(torch::kDouble).device(ids.device()));
   auto sequences_right = torch::zeros({}, ids.options().dtype(torch::kLong));
   auto digits_right = torch::zeros_like(sequences_right);
+  const int64_t row = answer_offset - decoder.first;  // answer_loss's offset into the logits
   for (int64_t start = 0; start < rows; start += kEvalRows) {
     const auto chunk = ids.narrow(0, start, std::min(kEvalRows, rows - start));
     const auto answers = chunk.narrow(1, answer_offset, answer_digits);
-    torch::Tensor logits;
-    const auto decoded = greedy_decode_teacher_forced(forward, chunk, answer_offset, answer_digits,
-                                                      &logits, complete);
-    loss_sum += answer_loss(logits, answers, answer_offset).to(torch::kDouble) *
-                static_cast<double>(chunk.size(0));
+    torch::Tensor logits, decoded;
+    if (digits) {
+      decoded = greedy_decode_teacher_forced(decoder, chunk, answer_offset, answer_digits, &logits);
+    } else {
+      logits = decoder.forward(chunk);
+      decoded = logits.narrow(1, row - 1, answer_digits).argmax(-1);
+    }
+    loss_sum +=
+        answer_loss(logits, answers, row).to(torch::kDouble) * static_cast<double>(chunk.size(0));
     const auto right = decoded == answers;
     sequences_right += right.all(1).sum();
     digits_right += right.sum();
   }
   const auto total = static_cast<double>(rows);
-  return {{"sequence_accuracy", static_cast<double>(sequences_right.item<int64_t>()) / total},
-          {"digit_accuracy", static_cast<double>(digits_right.item<int64_t>()) /
-                                 (total * static_cast<double>(answer_digits))},
-          {"test_loss", loss_sum.item<double>() / total}};
+  nlohmann::json metrics = {
+      {"sequence_accuracy", static_cast<double>(sequences_right.item<int64_t>()) / total},
+      {"test_loss", loss_sum.item<double>() / total}};
+  if (digits) {
+    metrics["digit_accuracy"] = static_cast<double>(digits_right.item<int64_t>()) /
+                                (total * static_cast<double>(answer_digits));
+  }
+  return metrics;
 }
-
-}  // namespace
 
 nlohmann::json arithmetic_metrics(const LogitsFn& forward, const torch::Tensor& ids,
                                   int64_t answer_offset, int64_t answer_digits) {
-  return metrics_of(forward, nullptr, ids, answer_offset, answer_digits);
+  return arithmetic_metrics(Decoder{forward, 0, {}}, ids, answer_offset, answer_digits);
 }
 
 nlohmann::json arithmetic_metrics(const LogitsFn& forward, const CompleteFn& complete,
                                   const torch::Tensor& ids, int64_t answer_offset,
                                   int64_t answer_digits) {
-  return metrics_of(forward, &complete, ids, answer_offset, answer_digits);
+  return arithmetic_metrics(Decoder{forward, 0, complete}, ids, answer_offset, answer_digits);
 }
 
 nlohmann::json decoder_metrics(MaskedTransformer& model, const torch::Tensor& test_ids,
                                const torch::Tensor& train_ids, int64_t answer_offset,
                                int64_t answer_digits) {
-  // The teacher-forced pass keeps its keys and values; the completion of the rows it gets wrong
-  // starts from them.
+  // The teacher-forced pass computes the answer rows' logits and keeps its keys and values; the
+  // completion of the rows it gets wrong starts from them.
   MaskedTransformerImpl::KeyValueCache cache;
-  const LogitsFn forward = [&](const torch::Tensor& ids) {
-    return model->forward_cached(ids, cache);
+  const MaskedTransformerImpl::Rows answer_rows{answer_offset - 1, answer_digits};
+  Decoder decoder;
+  decoder.first = answer_rows.first;
+  decoder.forward = [&](const torch::Tensor& ids) {
+    return model->forward_cached(ids, cache, answer_rows);
   };
-  const CompleteFn complete = [&](const torch::Tensor& ids, const torch::Tensor& rows,
-                                  const torch::Tensor& keep, int64_t last) {
+  decoder.complete = [&](const torch::Tensor& ids, const torch::Tensor& rows,
+                         const torch::Tensor& keep, int64_t last) {
     MaskedTransformerImpl::KeyValueCache picked;  // the rows' part of the cache
     for (size_t l = 0; l < cache.keys.size(); ++l) {
       picked.keys.push_back(cache.keys[l].index_select(0, rows));
@@ -233,8 +249,9 @@ nlohmann::json decoder_metrics(MaskedTransformer& model, const torch::Tensor& te
     }
     return model->greedy_complete(ids, keep, last, &picked);
   };
-  auto metrics = arithmetic_metrics(forward, complete, test_ids, answer_offset, answer_digits);
-  const auto train = arithmetic_metrics(forward, complete, train_ids, answer_offset, answer_digits);
+  auto metrics = arithmetic_metrics(decoder, test_ids, answer_offset, answer_digits);
+  const auto train =
+      arithmetic_metrics(decoder, train_ids, answer_offset, answer_digits, /*digits=*/false);
   metrics["accuracy"] = metrics["sequence_accuracy"];  // the headline every task reports
   metrics["train_sequence_accuracy"] = train["sequence_accuracy"];
   return metrics;

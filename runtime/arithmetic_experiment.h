@@ -30,6 +30,17 @@ using LogitsFn = std::function<torch::Tensor(const torch::Tensor&)>;
 using CompleteFn = std::function<torch::Tensor(const torch::Tensor&, const torch::Tensor&,
                                                const torch::Tensor&, int64_t)>;
 
+/// How the decoding functions below run a causal decoder: `forward` gives the logits
+/// [B, N', vocab] of positions [first, first + N'] (first = 0, N' = N: forward(ids)), which must
+/// include the rows that predict the answer; `complete`, if set, finishes the rows the
+/// teacher-forced pass gets wrong (else they are decoded pass by pass with `forward`, which then
+/// must give every row from `first` on).
+struct Decoder {
+  LogitsFn forward;
+  int64_t first = 0;
+  CompleteFn complete;
+};
+
 /// Token ids [P, N] (int64, CPU) of the problems `problems` (indices as in ArithmeticTask).
 torch::Tensor arithmetic_ids(const tasks::ArithmeticTask& task,
                              const std::vector<int64_t>& problems);
@@ -61,6 +72,10 @@ torch::Tensor greedy_decode_teacher_forced(const LogitsFn& forward, const torch:
                                            int64_t answer_offset, int64_t answer_digits,
                                            torch::Tensor* teacher_logits = nullptr,
                                            const CompleteFn* complete = nullptr);
+/// The same with `decoder`; `teacher_logits` then gets decoder.forward's logits.
+torch::Tensor greedy_decode_teacher_forced(const Decoder& decoder, const torch::Tensor& ids,
+                                           int64_t answer_offset, int64_t answer_digits,
+                                           torch::Tensor* teacher_logits = nullptr);
 
 /// Metrics of a causal decoder on full sequences `ids` [P, N] (answers in place), evaluated in
 /// chunks: sequence_accuracy (all K answer digits decoded right), digit_accuracy (share of right
@@ -73,11 +88,16 @@ nlohmann::json arithmetic_metrics(const LogitsFn& forward, const torch::Tensor& 
 nlohmann::json arithmetic_metrics(const LogitsFn& forward, const CompleteFn& complete,
                                   const torch::Tensor& ids, int64_t answer_offset,
                                   int64_t answer_digits);
+/// The same metrics with `decoder`; with `digits` false, sequence_accuracy and test_loss only,
+/// from the teacher-forced pass alone (a row is right exactly when its teacher-forced argmax is).
+nlohmann::json arithmetic_metrics(const Decoder& decoder, const torch::Tensor& ids,
+                                  int64_t answer_offset, int64_t answer_digits, bool digits = true);
 
 /// A causal decoder's metrics on held-out `test_ids` and on `train_ids` (rows of the training
-/// set), by the teacher-forced pass with greedy completion from its key/value cache of the rows
-/// it gets wrong: arithmetic_metrics of the test rows plus `accuracy` (= sequence_accuracy) and
-/// `train_sequence_accuracy`. No gradients.
+/// set), by the teacher-forced pass (the answer rows only, MaskedTransformerImpl::forward_cached)
+/// with greedy completion from its key/value cache of the rows it gets wrong: arithmetic_metrics
+/// of the test rows plus `accuracy` (= sequence_accuracy) and `train_sequence_accuracy` (from the
+/// teacher-forced pass alone). No gradients.
 nlohmann::json decoder_metrics(MaskedTransformer& model, const torch::Tensor& test_ids,
                                const torch::Tensor& train_ids, int64_t answer_offset,
                                int64_t answer_digits);

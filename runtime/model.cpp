@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numeric>
 
 #include "core/error.h"
 #include "runtime/attention.h"
@@ -63,13 +64,18 @@ torch::Tensor attend(const torch::Tensor& q, const torch::Tensor& k, const torch
 }
 
 /// Layer `layer`'s part of the whole [L' or 1, H' or 1, N, N] attention bias (or undefined) for
-/// queries [first, first + n) and keys [0, first + n): [H' or 1, n, first + n].
-torch::Tensor layer_bias(const torch::Tensor& bias, int64_t layer, int64_t first, int64_t n,
-                         int64_t seq_len) {
+/// queries [first, first + n) and keys [0, keys): [H' or 1, n, keys].
+torch::Tensor bias_block(const torch::Tensor& bias, int64_t layer, int64_t first, int64_t n,
+                         int64_t keys) {
   if (!bias.defined()) return bias;
   auto these = bias.select(0, bias.size(0) == 1 ? 0 : layer);
-  if (first == 0 && n == seq_len) return these;
-  return these.narrow(1, first, n).narrow(2, 0, first + n).contiguous();
+  if (first == 0 && n == these.size(1) && keys == these.size(2)) return these;
+  return these.narrow(1, first, n).narrow(2, 0, keys).contiguous();
+}
+
+/// The same for queries [first, first + n) and keys [0, first + n): [H' or 1, n, first + n].
+torch::Tensor layer_bias(const torch::Tensor& bias, int64_t layer, int64_t first, int64_t n) {
+  return bias_block(bias, layer, first, n, first + n);
 }
 
 }  // namespace
@@ -148,26 +154,28 @@ torch::Tensor MaskedTransformerImpl::embed(const torch::Tensor& ids) {
 }
 
 std::optional<MaskedTransformerImpl::Distinct> MaskedTransformerImpl::distinct_inputs(
-    const torch::Tensor& ids) {
-  const int64_t n = config_.seq_len;
-  if (config_.patch_features > 0 || ids.dim() != 2 || ids.size(1) != n ||
-      ids.scalar_type() != torch::kLong || !fused_attention_applies(position_embedding_) ||
-      !ids.device().is_cpu() || ids.size(0) < 2 * config_.vocab) {
+    const torch::Tensor& ids, int64_t first) {
+  if (config_.patch_features > 0 || ids.dim() != 2 || first < 0 ||
+      first + ids.size(1) > config_.seq_len || ids.scalar_type() != torch::kLong ||
+      !fused_attention_applies(position_embedding_) || !ids.device().is_cpu() ||
+      ids.size(0) < 2 * config_.vocab) {
     return std::nullopt;
   }
   if (ids.min().item<int64_t>() < 0 || ids.max().item<int64_t>() >= config_.vocab) {
     return std::nullopt;  // embed() reports the token out of range
   }
-  auto table = token_embedding_->weight.unsqueeze(1) + position_embedding_.unsqueeze(0);
+  const int64_t n = ids.size(1);
+  auto table =
+      token_embedding_->weight.unsqueeze(1) + position_embedding_.narrow(0, first, n).unsqueeze(0);
   auto index = ids * n + torch::arange(n, ids.options());
   return Distinct{table.view({config_.vocab * n, config_.dim}), index.view({-1})};
 }
 
 torch::Tensor MaskedTransformerImpl::embed(const torch::Tensor& ids,
                                            const std::optional<Distinct>& distinct) {
-  if (!distinct) return embed(ids);
+  if (!distinct || ids.size(1) != config_.seq_len) return embed(ids);
   return distinct->embedded.index_select(0, distinct->index)
-      .view({ids.size(0), config_.seq_len, config_.dim});
+      .view({ids.size(0), ids.size(1), config_.dim});
 }
 
 torch::Tensor MaskedTransformerImpl::excluded_bias() {
@@ -219,7 +227,7 @@ torch::Tensor MaskedTransformerImpl::layer_forward(int64_t layer, const torch::T
   }
   auto& block = blocks_[static_cast<size_t>(layer)];
   auto h = block->ln_attention(x);
-  const auto these_bias = layer_bias(bias, layer, first, n, config_.seq_len);
+  const auto these_bias = layer_bias(bias, layer, first, n);
   const double scale = 1.0 / std::sqrt(static_cast<double>(config_.head_dim));
   auto split = [&](torch::nn::Linear& w) {
     return w(h).view({batch, n, config_.heads, config_.head_dim}).transpose(1, 2);
@@ -247,7 +255,7 @@ torch::Tensor MaskedTransformerImpl::fused_layer(int64_t layer, const torch::Ten
                                                  const Distinct* distinct) {
   auto& block = blocks_[static_cast<size_t>(layer)];
   const int64_t batch = x.size(0), n = x.size(1), heads = config_.heads, d = config_.head_dim;
-  auto these_bias = layer_bias(bias, layer, 0, n, config_.seq_len);
+  auto these_bias = layer_bias(bias, layer, 0, n);
   if (these_bias.defined()) these_bias = these_bias.narrow(1, rows.first, rows.count);
   const double scale = 1.0 / std::sqrt(static_cast<double>(d));
   torch::Tensor probs, mixed;
@@ -316,6 +324,94 @@ torch::Tensor MaskedTransformerImpl::forward_cached(const torch::Tensor& ids,
   return head_(ln_final_(x));
 }
 
+torch::Tensor MaskedTransformerImpl::segment_layer(int64_t layer, const torch::Tensor& x,
+                                                   int64_t first, const torch::Tensor& prefix,
+                                                   const torch::Tensor& bias, Rows rows,
+                                                   torch::Tensor& kv, const Distinct* distinct) {
+  auto& block = blocks_[static_cast<size_t>(layer)];
+  const int64_t batch = x.size(0), n = x.size(1), heads = config_.heads, d = config_.head_dim;
+  // One GEMM for the keys and values of the segment, and its queries too where all are wanted.
+  const bool all_rows = rows.first == first && rows.count == n;
+  const auto weight = all_rows
+                          ? torch::cat({block->wq->weight, block->wk->weight, block->wv->weight})
+                          : torch::cat({block->wk->weight, block->wv->weight});
+  const auto h = distinct == nullptr || !all_rows ? block->ln_attention(x) : torch::Tensor();
+  auto projected = distinct == nullptr ? F::linear(h, weight)
+                                       : F::linear(block->ln_attention(distinct->embedded), weight)
+                                             .index_select(0, distinct->index);
+  projected = projected.view({batch, n, all_rows ? 3 : 2, heads, d});
+  const auto own = all_rows ? projected.narrow(2, 1, 2) : projected;
+  kv = prefix.defined() ? torch::cat({prefix, own}, 1) : projected;
+  if (rows.count == 0) return {};
+  const auto these_bias = bias_block(bias, layer, rows.first, rows.count, first + n);
+  const double scale = 1.0 / std::sqrt(static_cast<double>(d));
+  torch::Tensor mixed;
+  if (all_rows && !prefix.defined()) {
+    mixed = fused_attention(projected, these_bias, scale, 0, n);
+  } else {
+    const auto q = all_rows ? projected.select(2, 0)
+                            : block->wq(h.narrow(1, rows.first - first, rows.count))
+                                  .view({batch, rows.count, heads, d});
+    mixed = fused_attention(q, kv, these_bias, scale);
+  }
+  auto y = x.narrow(1, rows.first - first, rows.count) + block->wo(mixed);
+  return y + block->fc_out(F::gelu(block->fc_in(block->ln_mlp(y))));
+}
+
+torch::Tensor MaskedTransformerImpl::segment_pass(const torch::Tensor& ids, int64_t first,
+                                                  const std::vector<torch::Tensor>& prefix,
+                                                  Rows rows, std::vector<torch::Tensor>& kv) {
+  const int64_t n = ids.size(1);
+  const auto distinct = distinct_inputs(ids, first);
+  auto x =
+      distinct
+          ? distinct->embedded.index_select(0, distinct->index).view({ids.size(0), n, config_.dim})
+          : token_embedding_(ids) + position_embedding_.narrow(0, first, n);
+  const auto bias = attention_bias();
+  kv.assign(static_cast<size_t>(config_.depth), torch::Tensor());
+  for (int64_t l = 0; l < config_.depth; ++l) {
+    const auto i = static_cast<size_t>(l);
+    x = segment_layer(l, x, first, prefix.empty() ? torch::Tensor() : prefix[i], bias,
+                      l == config_.depth - 1 ? rows : Rows{first, n}, kv[i],
+                      l == 0 && distinct ? &*distinct : nullptr);
+  }
+  return x;
+}
+
+torch::Tensor MaskedTransformerImpl::forward_cached(const torch::Tensor& ids, KeyValueCache& cache,
+                                                    Rows rows) {
+  if (config_.readout != Readout::kCausalLm || rows.first < 0 || rows.count <= 0 ||
+      rows.first + rows.count > config_.seq_len) {
+    throw InputError(
+        fmt::format("[forward_cached] rows [{}, {}) need a causal decoder and positions in [0, {})",
+                    rows.first, rows.first + rows.count, config_.seq_len));
+  }
+  torch::NoGradGuard no_grad;
+  if (!fused_attention_applies(position_embedding_) || !ids.device().is_cpu() || ids.dim() != 2 ||
+      ids.size(0) == 0 || ids.size(1) != config_.seq_len || ids.scalar_type() != torch::kLong ||
+      ids.min().item<int64_t>() < 0 || ids.max().item<int64_t>() >= config_.vocab) {
+    return forward_cached(ids, cache).narrow(1, rows.first, rows.count);  // it reports bad ids
+  }
+  const int64_t end = rows.first + rows.count;
+  const auto head = ids.narrow(1, 0, end);
+  const auto shared = shared_prefix(head, rows.first);
+  const int64_t p = shared.length;
+  std::vector<torch::Tensor> prefix, kv;
+  if (p > 0) {  // the distinct prefixes once, their keys and values handed to every row
+    segment_pass(head.index_select(0, shared.representatives).narrow(1, 0, p), 0, {}, {p, 0}, kv);
+    for (const auto& t : kv)
+      prefix.push_back(t.narrow(2, t.size(2) - 2, 2).index_select(0, shared.group));
+  }
+  const auto x = segment_pass(head.narrow(1, p, end - p), p, prefix, rows, kv);
+  cache.keys.clear();
+  cache.values.clear();
+  for (const auto& t : kv) {  // [B, end, 2 or 3, H, d] → [B, H, end, d] views
+    cache.keys.push_back(t.select(2, t.size(2) - 2).transpose(1, 2));
+    cache.values.push_back(t.select(2, t.size(2) - 1).transpose(1, 2));
+  }
+  return head_(ln_final_(x));
+}
+
 torch::Tensor MaskedTransformerImpl::greedy_complete(const torch::Tensor& ids,
                                                      const torch::Tensor& keep, int64_t last,
                                                      KeyValueCache* cache) {
@@ -334,6 +430,13 @@ torch::Tensor MaskedTransformerImpl::greedy_complete(const torch::Tensor& ids,
   if (cache == nullptr) {
     forward_cached(out, own);
     cache = &own;
+  }
+  if (cache->keys.size() != static_cast<size_t>(config_.depth) || cache->keys[0].size(2) < last) {
+    throw InputError(
+        fmt::format("[greedy_complete] the key/value cache holds positions [0, {}) of {} layers; "
+                    "completing up to position {} needs [0, {}) of {}",
+                    cache->keys.empty() ? 0 : cache->keys[0].size(2), cache->keys.size(), last,
+                    last, config_.depth));
   }
   const auto bias = attention_bias();
   // Position p is computed again from min keep on (where a row's token may differ from the
@@ -411,6 +514,50 @@ void MaskedTransformerImpl::set_hard_mask(const torch::Tensor& hard) {
   }
   internal_check(!hard_.defined(), "set_hard_mask called twice");
   hard_ = register_buffer("hard", value);
+}
+
+SharedPrefix shared_prefix(const torch::Tensor& ids, int64_t limit) {
+  if (ids.dim() != 2 || ids.scalar_type() != torch::kLong || !ids.device().is_cpu()) {
+    throw InputError(
+        fmt::format("[shared_prefix] needs int64 ids [B, E] on the CPU, got {}", shape_text(ids)));
+  }
+  const int64_t rows = ids.size(0), e = ids.size(1);
+  limit = std::min(limit, e - 1);
+  SharedPrefix out;
+  if (rows < 2 || limit < 1) return out;
+  const auto tokens = ids.contiguous();
+  const int64_t* t = tokens.data_ptr<int64_t>();
+  auto row = [&](int64_t r) { return t + r * e; };
+  std::vector<int64_t> order(static_cast<size_t>(rows));
+  std::iota(order.begin(), order.end(), int64_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+    return std::lexicographical_compare(row(a), row(a) + limit, row(b), row(b) + limit);
+  });
+  // common[i]: the common prefix of sorted rows i − 1 and i (≤ limit); distinct[P] = U_P.
+  std::vector<int64_t> common(order.size(), 0), distinct(static_cast<size_t>(limit) + 1, 1);
+  for (size_t i = 1; i < order.size(); ++i) {
+    const int64_t *a = row(order[i - 1]), *b = row(order[i]);
+    common[i] = std::mismatch(a, a + limit, b).first - a;
+    for (int64_t p = common[i] + 1; p <= limit; ++p) ++distinct[static_cast<size_t>(p)];
+  }
+  const int64_t full = rows * e;
+  int64_t best = full;
+  for (int64_t p = 1; p <= limit; ++p) {
+    const int64_t cost = distinct[static_cast<size_t>(p)] * p + rows * (e - p);
+    if (cost < best) {
+      best = cost;
+      out.length = p;
+    }
+  }
+  if (10 * best > 9 * full) return SharedPrefix{};
+  std::vector<int64_t> representatives, group(order.size());
+  for (size_t i = 0; i < order.size(); ++i) {
+    if (i == 0 || common[i] < out.length) representatives.push_back(order[i]);
+    group[static_cast<size_t>(order[i])] = static_cast<int64_t>(representatives.size()) - 1;
+  }
+  out.representatives = torch::tensor(representatives, torch::kLong);
+  out.group = torch::tensor(group, torch::kLong);
+  return out;
 }
 
 void clear_gradients(torch::nn::Module& module) {

@@ -74,6 +74,12 @@ class MaskedTransformerImpl : public torch::nn::Module {
   /// Causal decoders (kCausalLm) only, no gradients: forward(ids), keeping every layer's keys and
   /// values in `cache` for greedy_complete.
   torch::Tensor forward_cached(const torch::Tensor& ids, KeyValueCache& cache);
+  /// The same for the logits at `rows` only: forward(ids, rows). The cache holds positions
+  /// [0, rows.first + rows.count): later ones are not computed, since no row before them sees
+  /// them. On the CPU the rows of `ids` that share their first P tokens (P ≤ rows.first, chosen by
+  /// shared_prefix where sharing saves work) run through positions [0, P) once, and the rest of
+  /// the pass reads those positions' keys and values.
+  torch::Tensor forward_cached(const torch::Tensor& ids, KeyValueCache& cache, Rows rows);
   /// Causal decoders only, no gradients: greedy completion. Row b of `ids` [B, N] keeps its
   /// tokens at positions ≤ keep[b] ([B] int64); every later position p ≤ last gets the argmax
   /// of the logits at p − 1, as full forward passes would give it. `cache` (from forward_cached
@@ -123,11 +129,26 @@ class MaskedTransformerImpl : public torch::nn::Module {
                               const torch::Tensor& bias, std::vector<torch::Tensor>* attention,
                               torch::Tensor* keys, torch::Tensor* values,
                               const Distinct* distinct = nullptr);
-  /// The Distinct inputs of `ids` (checked as embed checks them), or nothing where they do not
-  /// pay (patch models, other devices, batches of fewer than 2 · vocab rows).
-  std::optional<Distinct> distinct_inputs(const torch::Tensor& ids);
+  /// The Distinct inputs of token ids [B, S] at positions [first, first + S), or nothing where
+  /// they do not pay (patch models, other devices, batches of fewer than 2 · vocab rows) or a
+  /// token is out of range (embed reports it).
+  std::optional<Distinct> distinct_inputs(const torch::Tensor& ids, int64_t first = 0);
   /// embed(ids), from `distinct` if it has a value.
   torch::Tensor embed(const torch::Tensor& ids, const std::optional<Distinct>& distinct);
+  /// The CPU pass of a causal decoder over the tokens ids [B, S] at positions [first, first + S),
+  /// given `prefix[l]`, layer l's keys and values of positions [0, first) ([B, first, 2, H,
+  /// d_head]; empty when first = 0). Sets kv[l] to layer l's keys and values of positions
+  /// [0, first + S) ([B, first + S, 2 or 3, H, d_head], the last two of dimension 2) and returns
+  /// the last layer's output at positions `rows` ([B, rows.count, dim]; count 0: keys and values
+  /// only).
+  torch::Tensor segment_pass(const torch::Tensor& ids, int64_t first,
+                             const std::vector<torch::Tensor>& prefix, Rows rows,
+                             std::vector<torch::Tensor>& kv);
+  /// Block `layer` of segment_pass on x [B, S, dim] (or `distinct`'s rows) at positions
+  /// [first, first + S): returns its output at `rows` and sets `kv`.
+  torch::Tensor segment_layer(int64_t layer, const torch::Tensor& x, int64_t first,
+                              const torch::Tensor& prefix, const torch::Tensor& bias, Rows rows,
+                              torch::Tensor& kv, const Distinct* distinct);
   /// layer_forward's CPU path for a whole sequence x [B, N, dim] (first = 0, no cache or a new
   /// one): one GEMM for Q, K, V and fused_attention (runtime/attention.h). Returns the block's
   /// output at `rows` only, [B, rows.count, dim]: the rows a readout needs of the last layer.
@@ -161,6 +182,17 @@ class MaskedTransformerImpl : public torch::nn::Module {
   Cached excluded_cache_, bias_cache_;
 };
 TORCH_MODULE(MaskedTransformer);
+
+/// Rows of token ids that share a prefix: the rows of `ids` [B, E] (int64, CPU) sorted, the
+/// longest common prefixes of neighbours give how many distinct prefixes of each length P there
+/// are; `length` is the P ≤ limit that minimises the positions to compute, U_P · P + B · (E − P),
+/// or 0 where that saves under a tenth of B · E. `representatives` [U] holds one row index per
+/// distinct prefix, `group` [B] each row's prefix (an index into representatives).
+struct SharedPrefix {
+  int64_t length = 0;
+  torch::Tensor representatives, group;
+};
+SharedPrefix shared_prefix(const torch::Tensor& ids, int64_t limit);
 
 /// Number of trainable scalars.
 int64_t parameter_count(MaskedTransformer& model);

@@ -291,16 +291,22 @@ class FastGreedyTest : public ::testing::Test {
     model->eval();
     std::vector<int64_t> problems;
     for (int64_t p = 0; p < 300; ++p) problems.push_back(p * 3331 % task.problems());
-    ids = arithmetic_ids(task, problems);
-    greedy = greedy_decode(forward, ids, offset, k);
-    for (int64_t r = 0; r < ids.size(0); ++r) {
+    ids = agreeing(arithmetic_ids(task, problems), greedy);
+    calls = 0;
+  }
+
+  /// `problems` with answers that agree with the model's greedy ones (set in `decoded`) on the
+  /// first r mod (K + 1) digits of row r and differ after.
+  torch::Tensor agreeing(torch::Tensor problems, torch::Tensor& decoded) {
+    decoded = greedy_decode(forward, problems, offset, k);
+    for (int64_t r = 0; r < problems.size(0); ++r) {
       const int64_t agree = r % (k + 1);
       for (int64_t j = 0; j < k; ++j) {
-        const auto g = greedy[r][j].item<int64_t>();
-        ids[r][offset + j] = j < agree ? g : (g + 1 + r % 9) % 10;
+        const auto g = decoded[r][j].item<int64_t>();
+        problems[r][offset + j] = j < agree ? g : (g + 1 + r % 9) % 10;
       }
     }
-    calls = 0;
+    return problems;
   }
 
   const tasks::ArithmeticTask task = tasks::make_arithmetic_task("multiplication");
@@ -392,6 +398,62 @@ TEST_F(FastGreedyTest, KeyValueCachedCompletionEqualsPlainGreedy) {
   EXPECT_DOUBLE_EQ(cached["digit_accuracy"].get<double>(),
                    expected["digit_accuracy"].get<double>());
   EXPECT_NEAR(cached["test_loss"].get<double>(), expected["test_loss"].get<double>(), 1e-5);
+}
+
+// Evaluation batches are sorted problems: many rows share `a op`, which the pass over the answer
+// rows computes once per distinct prefix. Logits and cache equal the full pass's.
+TEST_F(FastGreedyTest, AnswerRowsPassSharesPrefixesAndEqualsTheFullPass) {
+  std::vector<int64_t> problems;
+  for (int64_t a = 0; a < 12; ++a) {
+    for (int64_t b = 0; b < 25; ++b) problems.push_back((a * 83 + 17) * 1000 + b * 37 % 1000);
+  }
+  std::sort(problems.begin(), problems.end());
+  torch::Tensor sorted_greedy;
+  const auto sorted = agreeing(arithmetic_ids(task, problems), sorted_greedy);
+  const int64_t end = offset - 1 + k;  // positions the answer rows need
+  const auto shared = shared_prefix(sorted.narrow(1, 0, end), offset - 1);
+  ASSERT_EQ(shared.length, 4);  // a[3] and the operator: 12 distinct of 300 rows
+  ASSERT_EQ(shared.representatives.size(0), 12);
+  EXPECT_TRUE(torch::equal(
+      sorted.index_select(0, shared.representatives.index_select(0, shared.group)).narrow(1, 0, 4),
+      sorted.narrow(1, 0, 4)));
+  EXPECT_EQ(shared_prefix(sorted.narrow(1, 0, end), 2).length, 2);  // no longer than the limit
+  EXPECT_EQ(shared_prefix(torch::arange(10, torch::kLong).view({10, 1}).repeat({1, 5}), 4).length,
+            0);  // every first token differs
+  EXPECT_THROW(shared_prefix(torch::zeros({3, 4}), 2), InputError);
+
+  torch::NoGradGuard no_grad;
+  for (const auto& batch : {sorted, ids}) {
+    MaskedTransformerImpl::KeyValueCache full, rows_only;
+    const auto logits = model->forward_cached(batch, full);
+    for (auto rows : {MaskedTransformerImpl::Rows{offset - 1, k}, {3, 5}}) {
+      const auto got = model->forward_cached(batch, rows_only, rows);
+      EXPECT_TRUE(torch::allclose(got, logits.narrow(1, rows.first, rows.count), 1e-5, 1e-5));
+      ASSERT_EQ(rows_only.keys.size(), full.keys.size());
+      for (size_t l = 0; l < full.keys.size(); ++l) {
+        const int64_t e = rows.first + rows.count;
+        EXPECT_TRUE(torch::allclose(rows_only.keys[l], full.keys[l].narrow(2, 0, e), 1e-5, 1e-5));
+        EXPECT_TRUE(
+            torch::allclose(rows_only.values[l], full.values[l].narrow(2, 0, e), 1e-5, 1e-5));
+      }
+    }
+  }
+  MaskedTransformerImpl::KeyValueCache short_cache;
+  EXPECT_THROW(model->forward_cached(sorted, short_cache, {offset, k + 1}), InputError);
+  model->forward_cached(sorted, short_cache, {3, 5});  // positions [0, 8): too few to complete
+  const auto keep = torch::full({sorted.size(0)}, offset - 1, torch::kLong);
+  EXPECT_THROW(model->greedy_complete(sorted, keep, offset + k - 1, &short_cache), InputError);
+
+  // The experiment's evaluation: the same numbers as K plain greedy passes.
+  const auto got = decoder_metrics(model, sorted, ids, offset, k);
+  const auto expected = plain_metrics(forward, sorted, offset, k);
+  EXPECT_DOUBLE_EQ(got["sequence_accuracy"].get<double>(),
+                   expected["sequence_accuracy"].get<double>());
+  EXPECT_NEAR(got["sequence_accuracy"].get<double>(), 1.0 / static_cast<double>(k + 1), 0.01);
+  EXPECT_DOUBLE_EQ(got["digit_accuracy"].get<double>(), expected["digit_accuracy"].get<double>());
+  EXPECT_NEAR(got["test_loss"].get<double>(), expected["test_loss"].get<double>(), 1e-5);
+  EXPECT_DOUBLE_EQ(got["train_sequence_accuracy"].get<double>(),
+                   plain_metrics(forward, ids, offset, k)["sequence_accuracy"].get<double>());
 }
 
 TEST(ArithmeticPresets, QuickAndPaperResolve) {
