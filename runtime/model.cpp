@@ -285,6 +285,14 @@ torch::Tensor MaskedTransformerImpl::fused_layer(int64_t layer, const torch::Ten
 
 torch::Tensor MaskedTransformerImpl::run(const torch::Tensor& ids,
                                          std::vector<torch::Tensor>* attention, Rows rows) {
+  if (config_.readout == Readout::kCausalLm && rows.count > 0 && attention == nullptr &&
+      ids.dim() == 2 && ids.size(1) == config_.seq_len && ids.device().is_cpu() &&
+      fused_attention_applies(position_embedding_)) {
+    // No row of a causal decoder sees a later position: the pass stops at the last row read.
+    std::vector<torch::Tensor> kv;
+    const auto head = ids.narrow(1, 0, rows.first + rows.count);
+    return head_(ln_final_(segment_pass(head, 0, {}, rows, kv)));
+  }
   const auto distinct = distinct_inputs(ids);
   auto x = embed(ids, distinct);
   const auto bias = attention_bias();  // [L' or 1, H' or 1, N, N] or undefined

@@ -61,8 +61,8 @@ class MaskedTransformerImpl : public torch::nn::Module {
   };
   /// Causal decoders: the logits at positions `rows` only, [B, rows.count, vocab], equal to
   /// forward(ids).narrow(1, rows.first, rows.count); on the CPU the last layer is computed at
-  /// those positions only (a loss that reads a few rows costs less). InputError for other
-  /// readouts or rows outside [0, N).
+  /// those positions only and no layer after the last of them (a loss that reads a few rows
+  /// costs less). InputError for other readouts or rows outside [0, N).
   torch::Tensor forward(const torch::Tensor& ids, Rows rows);
   /// Runs the model without gradients and returns each layer's attention probabilities
   /// [B, heads, N, N] (row = query, column = key).
