@@ -72,6 +72,10 @@ class SequenceExperiment : public Experiment {
     return answer_loss(output, batch.targets, span_.offset);
   }
 
+  torch::Tensor train_loss(MaskedTransformer& model, const Batch& batch) const override {
+    return answer_rows_loss(model, batch.inputs, batch.targets, span_.offset);
+  }
+
   nlohmann::json evaluate(MaskedTransformer& model) const override {
     auto metrics = decoder_metrics(model, test_ids_, train_eval_ids_, span_.offset, span_.length);
     metrics["token_accuracy"] = metrics["digit_accuracy"];  // symbols here, not digits
