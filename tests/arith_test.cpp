@@ -266,6 +266,14 @@ json plain_metrics(const LogitsFn& forward, const torch::Tensor& ids, int64_t of
           {"test_loss", answer_loss(forward(ids), answers, offset).item<double>()}};
 }
 
+/// `got` has the metrics `expected` has (plain_metrics of the same rows).
+void expect_same_metrics(const json& got, const json& expected) {
+  EXPECT_DOUBLE_EQ(got["sequence_accuracy"].get<double>(),
+                   expected["sequence_accuracy"].get<double>());
+  EXPECT_DOUBLE_EQ(got["digit_accuracy"].get<double>(), expected["digit_accuracy"].get<double>());
+  EXPECT_NEAR(got["test_loss"].get<double>(), expected["test_loss"].get<double>(), 1e-5);
+}
+
 /// A random causal decoder (learnable prior, some hard-excluded keys) on multiplication
 /// problems (K = 6) whose "true" answers agree with the model's own greedy answer on the first
 /// r mod (K + 1) digits of row r and differ after: every first wrong digit 0..K−1, and right rows.
@@ -326,11 +334,8 @@ TEST_F(FastGreedyTest, TeacherForcedPathEqualsPlainGreedy) {
   EXPECT_LE(calls, k);  // one teacher-forced pass, then passes over the wrong rows only
   const auto expected = plain_metrics(forward, ids, offset, k);
   const auto got = arithmetic_metrics(forward, ids, offset, k);
-  EXPECT_DOUBLE_EQ(got["sequence_accuracy"].get<double>(),
-                   expected["sequence_accuracy"].get<double>());
+  expect_same_metrics(got, expected);
   EXPECT_NEAR(got["sequence_accuracy"].get<double>(), 1.0 / static_cast<double>(k + 1), 0.01);
-  EXPECT_DOUBLE_EQ(got["digit_accuracy"].get<double>(), expected["digit_accuracy"].get<double>());
-  EXPECT_NEAR(got["test_loss"].get<double>(), expected["test_loss"].get<double>(), 1e-5);
   // All rows right: the teacher-forced pass alone.
   ids.narrow(1, offset, k).copy_(greedy);
   calls = 0;
@@ -393,11 +398,7 @@ TEST_F(FastGreedyTest, KeyValueCachedCompletionEqualsPlainGreedy) {
   EXPECT_EQ(calls, 1);
   const auto expected = plain_metrics(forward, ids, offset, k);
   const auto cached = arithmetic_metrics(caching, from_cache, ids, offset, k);
-  EXPECT_DOUBLE_EQ(cached["sequence_accuracy"].get<double>(),
-                   expected["sequence_accuracy"].get<double>());
-  EXPECT_DOUBLE_EQ(cached["digit_accuracy"].get<double>(),
-                   expected["digit_accuracy"].get<double>());
-  EXPECT_NEAR(cached["test_loss"].get<double>(), expected["test_loss"].get<double>(), 1e-5);
+  expect_same_metrics(cached, expected);
 }
 
 // Evaluation batches are sorted problems: many rows share `a op`, which the pass over the answer
@@ -447,11 +448,8 @@ TEST_F(FastGreedyTest, AnswerRowsPassSharesPrefixesAndEqualsTheFullPass) {
   // The experiment's evaluation: the same numbers as K plain greedy passes.
   const auto got = decoder_metrics(model, sorted, ids, offset, k);
   const auto expected = plain_metrics(forward, sorted, offset, k);
-  EXPECT_DOUBLE_EQ(got["sequence_accuracy"].get<double>(),
-                   expected["sequence_accuracy"].get<double>());
+  expect_same_metrics(got, expected);
   EXPECT_NEAR(got["sequence_accuracy"].get<double>(), 1.0 / static_cast<double>(k + 1), 0.01);
-  EXPECT_DOUBLE_EQ(got["digit_accuracy"].get<double>(), expected["digit_accuracy"].get<double>());
-  EXPECT_NEAR(got["test_loss"].get<double>(), expected["test_loss"].get<double>(), 1e-5);
   EXPECT_DOUBLE_EQ(got["train_sequence_accuracy"].get<double>(),
                    plain_metrics(forward, ids, offset, k)["sequence_accuracy"].get<double>());
 }
