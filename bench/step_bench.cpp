@@ -1,7 +1,7 @@
 // maskc's training step on the shapes of bench/step_bench.py (its plain-PyTorch twin), timed the
 // same way: the runtime's MaskedTransformer with a learnable prior M [1, 1, N, N] (+ causal for
 // the decoder), the experiments' losses and Adam/AdamW. Prints one JSON line.
-//   build/bin/step_bench --size arith-paper --threads 1 --steps 10
+//   build/bin/step_bench --size arith-paper --threads 1 --steps 10 [--precision bf16]
 //   build/bin/step_bench --size arith-paper --eval   (also: a full arithmetic evaluation of
 //       10,000 + 1,000 problems as the experiment runs it, the teacher-forced fast path over full
 //       passes and the plain K-pass greedy decode, in steps)
@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "runtime/arithmetic_experiment.h"
+#include "runtime/autocast.h"
 #include "runtime/host.h"
 #include "runtime/model.h"
 #include "tasks/arithmetic_task.h"
@@ -98,13 +99,16 @@ struct Bench {
   torch::Tensor step() {
     auto rows = torch::randint(0, kTrainRows, {kBatch}, torch::kLong).to(device);
     auto inputs = ids.index_select(0, rows);
-    torch::Tensor loss;  // as the experiments' train_loss computes it
-    if (size.model.readout == Readout::kCausalLm) {
-      loss = answer_rows_loss(model, inputs,
-                              inputs.narrow(1, task.answer_offset(), task.answer_digits),
-                              task.answer_offset());
-    } else {
-      loss = torch::mse_loss(model->forward(inputs), targets.index_select(0, rows));
+    torch::Tensor loss;  // as the experiments' train_loss computes it (train/train.cpp)
+    {
+      const Autocast autocast(device, bf16);
+      if (size.model.readout == Readout::kCausalLm) {
+        loss = answer_rows_loss(model, inputs,
+                                inputs.narrow(1, task.answer_offset(), task.answer_digits),
+                                task.answer_offset());
+      } else {
+        loss = torch::mse_loss(model->forward(inputs), targets.index_select(0, rows));
+      }
     }
     clear_gradients(*model);
     loss.backward();
@@ -115,6 +119,7 @@ struct Bench {
 
   Size size;
   torch::Device device;
+  bool bf16 = false;  // --precision bf16
   tasks::ArithmeticTask task = tasks::make_arithmetic_task("addition");
   MaskedTransformer model;
   std::unique_ptr<torch::optim::Optimizer> optimizer;
@@ -142,7 +147,7 @@ std::pair<double, double> timed(Work work) {
   return {seconds_since(start), cpu_seconds() - cpu};
 }
 
-EvalSeconds eval_seconds(MaskedTransformer& model) {
+EvalSeconds eval_seconds(MaskedTransformer& model, bool bf16) {
   const auto task = tasks::make_arithmetic_task("addition");
   const int64_t offset = task.answer_offset(), digits = task.answer_digits;
   ExperimentConfig config;  // the paper preset's data: train fraction 0.4%, 10,000 test problems
@@ -158,6 +163,7 @@ EvalSeconds eval_seconds(MaskedTransformer& model) {
   experiment->to(device);
   model->eval();
   const LogitsFn forward = [&](const torch::Tensor& t) { return model->forward(t); };
+  const Autocast autocast(device, bf16);  // as the trainer evaluates
   EvalSeconds s;
   std::tie(s.plain, s.plain_cpu) = timed([&] {
     torch::NoGradGuard no_grad;
@@ -182,11 +188,9 @@ EvalSeconds eval_seconds(MaskedTransformer& model) {
 }
 
 int run(int argc, char** argv) {
-  std::map<std::string, std::string> args = {{"--size", "arith-paper"},
-                                             {"--threads", "1"},
-                                             {"--steps", "10"},
-                                             {"--warmup", "2"},
-                                             {"--device", "cpu"}};
+  std::map<std::string, std::string> args = {{"--size", "arith-paper"}, {"--threads", "1"},
+                                             {"--steps", "10"},         {"--warmup", "2"},
+                                             {"--device", "cpu"},       {"--precision", "fp32"}};
   bool eval = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -196,7 +200,7 @@ int run(int argc, char** argv) {
       args[a] = argv[++i];
     } else {
       std::cerr << "usage: step_bench [--size S] [--threads T] [--steps K] [--warmup W] "
-                   "[--device cpu|cuda] [--eval]\n";
+                   "[--device cpu|cuda] [--precision fp32|bf16] [--eval]\n";
       return 2;
     }
   }
@@ -204,6 +208,7 @@ int run(int argc, char** argv) {
   maskprior::runtime::prepare_host(threads);
   const auto construct_start = std::chrono::steady_clock::now();
   Bench bench(size_named(args["--size"]), torch::Device(args["--device"]));
+  bench.bf16 = args["--precision"] == "bf16";
   const double construct_s = seconds_since(construct_start);
   const int64_t warmup = std::stoll(args["--warmup"]), steps = std::stoll(args["--steps"]);
   for (int64_t i = 0; i < warmup; ++i) bench.step();
@@ -218,7 +223,7 @@ int run(int argc, char** argv) {
   const double step_s = median(times), step_cpu = median(cpu);
   std::string extra;
   if (eval && bench.size.model.readout == Readout::kCausalLm) {
-    const auto e = eval_seconds(bench.model);
+    const auto e = eval_seconds(bench.model, bench.bf16);
     extra = fmt::format(
         R"(, "eval_plain_s": {:.3f}, "eval_fast_s": {:.3f}, "eval_experiment_s": {:.3f}, )"
         R"("eval_forward_s": {:.3f}, "eval_plain_steps": {:.2f}, "eval_fast_steps": {:.2f}, )"
@@ -230,13 +235,14 @@ int run(int argc, char** argv) {
   }
   std::cout
       << fmt::format(
-             R"({{"impl": "maskc", "size": "{}", "device": "{}", "threads": {}, "blas_threads": {}, )"
+             R"({{"impl": "maskc", "size": "{}", "device": "{}", "precision": "{}", )"
+             R"("threads": {}, "blas_threads": {}, )"
              R"("blas_core": "{}", "steps": {}, )"
              R"("construct_s": {:.4f}, "median_step_s": {:.6f}, "median_step_cpu_s": {:.6f}, )"
              R"("steps_per_s": {:.4f}{}}})",
-             args["--size"], args["--device"], torch::get_num_threads(), blas_threads(),
-             maskprior::runtime::blas_core(), steps, construct_s, step_s, step_cpu, 1.0 / step_s,
-             extra)
+             args["--size"], args["--device"], args["--precision"], torch::get_num_threads(),
+             blas_threads(), maskprior::runtime::blas_core(), steps, construct_s, step_s, step_cpu,
+             1.0 / step_s, extra)
       << std::endl;
   return 0;
 }

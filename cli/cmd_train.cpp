@@ -125,7 +125,8 @@ std::string flag_text(const training::ConfigField& field) {
   return text;
 }
 
-/// The flags of the rows --resume accepts: "--threads, --device, -q/--quiet, --stop-after".
+/// The flags of the rows --resume accepts: "--threads, --device, --precision, -q/--quiet,
+/// --stop-after".
 std::string resumable_flags() {
   std::vector<std::string> names;
   for (const auto& field : training::config_fields()) {

@@ -148,23 +148,39 @@ bool fused_attention_applies(const torch::Tensor& qkv) {
   return qkv.device().is_cpu() && qkv.scalar_type() == torch::kFloat;
 }
 
+namespace {
+
+/// The kernels' float32 copy of a projection that bfloat16 autocast produced (differentiable:
+/// its gradient goes back as bfloat16), or the tensor itself, contiguous.
+torch::Tensor kernel_input(const torch::Tensor& t) {
+  return t.scalar_type() == torch::kBFloat16 ? t.to(torch::kFloat).contiguous() : t.contiguous();
+}
+
+bool kernel_takes(const torch::Tensor& t) {
+  return t.device().is_cpu() &&
+         (t.scalar_type() == torch::kFloat || t.scalar_type() == torch::kBFloat16);
+}
+
+}  // namespace
+
 torch::Tensor fused_attention(const torch::Tensor& qkv, const torch::Tensor& bias, double scale,
                               int64_t first, int64_t count, torch::Tensor* probs) {
-  TORCH_CHECK(fused_attention_applies(qkv) && qkv.dim() == 5 && qkv.size(2) == 3,
-              "fused_attention: qkv [B, N, 3, H, d], float32 on the CPU");
+  TORCH_CHECK(kernel_takes(qkv) && qkv.dim() == 5 && qkv.size(2) == 3,
+              "fused_attention: qkv [B, N, 3, H, d], float32 or bfloat16 on the CPU");
   TORCH_CHECK(first >= 0 && count > 0 && first + count <= qkv.size(1),
               "fused_attention: queries [first, first + count) out of [0, N)");
-  const auto packed = qkv.contiguous();
+  const auto packed = kernel_input(qkv);
   return run_attention(packed, packed, bias, scale, first, count, probs);
 }
 
 torch::Tensor fused_attention(const torch::Tensor& q, const torch::Tensor& kv,
                               const torch::Tensor& bias, double scale, torch::Tensor* probs) {
-  TORCH_CHECK(fused_attention_applies(q) && fused_attention_applies(kv) && q.dim() == 4 &&
-                  kv.dim() == 5 && kv.size(2) == 2 && q.size(0) == kv.size(0) &&
-                  q.size(2) == kv.size(3) && q.size(3) == kv.size(4) && q.size(1) > 0,
-              "fused_attention: q [B, count, H, d] and kv [B, N, 2, H, d], float32 on the CPU");
-  return run_attention(q.contiguous(), kv.contiguous(), bias, scale, 0, q.size(1), probs);
+  TORCH_CHECK(kernel_takes(q) && kernel_takes(kv) && q.dim() == 4 && kv.dim() == 5 &&
+                  kv.size(2) == 2 && q.size(0) == kv.size(0) && q.size(2) == kv.size(3) &&
+                  q.size(3) == kv.size(4) && q.size(1) > 0,
+              "fused_attention: q [B, count, H, d] and kv [B, N, 2, H, d], float32 or bfloat16 "
+              "on the CPU");
+  return run_attention(kernel_input(q), kernel_input(kv), bias, scale, 0, q.size(1), probs);
 }
 
 }  // namespace maskprior::runtime

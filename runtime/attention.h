@@ -8,7 +8,9 @@
 
 namespace maskprior::runtime {
 
-/// Whether fused_attention takes this tensor: float32 on the CPU.
+/// Whether the model's CPU paths apply to this tensor (its residual stream): float32 on the CPU.
+/// fused_attention itself also takes bfloat16 projections (from autocast) and computes in
+/// float32.
 bool fused_attention_applies(const torch::Tensor& qkv);
 
 /// softmax(q kᵀ · scale + bias) v with q, k, v = qkv[:, :, 0 / 1 / 2] ([B, N, 3, H, d]), for the

@@ -497,6 +497,24 @@ TEST(ArithmeticTraining, ShortRunBeatsChanceOnDigits) {
   EXPECT_LT(summary["test_loss"].get<double>(), std::log(10.0)) << summary.dump(2);
 }
 
+// --precision bf16: the same short run learns as well under bfloat16 autocast.
+TEST(ArithmeticTraining, ShortBfloat16RunBeatsChanceOnDigits) {
+  TrainConfig config = tiny_config("addition", "vanilla");
+  config.train_fraction = 0.004;
+  config.test_size = 1000;
+  config.dim = 64;
+  config.heads = 4;
+  config.mlp = 128;
+  config.epochs = 6;
+  config.batch_size = 64;
+  config.lr = 2e-3;
+  config.eval_every = 1000;
+  config.precision = "bf16";
+  const auto summary = train(config);
+  EXPECT_GT(summary["digit_accuracy"].get<double>(), 0.3) << summary.dump(2);
+  EXPECT_LT(summary["test_loss"].get<double>(), std::log(10.0)) << summary.dump(2);
+}
+
 /// A model of `config` initialised as train() does it (same seed, probe and init options), on CPU.
 struct Initialised {
   std::unique_ptr<Experiment> experiment;

@@ -23,6 +23,7 @@
 #include "io/mask_file.h"
 #include "io/safetensors.h"
 #include "runtime/attention.h"
+#include "runtime/autocast.h"
 #include "runtime/experiment.h"
 #include "runtime/host.h"
 #include "runtime/init.h"
@@ -247,6 +248,65 @@ TEST(ModelTest, DistinctInputRowsGiveTheSameOutputsAndGradients) {
       }
     }
   }
+}
+
+TEST(AutocastTest, MatrixProductsInBfloat16InsideTheGuardOnly) {
+  namespace F = torch::nn::functional;
+  const auto x = torch::randn({8, 16}), w = torch::randn({4, 16});
+  const torch::Device cpu(torch::kCPU);
+  {
+    const Autocast off(cpu, false);
+    EXPECT_FALSE(Autocast::active(cpu));
+    EXPECT_EQ(F::linear(x, w).scalar_type(), torch::kFloat);
+  }
+  {
+    const Autocast on(cpu, true);
+    EXPECT_TRUE(Autocast::active(cpu));
+    EXPECT_EQ(F::linear(x, w).scalar_type(), torch::kBFloat16);
+    { const Autocast inner(cpu, true); }
+    EXPECT_TRUE(Autocast::active(cpu));  // the outer guard still holds
+    EXPECT_EQ(F::linear(x, w).scalar_type(), torch::kBFloat16);
+  }
+  EXPECT_FALSE(Autocast::active(cpu));
+  EXPECT_EQ(F::linear(x, w).scalar_type(), torch::kFloat);
+}
+
+// Under bfloat16 autocast the model's CPU paths (fused attention on the projections autocast
+// gives, the answer rows alone, the cached pass) run, stay close to float32, and hand float32
+// gradients to float32 parameters.
+TEST(AutocastTest, ModelRunsUnderBfloat16CloseToFloat32) {
+  torch::manual_seed(3);
+  const int64_t n = 9;
+  MaskedTransformer model(ModelConfig{.vocab = 5,
+                                      .seq_len = n,
+                                      .dim = 32,
+                                      .depth = 2,
+                                      .heads = 2,
+                                      .head_dim = 16,
+                                      .mlp = 64,
+                                      .readout = Readout::kCausalLm});
+  model->set_mask(torch::randn({1, 2, n, n}), /*learnable=*/true);
+  const auto ids = torch::randint(0, 5, {40, n}, torch::kLong);
+  const auto want = model->forward(ids).detach();
+  auto near = [](const torch::Tensor& got, const torch::Tensor& expected) {
+    const auto error = (got.to(torch::kFloat) - expected).norm() / expected.norm();
+    return error.item<double>();
+  };
+  const Autocast bf16(torch::kCPU, true);
+  const auto rows = model->forward(ids, {4, 3});
+  EXPECT_LT(near(model->forward(ids), want), 0.03);
+  EXPECT_LT(near(rows, want.narrow(1, 4, 3)), 0.03);
+  (rows.to(torch::kFloat).pow(2).mean()).backward();
+  for (const auto& p : model->parameters()) {
+    ASSERT_TRUE(p.grad().defined());
+    EXPECT_EQ(p.scalar_type(), torch::kFloat);
+    EXPECT_EQ(p.grad().scalar_type(), torch::kFloat);
+    EXPECT_TRUE(torch::isfinite(p.grad()).all().item<bool>());
+  }
+  EXPECT_GT(model->mask().grad().abs().sum().item<double>(), 0.0);
+  torch::NoGradGuard no_grad;
+  MaskedTransformerImpl::KeyValueCache cache;
+  EXPECT_LT(near(model->forward_cached(ids, cache, {4, 3}), want.narrow(1, 4, 3)), 0.03);
 }
 
 TEST(ModelTest, MaskAndHardMaskShapeAttention) {
@@ -776,12 +836,16 @@ TEST(ConfigTableTest, EveryPresetResolves) {
 
 TEST(ConfigTableTest, ResumeMayChangeOnlyExecutionSettings) {
   EXPECT_EQ(training::resumable_keys(),
-            (std::vector<std::string>{"threads", "device", "progress", "stop_after"}));
-  EXPECT_NO_THROW(training::check_resume_overrides(
-      {{"threads", 2}, {"device", "cpu"}, {"progress", false}, {"stop_after", 5}}));
+            (std::vector<std::string>{"threads", "device", "precision", "progress", "stop_after"}));
+  EXPECT_NO_THROW(training::check_resume_overrides({{"threads", 2},
+                                                    {"device", "cpu"},
+                                                    {"precision", "bf16"},
+                                                    {"progress", false},
+                                                    {"stop_after", 5}}));
   const auto message = input_error([] { training::check_resume_overrides({{"lr", 0.1}}); });
   EXPECT_NE(message.find("cannot change 'lr'"), std::string::npos) << message;
-  EXPECT_NE(message.find("threads, device, progress, stop_after"), std::string::npos) << message;
+  EXPECT_NE(message.find("threads, device, precision, progress, stop_after"), std::string::npos)
+      << message;
 }
 
 TEST_F(RuntimeTest, ResumeRefusesOtherSettingsInTheLibraryAndTheCli) {
@@ -796,7 +860,8 @@ TEST_F(RuntimeTest, ResumeRefusesOtherSettingsInTheLibraryAndTheCli) {
     const auto r = maskc("train --resume run " + flag);
     EXPECT_EQ(r.code, 2) << flag << ": " << r.err;
     EXPECT_NE(r.err.find("cannot change a run being resumed"), std::string::npos) << r.err;
-    EXPECT_NE(r.err.find("--threads, --device, -q/--quiet, --stop-after"), std::string::npos)
+    EXPECT_NE(r.err.find("--threads, --device, --precision, -q/--quiet, --stop-after"),
+              std::string::npos)
         << r.err;
   }
   EXPECT_EQ(json::parse(read_text(dir_ / "run" / "config.json")), to_json(config));

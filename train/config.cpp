@@ -115,6 +115,10 @@ std::vector<ConfigField> training_fields() {
      R::kNonNegative, {}, /*resumable=*/true},
     {"device", "--device", "where to train (auto = cuda when available)", &C::device, R::kOneOf,
      {"auto", "cpu", "cuda"}, /*resumable=*/true},
+    {"precision", "--precision",
+     "bf16 = matrix products in bfloat16 under autocast, in training and evaluation passes "
+     "(parameters, optimizer state and checkpoints stay float32); fp32 = float32 throughout",
+     &C::precision, R::kOneOf, {"fp32", "bf16"}, /*resumable=*/true},
     {"eval_every", "--eval-every", "steps between evaluations (0 = every epoch)", &C::eval_every,
      R::kNonNegative},
     {"checkpoint_every", "--checkpoint-every", "steps between checkpoints (0 = every epoch)",

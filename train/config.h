@@ -66,6 +66,7 @@ struct TrainConfig {
   // Execution.
   int threads = 0;
   std::string device = "auto";
+  std::string precision = "fp32";
   int64_t eval_every = 0;
   int64_t checkpoint_every = 0;
   int64_t probe_size = 256;

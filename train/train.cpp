@@ -20,6 +20,7 @@
 #include "io/json_file.h"
 #include "io/lock_file.h"
 #include "io/mask_file.h"
+#include "runtime/autocast.h"
 #include "runtime/experiment.h"
 #include "runtime/host.h"
 #include "runtime/init.h"
@@ -294,7 +295,11 @@ void Run::start() {
 /// The task's metrics and the persistence metrics at `step`.
 json Run::measure(int64_t step) {
   model_->eval();
-  json record = experiment_->evaluate(model_);
+  json record;
+  {
+    const Autocast autocast(device_, config_.precision == "bf16");
+    record = experiment_->evaluate(model_);
+  }
   record["step"] = step;
   record["epoch"] = static_cast<double>(step) / static_cast<double>(steps_per_epoch_);
   record.update(persistence_metrics(model_, probe_, open_));
@@ -324,7 +329,11 @@ double Run::train_step() {
   const double lr = learning_rate(config_, state_.step, total_steps_);
   for (auto& group : optimizer_->param_groups()) group.options().set_lr(lr);
   clear_gradients(*model_);
-  auto loss = experiment_->train_loss(model_, batch);
+  torch::Tensor loss;
+  {
+    const Autocast autocast(device_, config_.precision == "bf16");
+    loss = experiment_->train_loss(model_, batch);
+  }
   (group_ != nullptr ? loss * weight : loss).backward();
   double loss_value = loss.item<double>();
   if (group_ != nullptr) {
