@@ -69,9 +69,12 @@ cmake --build build-gpu -j "$(nproc)"
 echo "== tests"
 ctest --test-dir build-gpu -j "$(nproc)" --output-on-failure -E "python" || tests_failed=1
 
-echo "== step benchmark (cuda)"
-for size in gotu-quick gotu-paper arith-paper; do
-  build-gpu/bin/step_bench --size "$size" --device cuda --steps 20 --warmup 5 --eval
+echo "== step benchmark (cuda; float32, then bfloat16 autocast)"
+for precision in fp32 bf16; do
+  for size in gotu-quick gotu-paper arith-paper; do
+    build-gpu/bin/step_bench --size "$size" --device cuda --precision "$precision" --steps 20 \
+      --warmup 5 --eval
+  done
 done
 
 echo "== maskc reproduce gotu --preset paper (one row, one seed, one epoch) on the GPU"
