@@ -22,6 +22,7 @@ struct ReproduceFlags {
   int seeds = 0;
   int threads = 0;
   std::string device = "auto";
+  std::string precision;  // "": the config's (fp32)
   int64_t epochs = 0;
   int64_t eval_every = -1;  // -1: the preset's
   std::vector<std::string> only;
@@ -57,6 +58,9 @@ void add_reproduce_command(CLI::App& app, int& exit_code) {
       ->check(CLI::Range(0, 1024));
   const auto& device = training::config_field("device");
   cmd->add_option("--device", flags->device, device.help)->check(CLI::IsMember(device.allowed));
+  const auto& precision = training::config_field("precision");
+  cmd->add_option("--precision", flags->precision, precision.help)
+      ->check(CLI::IsMember(precision.allowed));
   cmd->add_option("--epochs", flags->epochs, "Override the preset's epochs for every run")
       ->check(CLI::Range(int64_t{1}, int64_t{1000000}));
   cmd->add_option("--eval-every", flags->eval_every,
@@ -85,6 +89,7 @@ void add_reproduce_command(CLI::App& app, int& exit_code) {
     options.only = flags->only;
     options.overrides = nlohmann::json::object();
     options.overrides["device"] = flags->device;
+    if (!flags->precision.empty()) options.overrides["precision"] = flags->precision;
     if (flags->threads > 0) options.overrides["threads"] = flags->threads;
     if (flags->epochs > 0) options.overrides["epochs"] = flags->epochs;
     if (flags->eval_every >= 0) options.overrides["eval_every"] = flags->eval_every;

@@ -509,14 +509,18 @@ TEST_F(MaskcTest, ReproduceTabulatesAndReusesFinishedRuns) {
   EXPECT_EQ(read_text(dir_ / "res" / "results.json"), results.dump(2) + "\n");
 }
 
-TEST_F(MaskcTest, ReproduceEvalEveryReachesEveryRun) {
+TEST_F(MaskcTest, ReproduceEvalEveryAndPrecisionReachEveryRun) {
   if (!MASKPRIOR_HAS_RUNTIME)
     GTEST_SKIP() << "built with MASKPRIOR_WITH_TORCH=OFF: no maskc-runtime";
   const Result r = maskc(
-      "reproduce demo --only parity2-vanilla --epochs 1 --eval-every 40 --threads 1 --out res");
+      "reproduce demo --only parity2-vanilla --epochs 1 --eval-every 40 --precision bf16 "
+      "--threads 1 --out res");
   ASSERT_EQ(r.code, 0) << r.err;
   const fs::path run = dir_ / "res" / "parity2-vanilla" / "seed0";
-  EXPECT_EQ(nlohmann::json::parse(read_text(run / "config.json"))["eval_every"], 40);
+  const auto config = nlohmann::json::parse(read_text(run / "config.json"));
+  EXPECT_EQ(config["eval_every"], 40);
+  EXPECT_EQ(config["precision"], "bf16");
+  EXPECT_EQ(maskc("reproduce demo --precision fp16 --out bad").code, 2);
   std::vector<int64_t> steps;
   std::istringstream lines(read_text(run / "metrics.jsonl"));
   for (std::string line; std::getline(lines, line);) {
