@@ -78,6 +78,15 @@ torch::Tensor layer_bias(const torch::Tensor& bias, int64_t layer, int64_t first
   return bias_block(bias, layer, first, n, first + n);
 }
 
+/// The keys and the values [B, H, P, d_head] of a layer's packed projections kv [B, P, 2 or 3, H,
+/// d_head] (the last two of dimension 2), as views.
+torch::Tensor key_view(const torch::Tensor& kv) {
+  return kv.select(2, kv.size(2) - 2).transpose(1, 2);
+}
+torch::Tensor value_view(const torch::Tensor& kv) {
+  return kv.select(2, kv.size(2) - 1).transpose(1, 2);
+}
+
 }  // namespace
 
 BlockImpl::BlockImpl(const ModelConfig& config) : heads(config.heads), head_dim(config.head_dim) {
@@ -223,7 +232,13 @@ torch::Tensor MaskedTransformerImpl::layer_forward(int64_t layer, const torch::T
                                                    const Distinct* distinct) {
   const int64_t batch = x.size(0), n = x.size(1);
   if (first == 0 && (keys == nullptr || !keys->defined()) && fused_attention_applies(x)) {
-    return fused_layer(layer, x, bias, {0, n}, attention, keys, values, distinct);
+    torch::Tensor kv;
+    auto y = segment_layer(layer, x, 0, {}, bias, {0, n}, kv, distinct, attention);
+    if (keys != nullptr) {  // a new cache
+      *keys = key_view(kv);
+      *values = value_view(kv);
+    }
+    return y;
   }
   auto& block = blocks_[static_cast<size_t>(layer)];
   auto h = block->ln_attention(x);
@@ -248,41 +263,6 @@ torch::Tensor MaskedTransformerImpl::layer_forward(int64_t layer, const torch::T
   return y + block->fc_out(F::gelu(block->fc_in(block->ln_mlp(y))));
 }
 
-torch::Tensor MaskedTransformerImpl::fused_layer(int64_t layer, const torch::Tensor& x,
-                                                 const torch::Tensor& bias, Rows rows,
-                                                 std::vector<torch::Tensor>* attention,
-                                                 torch::Tensor* keys, torch::Tensor* values,
-                                                 const Distinct* distinct) {
-  auto& block = blocks_[static_cast<size_t>(layer)];
-  const int64_t batch = x.size(0), n = x.size(1), heads = config_.heads, d = config_.head_dim;
-  auto these_bias = layer_bias(bias, layer, 0, n);
-  if (these_bias.defined()) these_bias = these_bias.narrow(1, rows.first, rows.count);
-  const double scale = 1.0 / std::sqrt(static_cast<double>(d));
-  torch::Tensor probs, mixed;
-  if (rows.count == n) {  // one GEMM for the three projections; the parameters stay wq, wk, wv
-    const auto weight = torch::cat({block->wq->weight, block->wk->weight, block->wv->weight});
-    auto qkv = distinct == nullptr ? F::linear(block->ln_attention(x), weight)
-                                   : F::linear(block->ln_attention(distinct->embedded), weight)
-                                         .index_select(0, distinct->index);
-    qkv = qkv.view({batch, n, 3, heads, d});
-    if (keys != nullptr) {  // a new cache, [B, H, N, d_head] views
-      *keys = qkv.select(2, 1).transpose(1, 2);
-      *values = qkv.select(2, 2).transpose(1, 2);
-    }
-    mixed = fused_attention(qkv, these_bias, scale, 0, n, attention ? &probs : nullptr);
-  } else {  // keys and values everywhere, queries at `rows` only
-    internal_check(keys == nullptr, "fused_layer: a key/value cache needs every row");
-    const auto h = block->ln_attention(x);
-    const auto weight = torch::cat({block->wk->weight, block->wv->weight});
-    auto kv = F::linear(h, weight).view({batch, n, 2, heads, d});
-    auto q = block->wq(h.narrow(1, rows.first, rows.count)).view({batch, rows.count, heads, d});
-    mixed = fused_attention(q, kv, these_bias, scale, attention ? &probs : nullptr);
-  }
-  if (attention) attention->push_back(probs);
-  auto y = x.narrow(1, rows.first, rows.count) + block->wo(mixed);
-  return y + block->fc_out(F::gelu(block->fc_in(block->ln_mlp(y))));
-}
-
 torch::Tensor MaskedTransformerImpl::run(const torch::Tensor& ids,
                                          std::vector<torch::Tensor>* attention, Rows rows) {
   if (config_.readout == Readout::kCausalLm && rows.count > 0 && attention == nullptr &&
@@ -302,7 +282,8 @@ torch::Tensor MaskedTransformerImpl::run(const torch::Tensor& ids,
   const int64_t last = config_.depth - 1;
   for (int64_t l = 0; l < config_.depth; ++l) {
     const Distinct* input = l == 0 && distinct ? &*distinct : nullptr;
-    x = l == last && prune ? fused_layer(l, x, bias, rows, nullptr, nullptr, nullptr, input)
+    torch::Tensor kv;
+    x = l == last && prune ? segment_layer(l, x, 0, {}, bias, rows, kv, input)
                            : layer_forward(l, x, 0, bias, attention, nullptr, nullptr, input);
   }
   if (rows.count > 0 && !prune) x = x.narrow(1, rows.first, rows.count);
@@ -335,7 +316,8 @@ torch::Tensor MaskedTransformerImpl::forward_cached(const torch::Tensor& ids,
 torch::Tensor MaskedTransformerImpl::segment_layer(int64_t layer, const torch::Tensor& x,
                                                    int64_t first, const torch::Tensor& prefix,
                                                    const torch::Tensor& bias, Rows rows,
-                                                   torch::Tensor& kv, const Distinct* distinct) {
+                                                   torch::Tensor& kv, const Distinct* distinct,
+                                                   std::vector<torch::Tensor>* attention) {
   auto& block = blocks_[static_cast<size_t>(layer)];
   const int64_t batch = x.size(0), n = x.size(1), heads = config_.heads, d = config_.head_dim;
   // One GEMM for the keys and values of the segment, and its queries too where all are wanted.
@@ -353,15 +335,17 @@ torch::Tensor MaskedTransformerImpl::segment_layer(int64_t layer, const torch::T
   if (rows.count == 0) return {};
   const auto these_bias = bias_block(bias, layer, rows.first, rows.count, first + n);
   const double scale = 1.0 / std::sqrt(static_cast<double>(d));
-  torch::Tensor mixed;
+  torch::Tensor mixed, probs;
+  auto* want_probs = attention ? &probs : nullptr;
   if (all_rows && !prefix.defined()) {
-    mixed = fused_attention(projected, these_bias, scale, 0, n);
+    mixed = fused_attention(projected, these_bias, scale, 0, n, want_probs);
   } else {
     const auto q = all_rows ? projected.select(2, 0)
                             : block->wq(h.narrow(1, rows.first - first, rows.count))
                                   .view({batch, rows.count, heads, d});
-    mixed = fused_attention(q, kv, these_bias, scale);
+    mixed = fused_attention(q, kv, these_bias, scale, want_probs);
   }
+  if (attention) attention->push_back(probs);
   auto y = x.narrow(1, rows.first - first, rows.count) + block->wo(mixed);
   return y + block->fc_out(F::gelu(block->fc_in(block->ln_mlp(y))));
 }
@@ -413,9 +397,9 @@ torch::Tensor MaskedTransformerImpl::forward_cached(const torch::Tensor& ids, Ke
   const auto x = segment_pass(head.narrow(1, p, end - p), p, prefix, rows, kv);
   cache.keys.clear();
   cache.values.clear();
-  for (const auto& t : kv) {  // [B, end, 2 or 3, H, d] → [B, H, end, d] views
-    cache.keys.push_back(t.select(2, t.size(2) - 2).transpose(1, 2));
-    cache.values.push_back(t.select(2, t.size(2) - 1).transpose(1, 2));
+  for (const auto& t : kv) {
+    cache.keys.push_back(key_view(t));
+    cache.values.push_back(value_view(t));
   }
   return head_(ln_final_(x));
 }

@@ -144,17 +144,16 @@ class MaskedTransformerImpl : public torch::nn::Module {
   torch::Tensor segment_pass(const torch::Tensor& ids, int64_t first,
                              const std::vector<torch::Tensor>& prefix, Rows rows,
                              std::vector<torch::Tensor>& kv);
-  /// Block `layer` of segment_pass on x [B, S, dim] (or `distinct`'s rows) at positions
-  /// [first, first + S): returns its output at `rows` and sets `kv`.
+  /// Block `layer` on the CPU (segment_pass's, and layer_forward's for a whole sequence) on
+  /// x [B, S, dim] (or `distinct`'s rows) at positions [first, first + S) after `prefix` (layer
+  /// `layer`'s keys and values [B, first, 2, H, d_head], or undefined): one GEMM for the
+  /// projections and fused_attention (runtime/attention.h). Returns the block's output at `rows`
+  /// only ([B, rows.count, dim]: the rows a readout needs of the last layer), sets `kv` as
+  /// segment_pass does, and with `attention` appends the probabilities.
   torch::Tensor segment_layer(int64_t layer, const torch::Tensor& x, int64_t first,
                               const torch::Tensor& prefix, const torch::Tensor& bias, Rows rows,
-                              torch::Tensor& kv, const Distinct* distinct);
-  /// layer_forward's CPU path for a whole sequence x [B, N, dim] (first = 0, no cache or a new
-  /// one): one GEMM for Q, K, V and fused_attention (runtime/attention.h). Returns the block's
-  /// output at `rows` only, [B, rows.count, dim]: the rows a readout needs of the last layer.
-  torch::Tensor fused_layer(int64_t layer, const torch::Tensor& x, const torch::Tensor& bias,
-                            Rows rows, std::vector<torch::Tensor>* attention, torch::Tensor* keys,
-                            torch::Tensor* values, const Distinct* distinct = nullptr);
+                              torch::Tensor& kv, const Distinct* distinct,
+                              std::vector<torch::Tensor>* attention = nullptr);
   torch::Tensor embed(const torch::Tensor& ids);
   /// The additive attention bias of every layer, log σ(M) plus −∞ on hard-excluded and causal
   /// cells: [L' or 1, H' or 1, N, N], or undefined if there is none. Computed once per forward
