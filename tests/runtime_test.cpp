@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -872,6 +873,36 @@ TEST_F(RuntimeTest, ResumeRefusesOtherSettingsInTheLibraryAndTheCli) {
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(json::parse(r.out).at("steps").get<int64_t>(), 12);
   EXPECT_EQ(read_lines(dir_ / "run" / "metrics.jsonl").back().at("step").get<int64_t>(), 12);
+}
+
+TEST_F(RuntimeTest, ProgressSaysWhatEachEvaluationFoundAndTook) {
+  // 48 seen rows in batches of 16: 3 steps an epoch, evaluations at steps 0, 3 and 6.
+  const auto r = maskc(fmt::format(
+      "train --task parity2 --spec {}/specs/gotu/parity2.mask --init mask --n {} --dim 16 "
+      "--depth 1 --heads 1 --head-dim 16 --mlp 16 --epochs 2 --batch-size 16 --probe-size 16 "
+      "--threads 1 --device cpu",
+      MASKPRIOR_SOURCE_DIR, kBits));
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::vector<std::string> evaluations;
+  std::istringstream lines(r.err);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.starts_with("step ") && line.find("evaluat") != std::string::npos) {
+      evaluations.push_back(line);
+    }
+  }
+  // Step 0 is announced before it runs (at the paper's sizes it takes minutes), then reported;
+  // the later ones add the train loss. Each says how long it took.
+  const std::string number = "[0-9]+\\.[0-9]+";
+  const std::vector<std::string> expected = {
+      "step 0: evaluating the initial model",
+      "step 0: accuracy " + number + ", evaluated in " + number + " s",
+      "step 3: train loss " + number + ", accuracy " + number + ", evaluated in " + number + " s",
+      "step 6: train loss " + number + ", accuracy " + number + ", evaluated in " + number + " s"};
+  ASSERT_EQ(evaluations.size(), expected.size()) << r.err;
+  for (size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_TRUE(std::regex_match(evaluations[i], std::regex(expected[i]))) << evaluations[i];
+  }
+  EXPECT_LT(r.err.find("parameters"), r.err.find(evaluations[0])) << r.err;  // after the header
 }
 
 TEST_F(RuntimeTest, TrainFlagsAreTheConfigTable) {

@@ -47,6 +47,12 @@ void Progress::note(const std::string& line) {
   std::fprintf(stderr, "%s%s\n", tty_ ? "\r\033[K" : "", line.c_str());
 }
 
+void Progress::status(const std::string& line) {
+  if (!enabled_ || !tty_) return;
+  std::fprintf(stderr, "\r\033[K%s", line.c_str());
+  std::fflush(stderr);
+}
+
 std::string Progress::eta(int64_t step, Clock::time_point now) const {
   const double elapsed = std::chrono::duration<double>(now - begin_).count();
   const double done = static_cast<double>(step - start_);

@@ -20,6 +20,9 @@ class Progress {
   bool due(int64_t step) const;
   /// A line of its own (clears the bar on a terminal).
   void note(const std::string& line);
+  /// On a terminal, `line` in place of the bar until the next update or note (what the run is
+  /// doing between steps, e.g. evaluating); nothing otherwise.
+  void status(const std::string& line);
 
  private:
   using Clock = std::chrono::steady_clock;

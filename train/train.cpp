@@ -3,6 +3,7 @@
 #include "train/train.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -14,6 +15,8 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "compiler/compile.h"
 #include "core/error.h"
@@ -45,6 +48,23 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 using nlohmann::json;
+
+/// The progress line of an evaluation record: the mean train loss since the last evaluation (none
+/// at step 0), the headline metric, and the seconds the evaluation took.
+std::string evaluation_line(const json& record, double seconds) {
+  std::vector<std::string> parts;
+  if (const auto loss = record.find("train_loss"); loss != record.end() && loss->is_number()) {
+    parts.push_back(fmt::format("train loss {:.5f}", loss->get<double>()));
+  }
+  if (record.contains("accuracy")) {
+    parts.push_back(fmt::format("accuracy {:.4f}", record["accuracy"].get<double>()));
+  } else if (record.contains("test_bpc")) {
+    parts.push_back(
+        fmt::format("test bits per character {:.4f}", record["test_bpc"].get<double>()));
+  }
+  parts.push_back(fmt::format("evaluated in {:.1f} s", seconds));
+  return fmt::format("step {}: {}", record["step"].get<int64_t>(), fmt::join(parts, ", "));
+}
 
 // ---------------------------------------------------------------------------------------------
 // Spec loading and checks against the task and the model.
@@ -157,7 +177,8 @@ class Run {
  private:
   void build_model();
   void start();
-  json measure(int64_t step);
+  /// `seconds`: set to the time the evaluation took.
+  json measure(int64_t step, double* seconds = nullptr);
   double train_step();
   void record_evaluation(double lr);
   double wall() const;
@@ -277,11 +298,14 @@ void Run::start() {
   if (const json data = experiment_->data_info(); data.contains("note")) {
     progress_->note(data["note"].get<std::string>());
   }
-  // Step 0 is measured after the header, so a long first evaluation (a minute or more at the
-  // paper's sizes on a CPU) is not silence.
+  // Step 0 is measured after the header and says so, so a long first evaluation (a minute or
+  // more at the paper's sizes on a CPU) is not silence.
   if (!resuming_) {
     on_rank0([&] {
-      init_record_ = measure(0);
+      progress_->note("step 0: evaluating the initial model");
+      double seconds = 0;
+      init_record_ = measure(0, &seconds);
+      progress_->note(evaluation_line(init_record_, seconds));
       init_record_["init_info"] = init_info_;
       init_record_["data"] = experiment_->data_info();
       folder_.write_json(kInitFile, init_record_);
@@ -293,13 +317,15 @@ void Run::start() {
 }
 
 /// The task's metrics and the persistence metrics at `step`.
-json Run::measure(int64_t step) {
+json Run::measure(int64_t step, double* seconds) {
+  const auto begin = Clock::now();
   model_->eval();
   json record;
   {
     const Autocast autocast(device_, config_.precision == "bf16");
     record = experiment_->evaluate(model_);
   }
+  if (seconds != nullptr) *seconds = std::chrono::duration<double>(Clock::now() - begin).count();
   record["step"] = step;
   record["epoch"] = static_cast<double>(step) / static_cast<double>(steps_per_epoch_);
   record.update(persistence_metrics(model_, probe_, open_));
@@ -353,20 +379,14 @@ double Run::train_step() {
 /// Evaluates, with the mean train loss since the last evaluation, into metrics.jsonl.
 void Run::record_evaluation(double lr) {
   on_rank0([&] {
-    last_record_ = measure(state_.step);
+    progress_->status(fmt::format("step {}: evaluating", state_.step));
+    double seconds = 0;
+    last_record_ = measure(state_.step, &seconds);
     last_record_["train_loss"] = state_.loss_sum / static_cast<double>(state_.loss_count);
     last_record_["lr"] = lr;
     folder_.append_metrics(last_record_);
     session_records_.push_back(last_record_);
-    if (last_record_.contains("accuracy")) {
-      progress_->note(fmt::format("step {}: train loss {:.5f}, accuracy {:.4f}", state_.step,
-                                  last_record_["train_loss"].get<double>(),
-                                  last_record_["accuracy"].get<double>()));
-    } else if (last_record_.contains("test_bpc")) {
-      progress_->note(fmt::format("step {}: train loss {:.5f}, test bits per character {:.4f}",
-                                  state_.step, last_record_["train_loss"].get<double>(),
-                                  last_record_["test_bpc"].get<double>()));
-    }
+    progress_->note(evaluation_line(last_record_, seconds));
   });
   state_.loss_sum = 0;
   state_.loss_count = 0;
