@@ -11,6 +11,10 @@ namespace maskprior::training {
 Progress::Progress(bool enabled, int64_t total, int64_t start)
     : enabled_(enabled), tty_(isatty(fileno(stderr)) != 0), total_(total), start_(start) {}
 
+void Progress::begin_steps() {
+  begin_ = Clock::now();
+}
+
 void Progress::update(int64_t step, double loss) {
   if (!enabled_) return;
   const auto now = Clock::now();

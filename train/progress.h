@@ -14,6 +14,9 @@ class Progress {
   /// session (a resumed run's ETA counts only the steps done since).
   Progress(bool enabled, int64_t total, int64_t start);
 
+  /// The steps start now: the ETA counts the time from here (not the set-up and the step-0
+  /// evaluation before it, which would inflate it for the run's first steps).
+  void begin_steps();
   /// After step `step` (1-based count of steps done) with training loss `loss`.
   void update(int64_t step, double loss);
   /// Whether update(step, ...) would print: the loss is read from the device only then.

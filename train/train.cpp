@@ -314,6 +314,7 @@ void Run::start() {
     });
   }
   if (group_ != nullptr) group_->broadcast(model_->parameters());  // start identical
+  progress_->begin_steps();
 }
 
 /// The task's metrics and the persistence metrics at `step`.
