@@ -4,7 +4,10 @@
 //   build/bin/step_bench --size arith-paper --threads 1 --steps 10 [--precision bf16]
 //   build/bin/step_bench --size arith-paper --eval   (also: a full arithmetic evaluation of
 //       10,000 + 1,000 problems as the experiment runs it, the teacher-forced fast path over full
-//       passes and the plain K-pass greedy decode, in steps)
+//       passes and the plain K-pass greedy decode, in steps; and its floor: the fewest
+//       multiply-adds an exact evaluation of the 10,000 test problems can do, against the step's
+//       and at the best rate of a plain matrix product here, eval_floor_work_steps and
+//       eval_floor_steps)
 #include <fmt/format.h>
 #include <torch/torch.h>
 
@@ -126,6 +129,94 @@ struct Bench {
   torch::Tensor ids, targets;
 };
 
+/// Multiply-adds of one position through one block's matrix products: Q, K, V, the output
+/// projection and the MLP. Attention's own products (≤ N · H · d_head each) are left out.
+double block_macs(const ModelConfig& m) {
+  const double inner = static_cast<double>(m.heads * m.head_dim), dim = static_cast<double>(m.dim);
+  return 4 * dim * inner + 2 * dim * static_cast<double>(m.mlp);
+}
+
+/// How fast this process multiplies float32 (`bf16`: bfloat16) matrices of the model's sizes: the
+/// best of a few timed products of [rows, dim] by [dim, 3 · H · d_head] and by [dim, mlp] (the
+/// shapes of a training step's projections) and of [4 · rows, dim] by [dim, 3 · H · d_head], in
+/// multiply-adds per second.
+double gemm_macs_per_s(const ModelConfig& m, int64_t rows, torch::Device device, bool bf16) {
+  const auto options =
+      torch::TensorOptions().device(device).dtype(bf16 ? torch::kBFloat16 : torch::kFloat);
+  double best = 0;
+  for (const auto& [factor, cols] : {std::pair<int64_t, int64_t>{1, 3 * m.heads * m.head_dim},
+                                     {1, m.mlp},
+                                     {4, 3 * m.heads * m.head_dim}}) {
+    const auto a = torch::randn({factor * rows, m.dim}, options);
+    const auto b = torch::randn({m.dim, cols}, options);
+    auto c = torch::mm(a, b);
+    for (int rep = 0; rep < 7; ++rep) {
+      const auto start = std::chrono::steady_clock::now();
+      for (int i = 0; i < 4; ++i) torch::mm_out(c, a, b);
+      if (device.is_cuda()) (void)c.sum().item<double>();
+      const double macs = 4.0 * static_cast<double>(factor * rows * m.dim * cols);
+      best = std::max(best, macs / seconds_since(start));
+    }
+  }
+  return best;
+}
+
+/// Multiply-adds of a causal decoder's pass that computes `positions` (row, position) pairs
+/// through every layer but the last, and the last layer's K and V there too, and its Q, output
+/// projection, MLP and head at `answer_rows` rows alone; `layer0_attention` counts layer 0's
+/// projections (Q, K, V and, if `layer0_output`, the output projection) too. Layer 0's Q, K, V are
+/// functions of (token, position) alone, which the CPU path gathers from a table for a large
+/// batch, and Wo·Σ p V = Σ p (Wo V) could be gathered as well. Needs depth ≥ 2.
+double decoder_pass_macs(const ModelConfig& m, double positions, double answer_rows,
+                         bool layer0_output) {
+  const double inner = static_cast<double>(m.heads * m.head_dim), dim = static_cast<double>(m.dim);
+  const double kv = 2 * dim * inner, layer0_gathered = (layer0_output ? 4 : 3) * dim * inner;
+  const double per_position =
+      static_cast<double>(m.depth - 1) * block_macs(m) - layer0_gathered + kv;
+  const double per_answer = block_macs(m) - kv + dim * static_cast<double>(m.vocab);
+  return positions * per_position + answer_rows * per_answer;
+}
+
+/// The fewest multiply-adds that an exact teacher-forced pass over the problems `ids` [T, N]
+/// can do: decoder_pass_macs without layer 0's projections, with one position per distinct prefix
+/// (a causal model computes a position once for all rows that agree up to it, the answer rows' last
+/// layer too), over positions [0, answer_offset + K − 1) (the last row read predicts c[K−1]). The
+/// training sample, the greedy completion of wrong rows and attention's own products are left out:
+/// a lower bound.
+double eval_floor_macs(const ModelConfig& m, const torch::Tensor& ids, int64_t answer_offset,
+                       int64_t answer_digits) {
+  const auto tokens = ids.to(torch::kCPU).contiguous();
+  const int64_t rows = tokens.size(0), n = tokens.size(1);
+  const int64_t end = answer_offset + answer_digits - 1;
+  const auto* t = tokens.data_ptr<int64_t>();
+  std::vector<uint64_t> key(static_cast<size_t>(rows), 0);  // the prefix ids[r, 0..p] in base vocab
+  double prefixes = 0, answer_prefixes = 0;  // of positions [0, end), of the answer rows
+  for (int64_t p = 0; p < end; ++p) {
+    for (int64_t r = 0; r < rows; ++r) {
+      key[r] = key[r] * static_cast<uint64_t>(m.vocab) + static_cast<uint64_t>(t[r * n + p]);
+    }
+    auto sorted = key;
+    std::sort(sorted.begin(), sorted.end());
+    const auto distinct =
+        static_cast<double>(std::unique(sorted.begin(), sorted.end()) - sorted.begin());
+    prefixes += distinct;
+    if (p >= answer_offset - 1) answer_prefixes += distinct;
+  }
+  return decoder_pass_macs(m, prefixes, answer_prefixes, /*layer0_output=*/true);
+}
+
+/// Multiply-adds of the arithmetic training step as the CPU path computes it (layer 0's Q, K, V
+/// gathered, its output projection not): the pass over
+/// positions [0, answer_offset + K − 1) of `batch` rows, and twice that for the backward pass
+/// (each product's gradients with respect to its input and its weight).
+double arithmetic_step_macs(const ModelConfig& m, int64_t batch, int64_t answer_offset,
+                            int64_t answer_digits) {
+  const auto rows = static_cast<double>(batch);
+  return 3 * decoder_pass_macs(m, rows * static_cast<double>(answer_offset + answer_digits - 1),
+                               rows * static_cast<double>(answer_digits),
+                               /*layer0_output=*/false);
+}
+
 /// Seconds of one full arithmetic evaluation of the addition paper preset (10,000 test problems
 /// and a 1,000-problem sample of the training set), three ways: the plain K-pass greedy decode
 /// (and a teacher-forced pass for the loss), the teacher-forced fast path over full forward
@@ -136,6 +227,7 @@ struct EvalSeconds {
   double plain = 0, fast = 0, experiment = 0;
   double forward = 0;  // one full forward pass over the 11,000 rows
   double plain_cpu = 0, fast_cpu = 0, experiment_cpu = 0, forward_cpu = 0;  // CPU seconds of each
+  double floor_macs = 0;  // eval_floor_macs of the 10,000 test problems
 };
 
 /// Wall and CPU seconds of `work`.
@@ -162,9 +254,10 @@ EvalSeconds eval_seconds(MaskedTransformer& model, bool bf16) {
   const auto ids = arithmetic_ids(task, problems).to(device);
   experiment->to(device);
   model->eval();
+  EvalSeconds s;
+  s.floor_macs = eval_floor_macs(model->config(), arithmetic_ids(task, split.test), offset, digits);
   const LogitsFn forward = [&](const torch::Tensor& t) { return model->forward(t); };
   const Autocast autocast(device, bf16);  // as the trainer evaluates
-  EvalSeconds s;
   std::tie(s.plain, s.plain_cpu) = timed([&] {
     torch::NoGradGuard no_grad;
     for (int64_t first = 0; first < ids.size(0); first += kEvalRows) {
@@ -232,6 +325,19 @@ int run(int argc, char** argv) {
         e.plain, e.fast, e.experiment, e.forward, e.plain / step_s, e.fast / step_s,
         e.experiment / step_s, e.forward / step_s, e.plain_cpu / step_cpu, e.fast_cpu / step_cpu,
         e.experiment_cpu / step_cpu, e.forward_cpu / step_cpu);
+    // The floor in steps: the least work of an exact evaluation at the best rate of a plain
+    // matrix product, against this step; the step's own count shows how near that rate it runs.
+    const auto& m = bench.size.model;
+    const int64_t offset = bench.task.answer_offset(), digits = bench.task.answer_digits;
+    const double rate =
+        gemm_macs_per_s(m, kBatch * (offset + digits - 1), bench.device, bench.bf16);
+    const double step_macs = arithmetic_step_macs(m, kBatch, offset, digits);
+    extra += fmt::format(
+        R"(, "gemm_gmacs_per_s": {:.1f}, "step_gmacs": {:.2f}, "step_gmacs_per_s": {:.1f}, )"
+        R"("eval_floor_gmacs": {:.1f}, "eval_floor_work_steps": {:.2f}, "eval_floor_s": {:.3f}, )"
+        R"("eval_floor_steps": {:.2f})",
+        rate / 1e9, step_macs / 1e9, step_macs / step_s / 1e9, e.floor_macs / 1e9,
+        e.floor_macs / step_macs, e.floor_macs / rate, e.floor_macs / rate / step_s);
   }
   std::cout
       << fmt::format(
