@@ -150,11 +150,11 @@ double gemm_macs_per_s(const ModelConfig& m, int64_t rows, torch::Device device,
     const auto a = torch::randn({factor * rows, m.dim}, options);
     const auto b = torch::randn({m.dim, cols}, options);
     auto c = torch::mm(a, b);
+    const double macs = 4.0 * static_cast<double>(factor * rows * m.dim * cols);  // 4 products
     for (int rep = 0; rep < 7; ++rep) {
       const auto start = std::chrono::steady_clock::now();
       for (int i = 0; i < 4; ++i) torch::mm_out(c, a, b);
       if (device.is_cuda()) (void)c.sum().item<double>();
-      const double macs = 4.0 * static_cast<double>(factor * rows * m.dim * cols);
       best = std::max(best, macs / seconds_since(start));
     }
   }
@@ -163,10 +163,10 @@ double gemm_macs_per_s(const ModelConfig& m, int64_t rows, torch::Device device,
 
 /// Multiply-adds of a causal decoder's pass that computes `positions` (row, position) pairs
 /// through every layer but the last, and the last layer's K and V there too, and its Q, output
-/// projection, MLP and head at `answer_rows` rows alone; `layer0_attention` counts layer 0's
-/// projections (Q, K, V and, if `layer0_output`, the output projection) too. Layer 0's Q, K, V are
+/// projection, MLP and head at `answer_rows` rows alone. Layer 0's Q, K, V are left out: they are
 /// functions of (token, position) alone, which the CPU path gathers from a table for a large
-/// batch, and Wo·Σ p V = Σ p (Wo V) could be gathered as well. Needs depth ≥ 2.
+/// batch; so is its output projection if `layer0_output`, since Wo·Σ p V = Σ p (Wo V) could be
+/// gathered as well. Needs depth ≥ 2.
 double decoder_pass_macs(const ModelConfig& m, double positions, double answer_rows,
                          bool layer0_output) {
   const double inner = static_cast<double>(m.heads * m.head_dim), dim = static_cast<double>(m.dim);
@@ -206,9 +206,9 @@ double eval_floor_macs(const ModelConfig& m, const torch::Tensor& ids, int64_t a
 }
 
 /// Multiply-adds of the arithmetic training step as the CPU path computes it (layer 0's Q, K, V
-/// gathered, its output projection not): the pass over
-/// positions [0, answer_offset + K − 1) of `batch` rows, and twice that for the backward pass
-/// (each product's gradients with respect to its input and its weight).
+/// gathered, its output projection not): the pass over positions [0, answer_offset + K − 1) of
+/// `batch` rows, and twice that for the backward pass (each product's gradients with respect to
+/// its input and its weight).
 double arithmetic_step_macs(const ModelConfig& m, int64_t batch, int64_t answer_offset,
                             int64_t answer_digits) {
   const auto rows = static_cast<double>(batch);
@@ -255,7 +255,8 @@ EvalSeconds eval_seconds(MaskedTransformer& model, bool bf16) {
   experiment->to(device);
   model->eval();
   EvalSeconds s;
-  s.floor_macs = eval_floor_macs(model->config(), arithmetic_ids(task, split.test), offset, digits);
+  const auto test_ids = ids.narrow(0, 0, static_cast<int64_t>(split.test.size()));
+  s.floor_macs = eval_floor_macs(model->config(), test_ids, offset, digits);
   const LogitsFn forward = [&](const torch::Tensor& t) { return model->forward(t); };
   const Autocast autocast(device, bf16);  // as the trainer evaluates
   std::tie(s.plain, s.plain_cpu) = timed([&] {
