@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/share_dir.h"
 #include "report/report.h"
 
 namespace maskprior::cli {
@@ -17,7 +18,7 @@ void add_report_command(CLI::App& app, int& exit_code) {
       "steps to 50%/95%; settings; learning curves, prior mass, mask drift, Fourier coefficients.");
   cmd->add_option("DIR", *dir, "results folder")->required();
   cmd->callback([dir, &exit_code] {
-    const std::string path = report::write_report({*dir, MASKPRIOR_SOURCE_DIR});
+    const std::string path = report::write_report({*dir, share_dir()});
     std::cout << "report: " << path << "\n";
     exit_code = kExitOk;
   });

@@ -5,8 +5,10 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "cli/share_dir.h"
 #include "core/cores.h"
 #include "report/report.h"
+#include "tasks/family.h"
 #include "train/config.h"
 #include "train/presets.h"
 #include "train/reproduce.h"
@@ -38,9 +40,9 @@ void add_reproduce_command(CLI::App& app, int& exit_code) {
   auto flags = std::make_shared<ReproduceFlags>();
   std::string suites_help;
   std::vector<std::string> suites;
-  for (const auto& [name, description] : training::suite_names()) {
-    suites_help += fmt::format("\n  {:<10} {}", name, description);
-    suites.push_back(name);
+  for (const tasks::Suite& suite : tasks::suites()) {
+    suites_help += fmt::format("\n  {:<11} {}", suite.name, suite.description);
+    suites.push_back(suite.name);
   }
   CLI::App* cmd = app.add_subcommand(
       "reproduce",
@@ -85,7 +87,7 @@ void add_reproduce_command(CLI::App& app, int& exit_code) {
         flags->out.empty() ? fmt::format("runs/{}-{}", flags->suite, flags->preset) : flags->out;
     options.preset = flags->preset;
     options.seeds = flags->seeds;
-    options.source_dir = MASKPRIOR_SOURCE_DIR;
+    options.source_dir = share_dir();
     options.only = flags->only;
     options.overrides = nlohmann::json::object();
     options.overrides["device"] = flags->device;
@@ -109,7 +111,7 @@ void add_reproduce_command(CLI::App& app, int& exit_code) {
     const nlohmann::json results = training::run_suite(options, std::cout);
     const bool interrupted = results.value("interrupted", false);
     if (flags->report && !interrupted && !results.contains("rank")) {
-      std::cout << "report: " << report::write_report({options.out, MASKPRIOR_SOURCE_DIR}) << "\n";
+      std::cout << "report: " << report::write_report({options.out, options.source_dir}) << "\n";
     }
     exit_code = interrupted ? kExitInputError : kExitOk;
   });

@@ -18,6 +18,7 @@
 
 #include "cli/commands.h"
 #include "cli/spec_flags.h"
+#include "tasks/family.h"
 #include "train/config.h"
 #include "train/distributed.h"
 #include "train/train.h"
@@ -173,31 +174,21 @@ void print_summary(const nlohmann::json& summary, const std::string& out) {
   std::string learned = summary.value("task", "");
   if (summary.contains("data_file")) learned = "data " + summary.value("data_file", "");
   if (summary.contains("truth_table")) learned = "truth table " + summary.value("truth_table", "");
-  const std::string head =
-      fmt::format("{} {} seed {}", learned, summary.value("init", ""), summary.value("seed", 0));
-  if (summary.contains("token_accuracy")) {  // --data
-    std::cout << fmt::format(
-        "{}: sequence accuracy {}, token accuracy {}, test loss {}, train loss {}\n", head,
-        number("sequence_accuracy"), number("token_accuracy"), number("test_loss"),
-        number("train_loss"));
-  } else if (summary.contains("sequence_accuracy")) {  // arithmetic
-    std::cout << fmt::format(
-        "{}: sequence accuracy {}, digit accuracy {}, test loss {}, train loss {}\n", head,
-        number("sequence_accuracy"), number("digit_accuracy"), number("test_loss"),
-        number("train_loss"));
-  } else if (summary.contains("top1")) {  // vision
-    std::cout << fmt::format("{}: top-1 {}, test loss {}, train loss {}\n", head, number("top1"),
-                             number("test_loss"), number("train_loss"));
-  } else if (summary.contains("test_bpc")) {  // language
-    std::cout << fmt::format(
-        "{}: test bits per character {}, test loss {}, test perplexity {}, train loss {}\n", head,
-        number("test_bpc"), number("test_loss"), number("test_perplexity"), number("train_loss"));
-  } else {
-    std::cout << fmt::format(
-        "{}: accuracy {} (unseen {}), seen mse {}, unseen mse {}, train loss {}\n", head,
-        number("accuracy"), number("unseen_accuracy"), number("seen_mse"), number("unseen_mse"),
-        number("train_loss"));
+  // Every metric the run's task family reports (summaries from before `family` name the family
+  // through their task or data).
+  const tasks::TaskFamily* family = tasks::find_family(summary.value("family", ""));
+  if (family == nullptr) {
+    family = &tasks::family_of_run({{"task", summary.value("task", "")},
+                                    {"data", summary.value("data_file", "")},
+                                    {"truth_table", summary.value("truth_table", "")}});
   }
+  std::vector<std::string> parts;
+  for (const tasks::Metric& metric : family->metrics) {
+    parts.push_back(fmt::format("{} {}", metric.label, number(metric.key.c_str())));
+  }
+  parts.push_back("train loss " + number("train_loss"));
+  std::cout << fmt::format("{} {} seed {}: {}\n", learned, summary.value("init", ""),
+                           summary.value("seed", 0), fmt::join(parts, ", "));
   std::cout << fmt::format("prior mass per layer: {} at step 0, {} at the end\n",
                            list("prior_mass_init"), list("prior_mass"));
   if (summary.contains("mask_drift")) {

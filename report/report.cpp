@@ -14,11 +14,7 @@
 #include "io/json_file.h"
 #include "render/plot.h"
 #include "report/stats.h"
-#include "tasks/arithmetic_task.h"
-#include "tasks/boolean_task.h"
-#include "tasks/truth_table.h"
-#include "validate/mdi.h"
-#include "validate/validate.h"
+#include "tasks/family.h"
 
 namespace maskprior::report {
 
@@ -26,13 +22,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-
-// Summary metrics a row can be judged by, in order of preference, and whether higher is better.
-constexpr std::pair<const char*, bool> kPrimaryMetrics[] = {{"sequence_accuracy", true},
-                                                            {"top1", true},
-                                                            {"accuracy", true},
-                                                            {"test_bpc", false},
-                                                            {"test_loss", false}};
 
 /// a < b with runs of digits compared as numbers: "add-2pct" < "add-10pct", "seed9" < "seed10".
 bool natural_less(const std::string& a, const std::string& b) {
@@ -77,6 +66,15 @@ std::vector<fs::path> run_folders(const fs::path& root) {
   return folders;
 }
 
+/// The task family of a run: InputError naming the run when its task is none we know.
+const tasks::TaskFamily& family_of(const RunRecord& run) {
+  try {
+    return tasks::family_of_run(run.config);
+  } catch (const InputError& e) {
+    throw InputError(fmt::format("[report] {}: {}", run.dir, e.what()));
+  }
+}
+
 double number_or_nan(const json& value) {
   return value.is_number() ? value.get<double>() : NAN;
 }
@@ -110,6 +108,7 @@ std::vector<ReportRow> read_rows(const std::string& root_text) {
       row.init = run.config.value("init", "");
       row.spec = run.config.value("spec", "");
       row.train_fraction = run.config.value("train_fraction", 0.0);
+      row.family = &family_of(run);
       rows.push_back(std::move(row));
     }
     rows[it->second].runs.push_back(std::move(run));
@@ -134,10 +133,10 @@ double metric_value(const json& record, const std::string& key) {
 }
 
 std::optional<std::string> primary_metric(const ReportRow& row) {
-  for (const auto& [key, higher] : kPrimaryMetrics) {
-    for (const RunRecord& run : row.runs) {
-      if (std::isfinite(metric_value(run.summary, key))) return std::string(key);
-    }
+  if (row.family == nullptr) return std::nullopt;
+  const std::string& key = row.family->headline().key;
+  for (const RunRecord& run : row.runs) {
+    if (std::isfinite(metric_value(run.summary, key))) return key;
   }
   return std::nullopt;
 }
@@ -150,39 +149,13 @@ std::optional<int64_t> steps_to(const RunRecord& run, const std::string& key, do
 }
 
 std::string paper_number(const ReportRow& row) {
-  const std::string& task = row.task;
-  const std::string& init = row.init;
-  // shared/PAPER.md: GOTU accuracy over the cube; arithmetic sequence accuracy at the paper's
-  // train fraction only (0.4% addition, 3% multiplication).
-  static const std::map<std::pair<std::string, std::string>, std::string> kGotu = {
-      {{"parity2", "vanilla"}, "≈ 75"},
-      {{"parity2", "qk-svd"}, "≈ 75"},
-      {{"parity2", "qk-opt"}, "≈ 75"},
-      {{"parity2", "mask"}, "100"},
-      {{"maj3", "vanilla"}, "≈ 87"},
-      {{"maj3", "qk-svd"}, "≈ 87"},
-      {{"maj3", "qk-opt"}, "≈ 87"},
-      {{"maj3", "mask"}, "100"},
-      {{"cyclic3", "vanilla"}, "≈ 87"},
-      {{"cyclic3", "qk-svd"}, "≈ 87"},
-      {{"cyclic3", "qk-opt"}, "≈ 87"},
-      {{"cyclic3", "mask"}, "99.98"},
-      {{"addition", "vanilla"}, "1.19"},
-      {{"addition", "mask"}, "77.49"},
-      {{"addition", "qk-svd"}, "≤ 3.39"},
-      {{"addition", "qk-opt"}, "≤ 3.39"},
-      {{"multiplication", "vanilla"}, "5.01"},
-      {{"multiplication", "mask"}, "69.49"},
-      {{"multiplication", "qk-svd"}, "≤ 27.82"},
-      {{"multiplication", "qk-opt"}, "≤ 27.82"}};
-  if (tasks::is_arithmetic_task(task) &&
-      std::abs(row.train_fraction - tasks::paper_train_fraction(task)) > 1e-12) {
+  if (row.family == nullptr || row.runs.empty()) return "—";
+  // A mask init's number is for the task's own shipped spec.
+  if (row.init.starts_with("mask") &&
+      fs::path(row.spec).filename().string() != row.task + ".mask") {
     return "—";
   }
-  const bool mask_init = init.starts_with("mask");
-  if (mask_init && fs::path(row.spec).filename().string() != task + ".mask") return "—";
-  auto it = kGotu.find({task, init});
-  return it == kGotu.end() ? "—" : it->second;
+  return row.family->paper_number(row.task, row.init, row.runs.front().config).value_or("—");
 }
 
 }  // namespace maskprior::report

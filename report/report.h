@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "tasks/family.h"
+
 namespace maskprior::report {
 
 /// One finished run folder.
@@ -27,26 +29,28 @@ struct RunRecord {
 struct ReportRow {
   std::string label;
   std::string task, init, spec;
-  double train_fraction = 0;  // arithmetic tasks
+  const tasks::TaskFamily* family = nullptr;  // of the first run (tasks::family_of_run)
+  double train_fraction = 0;                  // arithmetic tasks
   std::vector<RunRecord> runs;
 };
 
 /// A metric in a summary or metrics record: a number, or the mean of a per-layer list; NaN when
 /// absent or not a number.
 double metric_value(const nlohmann::json& record, const std::string& key);
-/// The summary metric a row is judged by (sequence_accuracy, top1, accuracy, test_bpc, ...), and
-/// whether higher is better; nullopt when the summaries have none of them.
+/// The summary metric a row is judged by: its task family's headline (sequence_accuracy, top1,
+/// accuracy, test_bpc, ...); nullopt when no summary of the row has it.
 std::optional<std::string> primary_metric(const ReportRow& row);
 /// First step at which `key` (a metrics.jsonl value) reached `threshold`; nullopt if never.
 std::optional<int64_t> steps_to(const RunRecord& run, const std::string& key, double threshold);
-/// The paper's number for a row (shared/PAPER.md), as text, or "—": only for the paper's own
-/// setting (for mask inits, the task's shipped spec `<task>.mask`; arithmetic at the paper's
-/// train fraction).
+/// The paper's number for a row (its family's, docs/paper.md), as text, or "—": only for the
+/// paper's own setting (for mask inits, the task's shipped spec `<task>.mask`; the setting the
+/// family's number names, e.g. arithmetic at the paper's train fraction).
 std::string paper_number(const ReportRow& row);
 
 /// Every finished run folder under `root` (folders with config.json and summary.json; interrupted
 /// runs are skipped), grouped into rows by their parent folder, in folder order. Throws InputError
-/// when `root` is no folder or holds no finished run, or a JSON file does not parse (naming it).
+/// when `root` is no folder or holds no finished run, a JSON file does not parse (naming it), or a
+/// run's task belongs to no known family (naming the run).
 std::vector<ReportRow> read_rows(const std::string& root);
 
 struct ReportOptions {

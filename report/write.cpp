@@ -16,7 +16,7 @@
 #include "render/plot.h"
 #include "report/report.h"
 #include "report/stats.h"
-#include "tasks/boolean_task.h"
+#include "tasks/family.h"
 #include "tasks/truth_table.h"
 #include "validate/mdi.h"
 #include "validate/validate.h"
@@ -32,10 +32,6 @@ Summary over_seeds(const ReportRow& row, const std::string& key) {
   std::vector<double> values;
   for (const RunRecord& run : row.runs) values.push_back(metric_value(run.summary, key));
   return summarize(values);
-}
-
-bool is_share(const std::string& key) {
-  return key.find("accuracy") != std::string::npos || key == "top1";
 }
 
 std::string cell(const Summary& s, bool percent) {
@@ -106,16 +102,24 @@ PlotSpec make_plot(std::string title, std::string x_label, std::string y_label) 
 
 struct TaskSection {
   std::string task;
+  const tasks::TaskFamily* family;
   std::vector<const ReportRow*> rows;
 };
+
+/// A share in [0, 1] (shown as %): what the section's task family says of `key`.
+bool is_share(const TaskSection& section, const std::string& key) {
+  const tasks::Metric* metric = section.family->find_metric(key);
+  return metric != nullptr && metric->is_share();
+}
 
 std::vector<TaskSection> by_task(const std::vector<ReportRow>& rows) {
   std::vector<TaskSection> sections;
   for (const ReportRow& row : rows) {
-    auto it = std::find_if(sections.begin(), sections.end(),
-                           [&](const TaskSection& s) { return s.task == row.task; });
+    auto it = std::find_if(sections.begin(), sections.end(), [&](const TaskSection& s) {
+      return s.task == row.task && s.family == row.family;
+    });
     if (it == sections.end()) {
-      sections.push_back({row.task, {}});
+      sections.push_back({row.task, row.family, {}});
       it = std::prev(sections.end());
     }
     it->rows.push_back(&row);
@@ -137,12 +141,12 @@ std::string spec_path(const std::string& spec, const std::string& source_dir) {
 }
 
 /// What the validator says about the task's min-degree interpolator, and for each spec of the
-/// section whether its mask can exclude it (Boolean tasks only; "" otherwise).
+/// section whether its mask can exclude it (families whose target is a Boolean function on the
+/// cube; "" otherwise).
 std::string mdi_text(const TaskSection& section, const std::string& source_dir) {
-  if (!tasks::is_boolean_task(section.task)) return "";
+  if (!section.family->truth_table) return "";
   const int n = section.rows.front()->runs.front().config.value("n", 15);
-  const tasks::BooleanTask task = tasks::make_boolean_task(section.task, n);
-  const tasks::TruthTable table = tasks::boolean_truth_table(task);
+  const tasks::TruthTable table = section.family->truth_table(section.task, n);
   const validate::MinDegreeInterpolator mdi = validate::min_degree_interpolator(table, 0);
   if (!mdi.unavailable.empty()) return fmt::format("MDI not computed: {}\n\n", mdi.unavailable);
   std::string text = fmt::format(
@@ -187,22 +191,26 @@ std::string wall_cell(const Summary& wall) {
 }
 
 std::string results_table(const TaskSection& section, const std::string& key) {
-  const bool share = is_share(key);
-  // Boolean runs also show the learned coefficient of the monomial the MDI leaves out and the
-  // margin of the unseen predictions from the rounding boundary (> 0: rounds right).
-  const bool boolean = tasks::is_boolean_task(section.task);
+  const bool share = is_share(section, key);
+  // The family's diagnostics of the learned function (Boolean: the coefficient of the monomial
+  // the MDI leaves out, the margin of the unseen predictions from the rounding boundary).
+  const std::vector<tasks::Metric>& diagnostics = section.family->diagnostics;
+  std::string titles, rules;
+  for (const tasks::Metric& metric : diagnostics) {
+    titles += fmt::format(" {} |", metric.column());
+    rules += "---|";
+  }
   std::string out = fmt::format(
       "| run | seeds | {}{} | paper |{} steps to 50% | steps to 95% | prior mass start → end | "
       "mask drift | wall s / run |\n|---|---|---|---|{}---|---|---|---|---|\n",
-      key, share ? " %" : "", boolean ? " target coef | unseen margin |" : "",
-      boolean ? "---|---|" : "");
+      key, share ? " %" : "", titles, rules);
   for (const ReportRow* row : section.rows) {
     const Summary start = over_seeds(*row, "prior_mass_init");
     const Summary end = over_seeds(*row, "prior_mass");
-    const std::string extra =
-        boolean ? fmt::format(" {} | {} |", cell(over_seeds(*row, "target_coefficient"), false),
-                              cell(over_seeds(*row, "unseen_margin"), false))
-                : "";
+    std::string extra;
+    for (const tasks::Metric& metric : diagnostics) {
+      extra += fmt::format(" {} |", cell(over_seeds(*row, metric.key), metric.is_share()));
+    }
     out += fmt::format(
         "| {} | {} | {} | {} |{} {} | {} | {} | {} | {} |\n", row->label, row->runs.size(),
         cell(over_seeds(*row, key), share), paper_number(*row), extra,
@@ -229,11 +237,8 @@ std::string settings_table(const TaskSection& section) {
   for (const ReportRow* row : section.rows) {
     const json& c = row->runs.front().config;
     const json& summary = row->runs.front().summary;  // the device used (since stop 19)
-    std::string data = "—";
-    if (tasks::is_boolean_task(row->task)) data = "n = " + field(c, "n");
-    if (tasks::is_arithmetic_task(row->task) && c.contains("train_fraction")) {
-      data = fmt::format("{:.3g}% of problems", 100 * c.value("train_fraction", 0.0));
-    }
+    const std::string data =
+        row->family->describe_data ? row->family->describe_data(c) : std::string("—");
     out += fmt::format(
         "| {} | {} | {} | {} × {}, {} × {}, {} | {} | {} | {} | {} | {} | {} | {} |\n", row->label,
         field(c, "preset"), data, field(c, "dim"), field(c, "depth"), field(c, "heads"),
@@ -260,7 +265,7 @@ std::string figure(const fs::path& root, const std::string& name, PlotSpec plot)
 /// The metric per row: one marker per seed and the mean ± std; or, when the rows sweep the train
 /// fraction, the metric against it with one line per init.
 std::string final_figure(const fs::path& root, const TaskSection& section, const std::string& key) {
-  const double scale = is_share(key) ? 100.0 : 1.0;
+  const double scale = is_share(section, key) ? 100.0 : 1.0;
   std::set<double> fractions;
   for (const ReportRow* row : section.rows) fractions.insert(row->train_fraction);
   PlotSpec plot = make_plot(fmt::format("{}: {} per run", section.task, key), "",
@@ -351,12 +356,12 @@ std::string section_text(const fs::path& root, const TaskSection& section,
   std::string out = fmt::format("## {}\n\n", section.task.empty() ? "(no task)" : section.task);
   if (key.empty()) return out + "No summary metric to report.\n\n";
   out += fmt::format(
-      "`{}` of the last evaluation, mean ± std over seeds{}; *paper* is shared/PAPER.md's number "
+      "`{}` of the last evaluation, mean ± std over seeds{}; *paper* is docs/paper.md's number "
       "for the same task, init and mask (— where the paper has none), reached at the paper's own "
       "budget: compare with care when the preset (Settings) is not `paper`. Steps to 50% / 95%: "
       "first evaluated step at that level, mean over the seeds that reached it (reached / "
       "seeds).\n\n",
-      key, is_share(key) ? " (%)" : "");
+      key, is_share(section, key) ? " (%)" : "");
   out += results_table(section, key) + mdi_text(section, source_dir);
   out += "Settings:\n\n" + settings_table(section);
   out += final_figure(root, section, key) + curve_figures(root, section, key) +

@@ -1,5 +1,6 @@
-// What the trainer needs from a task family (Boolean GOTU here; arithmetic in
-// runtime/arithmetic_experiment.{h,cpp}): data, batches, loss, evaluation, layout, presets.
+// What the trainer needs from a task family's experiment (one file per family: runtime/
+// boolean_experiment.cpp, arithmetic_experiment.cpp, ...; each registered by its family's name in
+// train/data_experiment.cpp): data, batches, loss, evaluation, layout.
 // The trainer owns the model, optimiser, schedule, data order, checkpoints and persistence metrics.
 #pragma once
 
@@ -16,7 +17,6 @@
 
 #include "runtime/experiment_config.h"
 #include "runtime/model.h"
-#include "tasks/boolean_task.h"
 
 namespace maskprior::runtime {
 
@@ -75,38 +75,9 @@ class Experiment {
 ModelConfig sized_model_config(const ExperimentConfig& config, int64_t vocab, int64_t seq_len,
                                Readout readout);
 
-/// The experiment for config.task (data built from config.seed, config.n, ...).
-/// Throws InputError for an unknown task, listing the known ones.
-std::unique_ptr<Experiment> make_experiment(const ExperimentConfig& config);
-
 /// Evaluates `fn(batch)` over `inputs` in chunks of `chunk` rows without gradients, concatenating
 /// the outputs along dim 0 (helper for experiments' evaluate).
 torch::Tensor map_in_chunks(const torch::Tensor& inputs, int64_t chunk,
                             const std::function<torch::Tensor(const torch::Tensor&)>& fn);
 
-/// Per point, the signed distance of the prediction `pred` from the edge of its target's rounding
-/// cell (the predictions that round to y among `values`, the values the target takes): positive
-/// when it rounds right (how far from flipping), negative when wrong (how far from being right).
-/// Double, same shape as pred.
-torch::Tensor rounding_margin(const torch::Tensor& pred, const torch::Tensor& y,
-                              const torch::Tensor& values);
-
-/// Boolean GOTU tasks (parity2, maj3, cyclic3, threesym) on config.n bits.
-std::unique_ptr<Experiment> make_boolean_experiment(const ExperimentConfig& config);
-
-/// A Fourier character χ_T(x) = Π_{i∈T} x_i over a set of rows, named like "{0,1}".
-using FourierCharacter = std::pair<std::string, torch::Tensor>;
-/// Every subset of `variables` in order of size, then lexicographic: {}, {0}, {1}, {0,1}, ...
-std::vector<std::vector<int>> variable_subsets(const std::vector<int>& variables);
-/// The characters of the index sets `sets` on ±1 inputs `signs` [rows, n] (float): each [rows].
-std::vector<FourierCharacter> fourier_characters(const torch::Tensor& signs,
-                                                 const std::vector<std::vector<int>>& sets);
-/// The GOTU metrics (PAPER.md) of real predictions `pred` [R] against targets `y` [R] with seen
-/// flags `seen` [R] (bool): accuracy (pred rounded to the nearest of `values`, exact match) over
-/// every row, seen_accuracy, unseen_accuracy, seen_mse, unseen_mse (0 where no row is such), and
-/// `fourier`: mean(pred · χ_T) per character (the learned function's coefficient f̂(T) when the
-/// rows are the whole cube). Tensors on the CPU.
-nlohmann::json boolean_metrics(const torch::Tensor& pred, const torch::Tensor& y,
-                               const torch::Tensor& seen, const torch::Tensor& values,
-                               const std::vector<FourierCharacter>& characters);
 }  // namespace maskprior::runtime

@@ -1,17 +1,44 @@
 // What the readout-regression experiments share: the built-in Boolean GOTU tasks
-// (runtime/experiment.cpp) and truth tables (runtime/truth_table_experiment.cpp). The readout
-// token gives one real number, the loss is MSE on the training rows, and evaluation is
+// (runtime/boolean_experiment.cpp) and truth tables (runtime/truth_table_experiment.cpp). The
+// readout token gives one real number, the loss is MSE on the training rows, and evaluation is
 // boolean_metrics over every row (the whole cube for the GOTU tasks).
 #pragma once
 
 #include <torch/torch.h>
 
+#include <nlohmann/json.hpp>
+
 #include <cstdint>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "runtime/experiment.h"
 
 namespace maskprior::runtime {
+
+/// Per point, the signed distance of the prediction `pred` from the edge of its target's rounding
+/// cell (the predictions that round to y among `values`, the values the target takes): positive
+/// when it rounds right (how far from flipping), negative when wrong (how far from being right).
+/// Double, same shape as pred.
+torch::Tensor rounding_margin(const torch::Tensor& pred, const torch::Tensor& y,
+                              const torch::Tensor& values);
+
+/// A Fourier character χ_T(x) = Π_{i∈T} x_i over a set of rows, named like "{0,1}".
+using FourierCharacter = std::pair<std::string, torch::Tensor>;
+/// Every subset of `variables` in order of size, then lexicographic: {}, {0}, {1}, {0,1}, ...
+std::vector<std::vector<int>> variable_subsets(const std::vector<int>& variables);
+/// The characters of the index sets `sets` on ±1 inputs `signs` [rows, n] (float): each [rows].
+std::vector<FourierCharacter> fourier_characters(const torch::Tensor& signs,
+                                                 const std::vector<std::vector<int>>& sets);
+/// The GOTU metrics (PAPER.md) of real predictions `pred` [R] against targets `y` [R] with seen
+/// flags `seen` [R] (bool): accuracy (pred rounded to the nearest of `values`, exact match) over
+/// every row, seen_accuracy, unseen_accuracy, seen_mse, unseen_mse (0 where no row is such), and
+/// `fourier`: mean(pred · χ_T) per character (the learned function's coefficient f̂(T) when the
+/// rows are the whole cube). Tensors on the CPU.
+nlohmann::json boolean_metrics(const torch::Tensor& pred, const torch::Tensor& y,
+                               const torch::Tensor& seen, const torch::Tensor& values,
+                               const std::vector<FourierCharacter>& characters);
 
 /// A subclass fills the tensors below in its constructor and adds layout, model_config and what
 /// else it has to say.

@@ -18,6 +18,7 @@
 #include "runtime/metrics.h"
 #include "runtime/model.h"
 #include "tasks/arithmetic_task.h"
+#include "train/data_experiment.h"
 #include "train/presets.h"
 #include "train/train.h"
 
@@ -522,7 +523,7 @@ struct Initialised {
 Initialised initialise(const TrainConfig& config) {
   torch::set_num_threads(config.threads);
   Initialised run;
-  run.experiment = make_experiment(training::experiment_config(config));
+  run.experiment = training::make_run_experiment(config, std::nullopt);
   if (!config.spec.empty()) run.spec = compile_file(config.spec);
   torch::manual_seed(config.seed);
   run.model = MaskedTransformer(run.experiment->model_config(training::experiment_config(config)));

@@ -21,6 +21,7 @@
 #include "tests/test_util.h"
 #include "tests/vl_fixture.h"
 #include "train/config.h"
+#include "train/data_experiment.h"
 #include "train/presets.h"
 #include "train/train.h"
 
@@ -81,7 +82,7 @@ class VlRuntimeTest : public ::testing::Test {
 
 /// Adam on one fixed batch for `steps` steps; returns (first, last) loss.
 std::pair<double, double> fit_one_batch(const TrainConfig& config, int steps) {
-  const auto experiment = make_experiment(training::experiment_config(config));
+  const auto experiment = training::make_run_experiment(config, std::nullopt);
   torch::manual_seed(0);
   MaskedTransformer model(experiment->model_config(training::experiment_config(config)));
   InitOptions options;

@@ -12,7 +12,7 @@
 #include "core/error.h"
 #include "tasks/fashion_mnist.h"
 #include "tasks/idx_file.h"
-#include "tasks/task_names.h"
+#include "tasks/family.h"
 #include "tasks/text_corpus.h"
 #include "tests/test_util.h"
 #include "tests/vl_fixture.h"

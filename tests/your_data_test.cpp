@@ -184,7 +184,7 @@ TEST_F(YourDataTest, AdditionFromAFileHasTheBuiltInTasksShapesAndTargets) {
   const auto config = data_config(builtin_config);
   const auto spec = compile_file(config.spec);
   const auto file = training::make_run_experiment(config, spec);
-  const auto builtin = make_experiment(training::experiment_config(builtin_config));
+  const auto builtin = training::make_run_experiment(builtin_config, std::nullopt);
   ASSERT_EQ(file->train_size(), builtin->train_size());
   EXPECT_TRUE(same_spans(file->layout(), builtin->layout()));
   const auto file_model = file->model_config(training::experiment_config(config));

@@ -8,7 +8,7 @@
 
 #include "core/error.h"
 #include "runtime/init_method.h"
-#include "tasks/task_names.h"
+#include "tasks/family.h"
 #include "train/presets.h"
 
 namespace maskprior::training {

@@ -2,10 +2,17 @@
 
 #include <fmt/format.h>
 
+#include <map>
 #include <utility>
 
 #include "core/error.h"
+#include "runtime/arithmetic_experiment.h"
+#include "runtime/boolean_experiment.h"
+#include "runtime/language_experiment.h"
+#include "runtime/regression_experiment.h"
+#include "runtime/sequence_experiment.h"
 #include "runtime/truth_table_experiment.h"
+#include "runtime/vision_experiment.h"
 #include "tasks/truth_table.h"
 #include "validate/dependencies.h"
 #include "validate/validate.h"
@@ -55,18 +62,68 @@ runtime::TruthTableTask truth_table_task(const std::string& path, const Compiled
 
 }  // namespace
 
+namespace {
+
+/// Each family's experiment by the family's name: the one place a family's runtime half is
+/// registered (its LibTorch-free half is listed in tasks/family.cpp).
+std::map<std::string, ExperimentFactory>& experiment_registry() {
+  static std::map<std::string, ExperimentFactory> registry = {
+      {"boolean",
+       [](const TrainConfig& c, const std::optional<CompiledMask>&) {
+         return runtime::make_boolean_experiment(experiment_config(c));
+       }},
+      {"arithmetic",
+       [](const TrainConfig& c, const std::optional<CompiledMask>&) {
+         return runtime::make_arithmetic_experiment(experiment_config(c));
+       }},
+      {"vision",
+       [](const TrainConfig& c, const std::optional<CompiledMask>&) {
+         return runtime::make_vision_experiment(experiment_config(c));
+       }},
+      {"language",
+       [](const TrainConfig& c, const std::optional<CompiledMask>&) {
+         return runtime::make_language_experiment(experiment_config(c));
+       }},
+      {"sequence-data",
+       [](const TrainConfig& c, const std::optional<CompiledMask>& spec) {
+         auto experiment = experiment_config(c);
+         experiment.layout = spec->layout;
+         experiment.layout_source = c.spec;
+         return runtime::make_sequence_experiment(experiment);
+       }},
+      {"truth-table",
+       [](const TrainConfig& c, const std::optional<CompiledMask>& spec) {
+         return runtime::make_truth_table_experiment(truth_table_task(c.truth_table, *spec));
+       }},
+  };
+  return registry;
+}
+
+}  // namespace
+
+const tasks::TaskFamily& family_of(const TrainConfig& config) {
+  return tasks::family_of_run(to_json(config));
+}
+
+void register_experiment(const std::string& family, ExperimentFactory factory) {
+  if (tasks::find_family(family) == nullptr) {
+    throw InputError(fmt::format("no task family '{}' to register an experiment for", family));
+  }
+  if (!experiment_registry().emplace(family, std::move(factory)).second) {
+    throw InputError(fmt::format("task family '{}' has an experiment already", family));
+  }
+}
+
 std::unique_ptr<runtime::Experiment> make_run_experiment(const TrainConfig& config,
                                                          const std::optional<CompiledMask>& spec) {
-  auto experiment = experiment_config(config);
-  if (config.data.empty() && config.truth_table.empty())
-    return runtime::make_experiment(experiment);
-  internal_check(spec.has_value(), "check_config lets no --data or --truth-table run without spec");
-  if (!config.truth_table.empty()) {
-    return runtime::make_truth_table_experiment(truth_table_task(config.truth_table, *spec));
+  const tasks::TaskFamily& family = family_of(config);
+  internal_check(family.input_key.empty() || spec.has_value(),
+                 "check_config lets no run on your own data go without a spec");
+  const auto factory = experiment_registry().find(family.name);
+  if (factory == experiment_registry().end()) {
+    throw InputError(fmt::format("task family '{}' has no experiment registered", family.name));
   }
-  experiment.layout = spec->layout;
-  experiment.layout_source = config.spec;
-  return runtime::make_experiment(experiment);
+  return factory->second(config, spec);
 }
 
 bool add_hard_causal(CompiledMask& spec) {

@@ -1,23 +1,37 @@
 // The experiment of a run: a built-in task (`--task`), your own sequences (`--data`) or your own
-// Boolean function (`--truth-table`); for the last two the spec defines the layout
-// (docs/your-data.md). Also what a run of your own data adds to the spec and the run folder.
+// Boolean function (`--truth-table`), made by its task family's registered experiment; for the
+// last two the spec defines the layout (docs/your-data.md). Also what a run of your own data adds
+// to the spec and the run folder.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 
 #include "core/compiled_mask.h"
 #include "runtime/experiment.h"
+#include "tasks/family.h"
 #include "train/config.h"
 #include "train/run_folder.h"
 
 namespace maskprior::training {
 
-/// The experiment `config` asks for. `spec` (required for --data and --truth-table) gives their
-/// layout; a truth table's columns are bound to its tokens as `maskc validate --truth-table`
-/// binds them (validate::table_target, readout = token 0). Throws InputError or SpecError (at the
-/// data file's line) for bad data, before anything is written.
+/// Makes a family's experiment for a run; `spec` is the run's spec, if it has one.
+using ExperimentFactory = std::function<std::unique_ptr<runtime::Experiment>(
+    const TrainConfig& config, const std::optional<CompiledMask>& spec)>;
+
+/// The task family of a run (tasks::family_of_run of its settings).
+const tasks::TaskFamily& family_of(const TrainConfig& config);
+
+/// Registers the experiment of `family` (a family of tasks/family.h, e.g. one added with
+/// tasks::register_family). InputError if there is no such family or it has an experiment.
+void register_experiment(const std::string& family, ExperimentFactory factory);
+
+/// The experiment `config` asks for, from its family's registered experiment. `spec` (required for
+/// --data and --truth-table) gives their layout; a truth table's columns are bound to its tokens as
+/// `maskc validate --truth-table` binds them (validate::table_target, readout = token 0). Throws
+/// InputError or SpecError (at the data file's line) for bad data, before anything is written.
 std::unique_ptr<runtime::Experiment> make_run_experiment(const TrainConfig& config,
                                                          const std::optional<CompiledMask>& spec);
 

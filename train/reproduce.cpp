@@ -17,9 +17,7 @@
 #include "io/atomic_file.h"
 #include "io/json_file.h"
 #include "io/lock_file.h"
-#include "tasks/arithmetic_task.h"
-#include "tasks/fashion_mnist.h"
-#include "tasks/text_corpus.h"
+#include "tasks/family.h"
 #include "train/interrupt.h"
 #include "train/jobs.h"
 #include "train/run_folder.h"
@@ -32,126 +30,19 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-/// A summary metric shown in the tables: its key, column title, and whether it is a percentage.
-struct Column {
-  const char* key;
-  const char* title;
-  bool percent;
-};
-
-// Layer lists (prior mass, drift) are averaged over layers before averaging over seeds.
-constexpr Column kColumns[] = {
-    {"accuracy", "accuracy %", true},
-    {"unseen_accuracy", "unseen acc %", true},
-    {"unseen_mse", "unseen MSE", false},
-    {"sequence_accuracy", "sequence acc %", true},
-    {"digit_accuracy", "digit acc %", true},
-    {"top1", "top-1 %", true},
-    {"test_bpc", "test bits/char", false},
-    {"prior_mass_init", "prior mass start", false},
-    {"prior_mass", "prior mass end", false},
-    {"mask_drift", "mask drift", false},
-    {"target_coefficient", "target coef", false},
-    {"unseen_margin", "unseen margin", false},
-    {"steps_to_95", "steps to 95%", false},
-};
-
-std::vector<SuiteEntry> boolean_entries(const std::vector<std::string>& tasks,
-                                        const std::vector<std::string>& inits) {
-  std::vector<SuiteEntry> entries;
-  for (const std::string& task : tasks) {
-    for (const std::string& init : inits) {
-      entries.push_back(
-          {task + "-" + init, task, "specs/gotu/" + task + ".mask", init, json::object()});
-    }
+/// The columns of a family's table: its metrics shown in tables, the persistence metrics, its
+/// diagnostics, and the steps its headline took to reach 95% (a column only where some row has a
+/// value). Layer lists (prior mass, drift) are averaged over layers before averaging over seeds.
+std::vector<tasks::Metric> table_columns(const tasks::TaskFamily& family) {
+  std::vector<tasks::Metric> columns;
+  for (const tasks::Metric& metric : family.metrics) {
+    if (metric.in_tables) columns.push_back(metric);
   }
-  return entries;
-}
-
-std::vector<SuiteEntry> arithmetic_entries(const std::vector<std::string>& inits) {
-  std::vector<SuiteEntry> entries;
-  // Each task at the paper's train fraction, which both presets set (train/presets.cpp).
-  for (const std::string& task : tasks::arithmetic_task_names()) {
-    for (const std::string& init : inits) {
-      entries.push_back({fmt::format("{}-{}", task, init), task,
-                         fmt::format("specs/arith/{}.mask", task), init, json::object()});
-    }
-  }
-  return entries;
-}
-
-/// One task with its spec and each of `inits` (vision: fashion-mnist on local7x7; language:
-/// fortunes-char on distance).
-std::vector<SuiteEntry> task_entries(const std::string& task, const std::string& spec,
-                                     const std::vector<std::string>& inits) {
-  std::vector<SuiteEntry> entries;
-  for (const std::string& init : inits) {
-    entries.push_back({task + "-" + init, task, spec, init, json::object()});
-  }
-  return entries;
-}
-
-/// The table a task's row goes into: one per family, since their metrics differ.
-int family_of(const std::string& task) {
-  if (tasks::is_arithmetic_task(task)) return 1;
-  if (tasks::is_vision_task(task)) return 2;
-  if (tasks::is_language_task(task)) return 3;
-  return 0;  // Boolean
-}
-
-/// The reviewers' questions on parity2: misspecified, neutral, fixed and low-contrast masks.
-std::vector<SuiteEntry> ablation_entries() {
-  const std::string spec = "specs/gotu/parity2.mask";
-  std::vector<SuiteEntry> entries = {
-      {"parity2-vanilla", "parity2", spec, "vanilla", json::object()},
-      {"parity2-mask", "parity2", spec, "mask", json::object()},
-      {"parity2-misspecified", "parity2", "specs/gotu/parity2_misspecified.mask", "mask",
-       json::object()},
-      {"parity2-mask-zero", "parity2", spec, "mask-zero", json::object()},
-      {"parity2-mask-fixed", "parity2", spec, "mask-fixed", json::object()},
-  };
-  for (int contrast : {1, 3, 5}) {
-    entries.push_back({fmt::format("parity2-mask-pm{}", contrast), "parity2", spec, "mask",
-                       json{{"mask_open", contrast}, {"mask_close", -contrast}}});
-  }
-  return entries;
-}
-
-/// Figure 4: accuracy against the train fraction, vanilla vs mask, for both arithmetic tasks.
-std::vector<SuiteEntry> sweep_entries() {
-  const std::vector<std::pair<std::string, std::vector<double>>> sweeps = {
-      {"addition", {0.002, 0.004, 0.01, 0.02}}, {"multiplication", {0.01, 0.03, 0.05, 0.10}}};
-  std::vector<SuiteEntry> entries;
-  for (const auto& [task, fractions] : sweeps) {
-    for (double fraction : fractions) {
-      for (const std::string init : {"vanilla", "mask"}) {
-        entries.push_back({fmt::format("{}-{:g}pct-{}", task, 100 * fraction, init), task,
-                           fmt::format("specs/arith/{}.mask", task), init,
-                           json{{"train_fraction", fraction}}});
-      }
-    }
-  }
-  return entries;
-}
-
-/// Several masks for the same target (specs/designs/): does any of them move the learned function
-/// away from the min-degree interpolator?
-std::vector<SuiteEntry> design_entries() {
-  const std::vector<std::pair<std::string, std::vector<std::string>>> designs = {
-      {"parity2", {"readout", "noself", "twohop", "hard", "layers"}},
-      {"maj3", {"readout", "twohop", "hard"}}};
-  std::vector<SuiteEntry> entries;
-  for (const auto& [task, names] : designs) {
-    entries.push_back({task + "-vanilla", task, "", "vanilla", json::object()});
-    entries.push_back(
-        {task + "-pair", task, fmt::format("specs/gotu/{}.mask", task), "mask", json::object()});
-    for (const std::string& name : names) {
-      entries.push_back({fmt::format("{}-{}", task, name), task,
-                         fmt::format("specs/designs/{}_{}.mask", task, name), "mask",
-                         json::object()});
-    }
-  }
-  return entries;
+  const auto& persistence = tasks::persistence_metrics();
+  columns.insert(columns.end(), persistence.begin(), persistence.end());
+  columns.insert(columns.end(), family.diagnostics.begin(), family.diagnostics.end());
+  columns.push_back({"steps_to_95", "steps to 95%", "steps to 95%", "", tasks::Better::kLower});
+  return columns;
 }
 
 double layer_mean(const json& value) {
@@ -163,7 +54,7 @@ double layer_mean(const json& value) {
 }
 
 /// mean and sample standard deviation of the seeds' values of `key` (NaN when absent).
-json aggregate(const std::vector<json>& summaries, const char* key) {
+json aggregate(const std::vector<json>& summaries, const std::string& key) {
   std::vector<double> values;
   for (const json& s : summaries) {
     if (s.contains(key) && !s[key].is_null()) {
@@ -363,64 +254,11 @@ std::string format_cell(const json& cell, bool percent) {
 
 }  // namespace
 
-std::vector<std::pair<std::string, std::string>> suite_names() {
-  return {
-      {"demo", "parity2 (vanilla vs mask) and addition at 0.4% (vanilla vs mask), one seed"},
-      {"gotu", "the four Boolean GOTU tasks with every init method"},
-      {"arith", "addition at 0.4% and multiplication at 3% with vanilla, QK and mask inits"},
-      {"ablations",
-       "parity2: misspecified, neutral (zero), fixed and low-contrast (±1, ±3, ±5) masks"},
-      {"arith-sweep",
-       "accuracy vs train fraction (Figure 4): addition at 0.2/0.4/1/2%, multiplication at "
-       "1/3/5/10%, vanilla vs mask"},
-      {"designs",
-       "parity2 and maj3 with several masks for the same target (readout only, pair, no self, "
-       "two-hop, hard, per layer): learned target coefficient and unseen margin"},
-      {"vision",
-       "fashion-mnist ViT on local7x7: vanilla, mimetic, impulse, qk-svd, mask, mask-fixed"},
-      {"language", "fortunes-char on distance (n = 64): vanilla, mask-zero, mask, mask-fixed"},
-  };
-}
-
-std::vector<SuiteEntry> suite_entries(const std::string& suite) {
-  const std::vector<std::string> gotu_tasks = {"parity2", "maj3", "cyclic3", "threesym"};
-  if (suite == "demo") {
-    std::vector<SuiteEntry> entries = boolean_entries({"parity2"}, {"vanilla", "mask"});
-    for (SuiteEntry& e : arithmetic_entries({"vanilla", "mask"})) {
-      if (e.task == "addition") entries.push_back(e);
-    }
-    return entries;
-  }
-  if (suite == "gotu") {
-    return boolean_entries(gotu_tasks, {"vanilla", "qk-svd", "qk-opt", "mimetic", "mask"});
-  }
-  if (suite == "arith") return arithmetic_entries({"vanilla", "qk-svd", "qk-opt", "mask"});
-  if (suite == "ablations") return ablation_entries();
-  if (suite == "arith-sweep") return sweep_entries();
-  if (suite == "designs") return design_entries();
-  if (suite == "vision") {
-    return task_entries(tasks::kFashionMnistTask, "specs/vision/local7x7.mask",
-                        {"vanilla", "mimetic", "impulse", "qk-svd", "mask", "mask-fixed"});
-  }
-  if (suite == "language") {
-    return task_entries(tasks::kFortunesTask, "specs/language/distance.mask",
-                        {"vanilla", "mask-zero", "mask", "mask-fixed"});
-  }
-  std::string known;
-  for (const auto& [name, description] : suite_names()) known += (known.empty() ? "" : ", ") + name;
-  throw InputError(fmt::format("[reproduce] unknown suite '{}' (known: {})", suite, known));
-}
-
-int suite_default_seeds(const std::string& suite) {
-  if (suite == "demo") return 1;
-  return suite == "arith-sweep" || suite == "designs" ? 3 : 5;
-}
-
-std::string results_table(const json& rows) {
-  std::vector<const Column*> shown;
-  for (const Column& c : kColumns) {
+std::string results_table(const json& rows, const std::vector<tasks::Metric>& columns) {
+  std::vector<const tasks::Metric*> shown;
+  for (const tasks::Metric& c : columns) {
     for (const json& row : rows) {
-      if (!row["metrics"][c.key].is_null()) {
+      if (row["metrics"].contains(c.key) && !row["metrics"][c.key].is_null()) {
         shown.push_back(&c);
         break;
       }
@@ -428,12 +266,14 @@ std::string results_table(const json& rows) {
   }
   std::vector<std::vector<std::string>> cells;
   std::vector<std::string> header = {"run", "seeds"};
-  for (const Column* c : shown) header.push_back(c->title);
+  for (const tasks::Metric* c : shown) header.push_back(c->column());
   cells.push_back(header);
   for (const json& row : rows) {
     std::vector<std::string> line = {row["label"].get<std::string>(),
                                      std::to_string(row["seeds"].size())};
-    for (const Column* c : shown) line.push_back(format_cell(row["metrics"][c->key], c->percent));
+    for (const tasks::Metric* c : shown) {
+      line.push_back(format_cell(row["metrics"][c->key], c->is_share()));
+    }
     cells.push_back(line);
   }
   // Column widths in code points, so ± and — line up.
@@ -470,12 +310,14 @@ void write_results(const SuiteOptions& options, const json& results, const fs::p
                    std::ostream& out) {
   std::string markdown =
       fmt::format("# maskc reproduce {} (preset {})\n\n", options.suite, options.preset);
-  for (int family = 0; family < 4; ++family) {
+  for (const tasks::TaskFamily& family : tasks::families()) {
     json rows = json::array();
     for (const json& row : results["rows"]) {
-      if (family_of(row["task"].get<std::string>()) == family) rows.push_back(row);
+      if (tasks::family_of_task(row["task"].get<std::string>()).name == family.name) {
+        rows.push_back(row);
+      }
     }
-    if (!rows.empty()) markdown += results_table(rows) + "\n";
+    if (!rows.empty()) markdown += results_table(rows, table_columns(family)) + "\n";
   }
   if (results.contains("failed")) {
     markdown += fmt::format(
@@ -494,7 +336,7 @@ void write_results(const SuiteOptions& options, const json& results, const fs::p
 
 /// The suite's runs, or those whose label contains one of --only's words.
 std::vector<SuiteEntry> selected_entries(const SuiteOptions& options) {
-  std::vector<SuiteEntry> entries = suite_entries(options.suite);
+  std::vector<SuiteEntry> entries = tasks::suite(options.suite).runs;
   if (options.only.empty()) return entries;
   std::erase_if(entries, [&](const SuiteEntry& e) {
     for (const std::string& o : options.only) {
@@ -510,10 +352,8 @@ std::vector<SuiteEntry> selected_entries(const SuiteOptions& options) {
 json results_row(const SuiteEntry& entry, const std::vector<json>& summaries,
                  const json& seed_list) {
   json metrics = json::object();
-  for (const Column& c : kColumns) metrics[c.key] = aggregate(summaries, c.key);
-  // Arithmetic and vision summaries repeat sequence accuracy / top-1 as `accuracy`; show it once.
-  if (!metrics["sequence_accuracy"].is_null() || !metrics["top1"].is_null()) {
-    metrics["accuracy"] = nullptr;
+  for (const tasks::Metric& c : table_columns(tasks::family_of_task(entry.task))) {
+    metrics[c.key] = aggregate(summaries, c.key);
   }
   return {{"label", entry.label}, {"task", entry.task},           {"init", entry.init},
           {"spec", entry.spec},   {"overrides", entry.overrides}, {"seeds", seed_list},
@@ -524,7 +364,7 @@ json results_row(const SuiteEntry& entry, const std::vector<json>& summaries,
 
 json run_suite(const SuiteOptions& options, std::ostream& out) {
   const std::vector<SuiteEntry> entries = selected_entries(options);
-  const int seeds = options.seeds > 0 ? options.seeds : suite_default_seeds(options.suite);
+  const int seeds = options.seeds > 0 ? options.seeds : tasks::suite(options.suite).default_seeds;
   const fs::path root(options.out);
   fs::create_directories(root);
   // One `reproduce` per folder; the ranks of a split suite share it (rank 0 holds the lock).

@@ -11,25 +11,21 @@
 #include <string>
 #include <vector>
 
+#include "tasks/family.h"
 #include "train/distributed.h"
 
 namespace maskprior::training {
 
 /// One row of a suite's table: a task trained with one init (and overrides) over several seeds.
-struct SuiteEntry {
-  std::string label;  // row label, also the run folder name
-  std::string task;
-  std::string spec;  // path relative to the source tree (specs/...), empty = none
-  std::string init;
-  nlohmann::json overrides;  // TrainConfig keys beyond the preset (e.g. train_fraction)
-};
+/// The suites are data of the task families (tasks::suites(), tasks/family.h).
+using SuiteEntry = tasks::SuiteRun;
 
 struct SuiteOptions {
-  std::string suite;  // a name of suite_names()
+  std::string suite;  // a name of tasks::suites()
   std::string out;    // results folder
   std::string preset = "quick";
   int seeds = 0;                  // 0 = the suite's default
-  std::string source_dir;         // where specs/ lives
+  std::string source_dir;         // the folder that holds specs/ (maskc's share folder)
   nlohmann::json overrides;       // applied to every run (threads, device, epochs, ...)
   std::vector<std::string> only;  // keep only entries whose label contains one of these
   int jobs = 1;                   // runs at once, each in its own process (train/jobs.h)
@@ -39,13 +35,6 @@ struct SuiteOptions {
   std::optional<World> world;
 };
 
-/// Names of the suites with one-line descriptions.
-std::vector<std::pair<std::string, std::string>> suite_names();
-/// The entries of `suite`. Throws InputError for an unknown suite.
-std::vector<SuiteEntry> suite_entries(const std::string& suite);
-/// Seeds a suite runs by default.
-int suite_default_seeds(const std::string& suite);
-
 /// Runs (or resumes, or reuses finished) every run of the suite, prints progress and the tables to
 /// `out`, and writes results.json and results.md into options.out. Returns results.json's content;
 /// "interrupted": true if a run was stopped (Ctrl-C) — rerunning the same command continues.
@@ -53,7 +42,8 @@ int suite_default_seeds(const std::string& suite);
 /// share of the runs and writes no tables.
 nlohmann::json run_suite(const SuiteOptions& options, std::ostream& out);
 
-/// Formats aggregated results (as in results.json's "rows") as a Markdown table.
-std::string results_table(const nlohmann::json& rows);
+/// Formats aggregated results (as in results.json's "rows") as a Markdown table of `columns`
+/// (those that some row has).
+std::string results_table(const nlohmann::json& rows, const std::vector<tasks::Metric>& columns);
 
 }  // namespace maskprior::training

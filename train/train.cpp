@@ -50,17 +50,14 @@ using Clock = std::chrono::steady_clock;
 using nlohmann::json;
 
 /// The progress line of an evaluation record: the mean train loss since the last evaluation (none
-/// at step 0), the headline metric, and the seconds the evaluation took.
-std::string evaluation_line(const json& record, double seconds) {
+/// at step 0), the task family's headline metric, and the seconds the evaluation took.
+std::string evaluation_line(const json& record, const tasks::Metric& headline, double seconds) {
   std::vector<std::string> parts;
   if (const auto loss = record.find("train_loss"); loss != record.end() && loss->is_number()) {
     parts.push_back(fmt::format("train loss {:.5f}", loss->get<double>()));
   }
-  if (record.contains("accuracy")) {
-    parts.push_back(fmt::format("accuracy {:.4f}", record["accuracy"].get<double>()));
-  } else if (record.contains("test_bpc")) {
-    parts.push_back(
-        fmt::format("test bits per character {:.4f}", record["test_bpc"].get<double>()));
+  if (const auto value = record.find(headline.key); value != record.end() && value->is_number()) {
+    parts.push_back(fmt::format("{} {:.4f}", headline.label, value->get<double>()));
   }
   parts.push_back(fmt::format("evaluated in {:.1f} s", seconds));
   return fmt::format("step {}: {}", record["step"].get<int64_t>(), fmt::join(parts, ", "));
@@ -191,6 +188,7 @@ class Run {
   void on_rank0(const std::function<void()>& work);
 
   const TrainConfig& config_;
+  const tasks::TaskFamily& family_;
   ProcessGroup* const group_;
   const bool resuming_;
   const Clock::time_point started_ = Clock::now();
@@ -216,6 +214,7 @@ class Run {
 
 Run::Run(const TrainConfig& config, bool resuming, ProcessGroup* group)
     : config_(config),
+      family_(family_of(config)),
       group_(group),
       resuming_(resuming),
       folder_(group == nullptr || group->rank() == 0 ? config.out : std::string()) {
@@ -305,7 +304,7 @@ void Run::start() {
       progress_->note("step 0: evaluating the initial model");
       double seconds = 0;
       init_record_ = measure(0, &seconds);
-      progress_->note(evaluation_line(init_record_, seconds));
+      progress_->note(evaluation_line(init_record_, family_.headline(), seconds));
       init_record_["init_info"] = init_info_;
       init_record_["data"] = experiment_->data_info();
       folder_.write_json(kInitFile, init_record_);
@@ -387,7 +386,7 @@ void Run::record_evaluation(double lr) {
     last_record_["lr"] = lr;
     folder_.append_metrics(last_record_);
     session_records_.push_back(last_record_);
-    progress_->note(evaluation_line(last_record_, seconds));
+    progress_->note(evaluation_line(last_record_, family_.headline(), seconds));
   });
   state_.loss_sum = 0;
   state_.loss_count = 0;
@@ -472,6 +471,7 @@ json Run::finish() {
   }
   json summary = last_record_;
   summary["task"] = config_.task;
+  summary["family"] = family_.name;
   if (!config_.data.empty()) summary["data_file"] = config_.data;
   if (!config_.truth_table.empty()) summary["truth_table"] = config_.truth_table;
   summary["init"] = config_.init;
@@ -487,8 +487,9 @@ json Run::finish() {
   }
   summary["wall_seconds"] = wall();
   // Every evaluation of the run, earlier sessions included: metrics.jsonl when there is a folder.
-  summary.update(milestones(folder_.enabled() ? read_json_lines(folder_.file(kMetricsFile))
-                                              : session_records_));
+  summary.update(
+      milestones(folder_.enabled() ? read_json_lines(folder_.file(kMetricsFile)) : session_records_,
+                 family_.headline()));
   if (folder_.enabled()) {
     checkpoint();
     folder_.write_weights(model_tensors(model_), config_);

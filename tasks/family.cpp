@@ -1,0 +1,172 @@
+#include "tasks/family.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cmath>
+#include <mutex>
+
+#include "tasks/families.h"
+
+namespace maskprior::tasks {
+
+namespace {
+
+using nlohmann::json;
+
+/// The families: the built-in ones, then those registered. Built once, on first use.
+std::deque<TaskFamily>& registry() {
+  static std::deque<TaskFamily> all = {boolean_family(),       arithmetic_family(),
+                                       vision_family(),        language_family(),
+                                       sequence_data_family(), truth_table_family()};
+  return all;
+}
+
+std::mutex& registry_mutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+
+/// Config values a paper number's setting asks for: numbers within a relative 1e-9.
+bool same_setting_value(const json& want, const json& have) {
+  if (want.is_number() && have.is_number()) {
+    const double a = want.get<double>(), b = have.get<double>();
+    return std::abs(a - b) <= 1e-9 * std::max(std::abs(a), std::abs(b));
+  }
+  return want == have;
+}
+
+}  // namespace
+
+const Metric& TaskFamily::headline() const {
+  internal_check(!metrics.empty(), "task family " + name + " reports no metric");
+  return metrics.front();
+}
+
+const Metric* TaskFamily::find_metric(const std::string& key) const {
+  for (const auto* list : {&metrics, &diagnostics}) {
+    for (const Metric& metric : *list) {
+      if (metric.key == key) return &metric;
+    }
+  }
+  return nullptr;
+}
+
+std::optional<std::string> TaskFamily::paper_number(const std::string& task,
+                                                    const std::string& init,
+                                                    const json& config) const {
+  for (const PaperNumber& number : paper) {
+    if (number.task != task || number.init != init) continue;
+    for (const auto& [key, want] : number.setting.items()) {
+      if (!config.contains(key) || !same_setting_value(want, config[key])) return std::nullopt;
+    }
+    return number.value;
+  }
+  return std::nullopt;
+}
+
+const std::deque<TaskFamily>& families() {
+  const std::lock_guard lock(registry_mutex());
+  return registry();
+}
+
+void register_family(TaskFamily family) {
+  const std::lock_guard lock(registry_mutex());
+  std::deque<TaskFamily>& all = registry();
+  if (family.metrics.empty()) {
+    throw InputError(fmt::format("task family '{}' reports no metric", family.name));
+  }
+  for (const TaskFamily& other : all) {
+    if (other.name == family.name) {
+      throw InputError(fmt::format("a task family '{}' exists already", family.name));
+    }
+    for (const std::string& task : family.tasks) {
+      if (std::find(other.tasks.begin(), other.tasks.end(), task) != other.tasks.end()) {
+        throw InputError(fmt::format("task '{}' of family '{}' belongs to family '{}' already",
+                                     task, family.name, other.name));
+      }
+    }
+  }
+  all.push_back(std::move(family));
+}
+
+const TaskFamily* find_family(const std::string& name) {
+  for (const TaskFamily& family : families()) {
+    if (family.name == name) return &family;
+  }
+  return nullptr;
+}
+
+const TaskFamily& family_of_task(const std::string& task) {
+  for (const TaskFamily& family : families()) {
+    if (std::find(family.tasks.begin(), family.tasks.end(), task) != family.tasks.end()) {
+      return family;
+    }
+  }
+  throw unknown_task(task);
+}
+
+const TaskFamily& family_of_run(const json& config) {
+  for (const TaskFamily& family : families()) {
+    if (family.input_key.empty()) continue;
+    const auto value = config.find(family.input_key);
+    if (value != config.end() && value->is_string() && !value->get<std::string>().empty()) {
+      return family;
+    }
+  }
+  const auto task = config.find("task");
+  return family_of_task(task != config.end() && task->is_string() ? task->get<std::string>() : "");
+}
+
+std::vector<std::string> task_names() {
+  std::vector<std::string> names;
+  for (const TaskFamily& family : families()) {
+    names.insert(names.end(), family.tasks.begin(), family.tasks.end());
+  }
+  return names;
+}
+
+InputError unknown_task(const std::string& task) {
+  return InputError(
+      fmt::format("unknown task '{}' (known: {})", task, fmt::join(task_names(), ", ")));
+}
+
+std::vector<Suite> suites() {
+  Suite demo{"demo", "", /*default_seeds=*/1, {}};
+  std::vector<std::string> parts;  // "parity2 (vanilla, mask)"
+  for (const TaskFamily& family : families()) {
+    demo.runs.insert(demo.runs.end(), family.demo.begin(), family.demo.end());
+    std::vector<std::string> inits;
+    for (const SuiteRun& run : family.demo) inits.push_back(run.init);
+    if (!family.demo.empty()) {
+      parts.push_back(fmt::format("{} ({})", family.demo.front().task, fmt::join(inits, ", ")));
+    }
+  }
+  demo.description = fmt::format("{}; one seed", fmt::join(parts, ", "));
+  std::vector<Suite> all = {demo};
+  for (const TaskFamily& family : families()) {
+    all.insert(all.end(), family.suites.begin(), family.suites.end());
+  }
+  return all;
+}
+
+Suite suite(const std::string& name) {
+  std::vector<std::string> known;
+  for (Suite& s : suites()) {
+    if (s.name == name) return s;
+    known.push_back(s.name);
+  }
+  throw InputError(
+      fmt::format("[reproduce] unknown suite '{}' (known: {})", name, fmt::join(known, ", ")));
+}
+
+const std::vector<Metric>& persistence_metrics() {
+  static const std::vector<Metric> kMetrics = {
+      {"prior_mass_init", "prior mass start", "attention mass on the prior at step 0", ""},
+      {"prior_mass", "prior mass end", "attention mass on the prior", ""},
+      {"mask_drift", "mask drift", "mask drift", ""}};
+  return kMetrics;
+}
+
+}  // namespace maskprior::tasks

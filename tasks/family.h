@@ -1,0 +1,136 @@
+// Task families: each family of tasks (Boolean GOTU, arithmetic, vision, language, your own
+// sequences, your own truth table) described once, as data: its tasks, preset rows, the metrics
+// it reports (headline first, with title, unit and direction), the run settings it fills into a
+// spec, its paper numbers and its `maskc reproduce` suites. Everything above this layer — the
+// training loop, `maskc train`'s summary, reproduce, report — reads a family here instead of
+// comparing task names or looking for JSON keys. No LibTorch: the experiment of a family (its
+// runtime half) is registered by the family's name in train/experiments.cpp.
+//
+// Adding a family: a descriptor function like the built-in ones (tasks/*_family.cpp), listed in
+// tasks/family.cpp; its experiment in runtime/, registered in train/experiments.cpp; its specs
+// under specs/ (docs/architecture.md, "Where to add things"). A program or test may add one at
+// run time with register_family.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <deque>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "tasks/truth_table.h"
+
+namespace maskprior::tasks {
+
+/// Which way a metric improves.
+enum class Better { kHigher, kLower };
+
+/// A metric a family reports, under its key in metrics.jsonl and summary.json.
+struct Metric {
+  std::string key;    // e.g. "sequence_accuracy"
+  std::string title;  // short, for table columns and plot axes: "sequence acc"
+  std::string label;  // in sentences and progress lines: "sequence accuracy"
+  std::string unit;   // "%" for a share in [0, 1] shown ×100; else the unit, or "" for none
+  Better better = Better::kHigher;
+  bool in_tables = true;  // a column of reproduce's results.md (the summary line shows them all)
+
+  /// A share in [0, 1], shown as a percentage.
+  bool is_share() const { return unit == "%"; }
+  /// The title with its unit when it is a percentage: "sequence acc %".
+  std::string column() const { return is_share() ? title + " %" : title; }
+};
+
+/// The paper's number for one task and init, for the report's *paper* column; `setting` holds the
+/// config keys a run must match for the number to apply (e.g. the paper's train fraction).
+struct PaperNumber {
+  std::string task, init, value;
+  nlohmann::json setting = nlohmann::json::object();
+};
+
+/// One row of a reproduce suite: a task trained with one init (and overrides) over the seeds.
+struct SuiteRun {
+  std::string label;  // row label, also its folder in the results folder
+  std::string task;
+  std::string spec;  // relative to maskc's share folder (specs/...); "" = none
+  std::string init;
+  nlohmann::json overrides = nlohmann::json::object();  // config keys beyond the preset
+};
+
+/// A named suite of `maskc reproduce`.
+struct Suite {
+  std::string name;
+  std::string description;  // one line, for --help
+  int default_seeds = 5;
+  std::vector<SuiteRun> runs;
+};
+
+/// Everything maskprior knows about a family apart from its experiment.
+struct TaskFamily {
+  std::string name;   // "boolean", "arithmetic", ...: the preset rows' and experiment's key
+  std::string title;  // for headings: "Boolean GOTU"
+  std::vector<std::string> tasks;  // its built-in tasks; none for a family of your own data
+  /// For a family of your own data: the config key that selects it when given (`data`,
+  /// `truth_table`); "" for a family of built-in tasks.
+  std::string input_key;
+  /// Preset name → config keys ("quick", "paper"), and task → preset → keys merged on top.
+  nlohmann::json presets = nlohmann::json::object();
+  nlohmann::json task_presets = nlohmann::json::object();
+  /// What a run reports, headline first: its progress line, summary line and tables.
+  std::vector<Metric> metrics;
+  /// Learned-function diagnostics shown after the persistence columns of the tables.
+  std::vector<Metric> diagnostics;
+  /// Parameters of a .mask spec that a run fills from the config key of the same name unless -D
+  /// gives them (Boolean tasks: `n` bits; language: `n` tokens of context).
+  std::vector<std::string> spec_params;
+  /// The data a run's config describes, for the report's settings table ("n = 15").
+  std::function<std::string(const nlohmann::json& config)> describe_data;
+  /// A Boolean target on the cube (the report shows the validator's min-degree interpolator);
+  /// null for families whose target is not one.
+  std::function<TruthTable(const std::string& task, int n)> truth_table;
+  std::vector<PaperNumber> paper;
+  std::vector<Suite> suites;
+  /// This family's runs in `maskc reproduce demo`.
+  std::vector<SuiteRun> demo;
+
+  /// The metric a run is judged by: metrics.front().
+  const Metric& headline() const;
+  /// The metric `key` of this family (its metrics or diagnostics); nullptr if none.
+  const Metric* find_metric(const std::string& key) const;
+  /// The paper's number for `task` and `init` under `config` (a run's config.json); nullopt when
+  /// the paper has none or the run's setting differs from the paper's.
+  std::optional<std::string> paper_number(const std::string& task, const std::string& init,
+                                          const nlohmann::json& config) const;
+};
+
+/// Every family: the built-in ones (tasks/family.cpp) in order, then those registered (a deque:
+/// registering one keeps references to the others valid).
+const std::deque<TaskFamily>& families();
+/// Adds a family. InputError if its name, or one of its tasks, is taken, or it has no metric.
+void register_family(TaskFamily family);
+/// The family called `name`; nullptr if none.
+const TaskFamily* find_family(const std::string& name);
+/// The family of the built-in task `task`; InputError (unknown_task) if none has it.
+const TaskFamily& family_of_task(const std::string& task);
+/// The family of a run from its settings (a config.json, or a TrainConfig as JSON): the family
+/// whose input key is set to a non-empty string, else the family of its task.
+const TaskFamily& family_of_run(const nlohmann::json& config);
+
+/// Every built-in task, family by family.
+std::vector<std::string> task_names();
+/// An InputError naming `task` and listing every built-in task.
+InputError unknown_task(const std::string& task);
+
+/// The suites of `maskc reproduce`: `demo` (every family's demo runs, one seed), then each
+/// family's own.
+std::vector<Suite> suites();
+/// The suite `name`; InputError listing the suites if none.
+Suite suite(const std::string& name);
+
+/// The persistence metrics every run measures (prior mass at the start and end, mask drift), as
+/// table columns.
+const std::vector<Metric>& persistence_metrics();
+
+}  // namespace maskprior::tasks
