@@ -7,9 +7,10 @@
 #include <vector>
 
 #include "compiler/ast.h"
-#include "compiler/compile.h"
+#include "compiler/compile_options.h"
 #include "compiler/eval.h"
 #include "compiler/source.h"
+#include "core/layout.h"
 
 namespace maskprior {
 

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "compiler/declarations.h"
-#include "compiler/expand.h"
+#include "compiler/walk.h"
 #include "core/compiled_mask.h"
 
 namespace maskprior {

@@ -2,8 +2,7 @@
 
 #include <fmt/format.h>
 
-#include <optional>
-#include <utility>
+#include <algorithm>
 
 namespace maskprior {
 namespace {
@@ -26,18 +25,24 @@ void check_bound(int64_t v, const ast::Expr& e, bool is_end, const Span& span,
                                  v, span.name, span.length, span.length));
 }
 
-// [begin, end) of a range item of `span`; throws SpecError for bounds outside 0..len or reversed.
-std::pair<int64_t, int64_t> range_of(const ast::Index& index, const Span& span, const Scope& scope,
-                                     const SourceText& source) {
-  const int64_t begin = index.begin ? bound(*index.begin, span, scope, source) : 0;
-  const int64_t end = index.end ? bound(*index.end, span, scope, source) : span.length;
-  if (index.begin) check_bound(begin, *index.begin, false, span, source);
-  if (index.end) check_bound(end, *index.end, true, span, source);
+// The tokens of range item `index` of `span`; nullopt when a bound's value is unknown to the pass
+// (the other bound is still checked). Throws SpecError for bounds outside 0..len or reversed.
+std::optional<TokenRun> range_of(const ast::Index& index, const Span& span, const Binding& b) {
+  const bool begin_known = !index.begin || b.known(*index.begin);
+  const bool end_known = !index.end || b.known(*index.end);
+  const int64_t begin =
+      index.begin && begin_known ? bound(*index.begin, span, b.scope, b.source) : 0;
+  const int64_t end = !index.end  ? span.length
+                      : end_known ? bound(*index.end, span, b.scope, b.source)
+                                  : 0;
+  if (index.begin && begin_known) check_bound(begin, *index.begin, false, span, b.source);
+  if (index.end && end_known) check_bound(end, *index.end, true, span, b.source);
+  if (!begin_known || !end_known) return std::nullopt;
   if (begin > end) {
-    source.fail(index.pos,
-                fmt::format("range {}[{}..{}] ends before it starts", span.name, begin, end));
+    b.source.fail(index.pos,
+                  fmt::format("range {}[{}..{}] ends before it starts", span.name, begin, end));
   }
-  return {begin, end};
+  return TokenRun{span.offset + begin, span.offset + end};
 }
 
 // The place in `span` of single index `index`; throws SpecError outside the span.
@@ -59,72 +64,54 @@ int64_t index_of(const ast::Index& index, const Span& span, const Scope& scope,
                                     decls.layout.token_label(0), decls.layout.token_label(0)));
 }
 
-void append_item(const ast::SelectorItem& item, const Scope& scope, const Declarations& decls,
-                 const SourceText& source, WorkBudget& budget, std::vector<int64_t>& out) {
-  switch (item.kind) {
-    case ast::SelectorKind::kGroup:
-      for (const ast::SelectorItem& inner : item.items)
-        append_item(inner, scope, decls, source, budget, out);
-      return;
-    case ast::SelectorKind::kBefore: {
-      std::vector<int64_t> operand;
-      append_item(item.items.at(0), scope, decls, source, budget, operand);
-      budget.add_listed(operand.size(), item.pos);
-      for (int64_t t : operand) {
-        if (t == 0) fail_before_first(item, decls, source);
-        out.push_back(t - 1);
-      }
-      return;
-    }
-    case ast::SelectorKind::kSpan:
-      break;
-  }
-  const Span& span = find_span(item.span, item.pos, decls, source);
-  if (!item.index) {
-    budget.add_listed(static_cast<uint64_t>(span.length), item.pos);
-    for (int64_t i = 0; i < span.length; ++i) out.push_back(span.offset + i);
+// Span names and the names in indices, in the order binding meets them.
+void check_item_names(const ast::SelectorItem& item, const Binding& b) {
+  if (item.kind != ast::SelectorKind::kSpan) {
+    for (const ast::SelectorItem& inner : item.items) check_item_names(inner, b);
     return;
   }
-  const ast::Index& index = *item.index;
-  if (!index.is_range) {
-    const int64_t i = index_of(index, span, scope, source);
-    budget.add_listed(1, item.pos);
-    out.push_back(span.offset + i);
-    return;
-  }
-  const auto [begin, end] = range_of(index, span, scope, source);
-  budget.add_listed(static_cast<uint64_t>(end - begin), item.pos);
-  for (int64_t i = begin; i < end; ++i) out.push_back(span.offset + i);
+  find_span(item.span, item.pos, b.decls, b.source);
+  if (!item.index) return;
+  if (item.index->begin) b.check_names(*item.index->begin);
+  if (item.index->end) b.check_names(*item.index->end);
 }
 
-// The smallest token `item` names (nullopt when it names none), with every check append_item
-// makes, without listing the tokens.
-std::optional<int64_t> first_token(const ast::SelectorItem& item, const Scope& scope,
-                                   const Declarations& decls, const SourceText& source) {
+// Appends the runs of `item` to `out`; false when the pass does not know them all (every part
+// it knows is checked all the same).
+bool bind_item(const ast::SelectorItem& item, const Binding& b, BoundSelector& out) {
   switch (item.kind) {
     case ast::SelectorKind::kGroup: {
-      std::optional<int64_t> lowest;
-      for (const ast::SelectorItem& inner : item.items) {
-        const std::optional<int64_t> t = first_token(inner, scope, decls, source);
-        if (t && (!lowest || *t < *lowest)) lowest = t;
-      }
-      return lowest;
+      bool known = true;
+      for (const ast::SelectorItem& inner : item.items) known = bind_item(inner, b, out) && known;
+      return known;
     }
     case ast::SelectorKind::kBefore: {
-      const std::optional<int64_t> t = first_token(item.items.at(0), scope, decls, source);
-      if (!t) return std::nullopt;
-      if (*t == 0) fail_before_first(item, decls, source);
-      return *t - 1;
+      BoundSelector operand;
+      if (!bind_item(item.items.at(0), b, operand)) return false;
+      b.count_listed(token_count(operand), item.pos);
+      for (const TokenRun& run : operand) {
+        if (run.begin == run.end) continue;
+        if (run.begin == 0) fail_before_first(item, b.decls, b.source);
+        out.push_back(TokenRun{run.begin - 1, run.end - 1});
+      }
+      return true;
     }
     case ast::SelectorKind::kSpan:
       break;
   }
-  const Span& span = find_span(item.span, item.pos, decls, source);
-  if (!item.index) return span.offset;
-  if (!item.index->is_range) return span.offset + index_of(*item.index, span, scope, source);
-  const auto [begin, end] = range_of(*item.index, span, scope, source);
-  if (begin == end) return std::nullopt;
-  return span.offset + begin;
+  const Span& span = find_span(item.span, item.pos, b.decls, b.source);
+  std::optional<TokenRun> run = TokenRun{span.offset, span.offset + span.length};
+  if (item.index && !item.index->is_range) {
+    if (!b.known(*item.index->begin)) return false;
+    const int64_t i = span.offset + index_of(*item.index, span, b.scope, b.source);
+    run = TokenRun{i, i + 1};
+  } else if (item.index) {
+    run = range_of(*item.index, span, b);
+    if (!run) return false;
+  }
+  b.count_listed(static_cast<uint64_t>(run->end - run->begin), item.pos);
+  out.push_back(*run);
+  return true;
 }
 
 }  // namespace
@@ -138,26 +125,47 @@ const Span& find_span(const std::string& name, ast::Pos pos, const Declarations&
   source.fail(pos, fmt::format("unknown span {}; expected one of: {}", name, known));
 }
 
-int64_t range_bound(const ast::Expr& e, bool is_end, const Span& span, const Scope& scope,
-                    const SourceText& source) {
-  const int64_t v = bound(e, span, scope, source);
-  check_bound(v, e, is_end, span, source);
-  return v;
-}
-
-void check_selector_item(const ast::SelectorItem& item, const Scope& scope,
-                         const Declarations& decls, const SourceText& source) {
-  first_token(item, scope, decls, source);
-}
-
-std::vector<int64_t> resolve_selector(const ast::Selector& selector, const Scope& scope,
-                                      const Declarations& decls, const SourceText& source,
-                                      WorkBudget& budget) {
-  std::vector<int64_t> out;
+std::optional<BoundSelector> bind_selector(const ast::Selector& selector, const Binding& binding) {
+  BoundSelector out;
+  bool known = true;
   for (const ast::SelectorItem& item : selector.items) {
-    append_item(item, scope, decls, source, budget, out);
+    if (binding.resolving()) check_item_names(item, binding);
+    known = bind_item(item, binding, out) && known;
+  }
+  if (!known) return std::nullopt;
+  return out;
+}
+
+uint64_t token_count(const BoundSelector& tokens) {
+  uint64_t count = 0;
+  for (const TokenRun& run : tokens) count += static_cast<uint64_t>(run.end - run.begin);
+  return count;
+}
+
+std::vector<int64_t> list_tokens(const BoundSelector& tokens) {
+  std::vector<int64_t> out;
+  out.reserve(token_count(tokens));
+  for (const TokenRun& run : tokens) {
+    for (int64_t t = run.begin; t < run.end; ++t) out.push_back(t);
   }
   return out;
+}
+
+std::optional<int64_t> repeated_token(const BoundSelector& tokens) {
+  BoundSelector sorted;
+  for (const TokenRun& run : tokens) {
+    if (run.begin < run.end) sorted.push_back(run);
+  }
+  std::sort(sorted.begin(), sorted.end(),
+            [](const TokenRun& x, const TokenRun& y) { return x.begin < y.begin; });
+  // Scanning by start, the first run that starts inside an earlier one starts at the smallest
+  // repeated token: any repeated token t lies in a later-starting run that starts at or before t.
+  int64_t reach = 0;  // the end of the runs so far
+  for (const TokenRun& run : sorted) {
+    if (run.begin < reach) return run.begin;
+    reach = std::max(reach, run.end);
+  }
+  return std::nullopt;
 }
 
 SpanOperand resolve_span_operand(const ast::Selector& selector, const Declarations& decls,

@@ -6,8 +6,6 @@
 #include <memory>
 #include <unordered_map>
 
-#include "compiler/selectors.h"
-
 namespace maskprior {
 namespace {
 
@@ -25,6 +23,22 @@ RunList to_runs(TokenList tokens) {
       ++runs.back().end;
     } else {
       runs.push_back(ColumnRun{t, t + 1});
+    }
+  }
+  return runs;
+}
+
+// Sorted, duplicate-free runs covering the tokens of `tokens`, without listing them.
+RunList to_runs(BoundSelector tokens) {
+  std::sort(tokens.begin(), tokens.end(),
+            [](const TokenRun& x, const TokenRun& y) { return x.begin < y.begin; });
+  RunList runs;
+  for (const TokenRun& run : tokens) {
+    if (run.begin == run.end) continue;
+    if (!runs.empty() && runs.back().end >= run.begin) {
+      runs.back().end = std::max(runs.back().end, run.end);
+    } else {
+      runs.push_back(run);
     }
   }
   return runs;
@@ -62,9 +76,10 @@ std::vector<Piece> to_pieces(const TokenList& tokens) {
 // long span stores one list, not N copies.
 class CellWritesBuilder {
  public:
-  void add_block(const TokenList& rows, const TokenList& cols) {
+  // Every row of `rows` -> every column of `cols` (sorted, duplicate-free runs).
+  void add_block(const TokenList& rows, RunList cols) {
     if (rows.empty() || cols.empty()) return;
-    const int id = intern(to_runs(cols));
+    const int id = intern(std::move(cols));
     for (int64_t r : rows) add_list(r, id);
   }
   void add_cell(int64_t row, int64_t col) { entries_[row].cells.push_back(col); }
@@ -136,32 +151,130 @@ class CellWritesBuilder {
   std::unordered_map<int64_t, Entry> entries_;
 };
 
-TokenList select(const ast::Selector& sel, const Scope& scope, const Declarations& decls,
-                 const SourceText& source, WorkBudget& budget) {
-  return resolve_selector(sel, scope, decls, source, budget);
-}
+// ---------------------------------------------------------------------------------------------
+// Binding: the operands of a shape, checked in the order written.
 
-// Rows must be distinct for shapes whose cells depend on a token's place in the list.
-void require_distinct(const TokenList& tokens, const ast::Selector& sel, const Declarations& decls,
-                      const SourceText& source, const char* shape) {
-  TokenList sorted = tokens;
-  std::sort(sorted.begin(), sorted.end());
-  const auto dup = std::adjacent_find(sorted.begin(), sorted.end());
-  if (dup != sorted.end()) {
-    source.fail(sel.pos, fmt::format("`{}` needs distinct tokens, but {} appears twice", shape,
-                                     decls.layout.token_label(*dup)));
+// Rows must be distinct for shapes whose cells depend on a token's place in the list. Only the
+// expand pass checks it (the resolve pass checks names, spans and indices).
+void require_distinct(const std::optional<BoundSelector>& tokens, const ast::Selector& sel,
+                      const Binding& b, const char* shape) {
+  if (b.resolving() || !tokens) return;
+  const std::optional<int64_t> repeated = repeated_token(*tokens);
+  if (repeated) {
+    b.source.fail(sel.pos, fmt::format("`{}` needs distinct tokens, but {} appears twice", shape,
+                                       b.decls.layout.token_label(*repeated)));
   }
 }
 
-// The tokens of a digit span by place: place 0 is the least significant digit.
-TokenList digits_by_place(const SpanOperand& op, const ast::Selector& sel, const SourceText& source,
+// The selector of diagonal and causal, or every token of the layout when none is written.
+std::optional<BoundSelector> tokens_or_all(const ast::Shape& shape, const Binding& b) {
+  if (shape.has_a) return bind_selector(shape.a, b);
+  const int64_t n = b.decls.layout.size();
+  b.count_listed(static_cast<uint64_t>(n), shape.pos);
+  return BoundSelector{TokenRun{0, n}};
+}
+
+// A whole-span operand of align or product: a span with a digit order.
+SpanOperand digit_operand(const ast::Selector& sel, const Binding& b, const std::string& role,
                           const char* shape) {
+  const SpanOperand op = resolve_span_operand(sel, b.decls, b.source, role);
   const Span& span = *op.span;
   if (!span.digits) {
-    source.fail(sel.pos, fmt::format("`{}` needs the digit order of span {}; expected a "
-                                     "declaration `digits {} lsb_first` or `digits {} msb_first`",
-                                     shape, span.name, span.name, span.name));
+    b.source.fail(sel.pos, fmt::format("`{}` needs the digit order of span {}; expected a "
+                                       "declaration `digits {} lsb_first` or `digits {} msb_first`",
+                                       shape, span.name, span.name, span.name));
   }
+  return op;
+}
+
+const Span& grid_span(const ast::Shape& shape, const Binding& b, const char* name) {
+  const SpanOperand op = resolve_span_operand(shape.a, b.decls, b.source, "the grid span");
+  if (op.shift != 0) {
+    b.source.fail(shape.a.pos, fmt::format("`{}` takes a grid span, not `before`", name));
+  }
+  if (!op.span->grid) {
+    b.source.fail(shape.a.pos, fmt::format("`{}` needs a grid on span {}; expected a declaration "
+                                           "`grid {} H x W`",
+                                           name, op.span->name, op.span->name));
+  }
+  return *op.span;
+}
+
+// `radius` is required; each option at most once.
+void check_local_options(const ast::Shape& shape, const SourceText& source) {
+  if (shape.radius_count == 0) source.fail(shape.pos, "`local` needs `radius R`");
+  if (shape.radius_count > 1) source.fail(shape.radius_pos, "`radius` is given twice");
+  if (shape.metric_count > 1) source.fail(shape.metric_pos, "`metric` is given twice");
+  if (shape.dilation_count > 1) source.fail(shape.dilation_pos, "`dilation` is given twice");
+}
+
+void bind_cycle(const ast::Shape& shape, const Binding& b, BoundShape& out) {
+  out.a = bind_selector(shape.a, b);
+  out.size = b.integer(*shape.size, "the window");
+  if (!out.a || !out.size) return;
+  const int64_t m = static_cast<int64_t>(token_count(*out.a));
+  const int64_t k = *out.size;
+  if (k < 1) b.source.fail(shape.size->pos, fmt::format("window {} must be at least 1", k));
+  if (k > m) {
+    b.source.fail(shape.size->pos,
+                  fmt::format("window {} is longer than the {} tokens of the cycle", k, m));
+  }
+}
+
+void bind_local(const ast::Shape& shape, const Binding& b, BoundShape& out) {
+  out.grid = &grid_span(shape, b, "local");
+  check_local_options(shape, b.source);
+  out.size = b.integer(*shape.size, "the radius");
+  if (out.size && *out.size < 0) {
+    b.source.fail(shape.size->pos, fmt::format("radius {} must be at least 0", *out.size));
+  }
+  out.dilation = 1;
+  if (shape.dilation) {
+    out.dilation = b.integer(*shape.dilation, "the dilation");
+    if (out.dilation && *out.dilation < 1) {
+      b.source.fail(shape.dilation->pos,
+                    fmt::format("dilation {} must be at least 1", *out.dilation));
+    }
+  }
+}
+
+void bind_distance(const ast::Shape& shape, const ast::Expr* value, Binding& b, BoundShape& out) {
+  if (value == nullptr) {
+    b.source.fail(shape.pos,
+                  "`distance` gives each cell its own value; expected "
+                  "`set distance X = EXPR(d)`");
+  }
+  out.a = bind_selector(shape.a, b);
+  require_distinct(out.a, shape.a, b, "distance");
+  const int64_t m = out.a ? static_cast<int64_t>(token_count(*out.a)) : 0;
+  // The value depends only on d = i - j in [-(m-1), m-1]: evaluate each d once.
+  b.count_listed(static_cast<uint64_t>(2 * m), shape.pos);
+  // `d` shadows a parameter or loop variable of that name while the value is read
+  const auto [slot, added] = b.scope.emplace("d", Value{});
+  const Value shadowed = slot->second;
+  if (b.resolving()) {
+    b.check_names(*value);
+  } else {
+    auto table = std::make_shared<std::vector<float>>();
+    for (int64_t d = -(m - 1); d <= m - 1; ++d) {
+      slot->second = Value::of_integer(d);
+      table->push_back(static_cast<float>(evaluate(*value, b.scope, b.source).real));
+    }
+    out.distance_values = std::move(table);
+  }
+  if (added) {
+    b.scope.erase(slot);
+  } else {
+    slot->second = shadowed;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Cells: generated from a bound shape.
+
+// The tokens of a digit span by place: place 0 is the least significant digit.
+TokenList digits_by_place(const SpanOperand& op) {
+  const Span& span = *op.span;
   TokenList places(static_cast<size_t>(span.length));
   for (int64_t j = 0; j < span.length; ++j) {
     const int64_t index = *span.digits == DigitOrder::kLsbFirst ? j : span.length - 1 - j;
@@ -178,15 +291,11 @@ void add_places(CellWritesBuilder& builder, int64_t row, const TokenList& places
   }
 }
 
-CellWrites digit_shape(const ast::Shape& shape, const Declarations& decls, const SourceText& source,
-                       WorkBudget& budget) {
-  const char* name = shape.kind == ast::ShapeKind::kAlign ? "align" : "product";
-  const TokenList a = digits_by_place(
-      resolve_span_operand(shape.a, decls, source, "the first operand"), shape.a, source, name);
-  const TokenList b = digits_by_place(
-      resolve_span_operand(shape.b, decls, source, "the second operand"), shape.b, source, name);
-  const TokenList c = digits_by_place(resolve_span_operand(shape.c, decls, source, "the result"),
-                                      shape.c, source, name);
+CellWrites digit_cells(const BoundShape& bound, WorkBudget& budget) {
+  const ast::Shape& shape = *bound.shape;
+  const TokenList a = digits_by_place(bound.digits_a);
+  const TokenList b = digits_by_place(bound.digits_b);
+  const TokenList c = digits_by_place(bound.digits_c);
   const int64_t la = static_cast<int64_t>(a.size());
   const int64_t lb = static_cast<int64_t>(b.size());
   // each row lists at most every place of A and of B
@@ -212,28 +321,6 @@ CellWrites digit_shape(const ast::Shape& shape, const Declarations& decls, const
   return std::move(builder).build();
 }
 
-const Span& grid_span(const ast::Shape& shape, const Declarations& decls, const SourceText& source,
-                      const char* name) {
-  const SpanOperand op = resolve_span_operand(shape.a, decls, source, "the grid span");
-  if (op.shift != 0) {
-    source.fail(shape.a.pos, fmt::format("`{}` takes a grid span, not `before`", name));
-  }
-  if (!op.span->grid) {
-    source.fail(shape.a.pos, fmt::format("`{}` needs a grid on span {}; expected a declaration "
-                                         "`grid {} H x W`",
-                                         name, op.span->name, op.span->name));
-  }
-  return *op.span;
-}
-
-// `radius` is required; each option at most once.
-void check_local_options(const ast::Shape& shape, const SourceText& source) {
-  if (shape.radius_count == 0) source.fail(shape.pos, "`local` needs `radius R`");
-  if (shape.radius_count > 1) source.fail(shape.radius_pos, "`radius` is given twice");
-  if (shape.metric_count > 1) source.fail(shape.metric_pos, "`metric` is given twice");
-  if (shape.dilation_count > 1) source.fail(shape.dilation_pos, "`dilation` is given twice");
-}
-
 // Sets `out.cell_count` by generating every row's runs once; each run generated counts as cell
 // work (a row of `local` takes O(grid height + runs), so the pass is proportional to the output).
 void count_lazy_cells(CellWrites& out, const ast::Shape& shape, WorkBudget& budget) {
@@ -247,20 +334,11 @@ void count_lazy_cells(CellWrites& out, const ast::Shape& shape, WorkBudget& budg
   }
 }
 
-CellWrites local_shape(const ast::Shape& shape, const Scope& scope, const Declarations& decls,
-                       const SourceText& source, WorkBudget& budget) {
-  const Span& span = grid_span(shape, decls, source, "local");
-  check_local_options(shape, source);
-  const int64_t radius = evaluate_integer(*shape.size, scope, source, "the radius");
-  if (radius < 0) source.fail(shape.size->pos, fmt::format("radius {} must be at least 0", radius));
-  int64_t dilation = 1;
-  if (shape.dilation) {
-    dilation = evaluate_integer(*shape.dilation, scope, source, "the dilation");
-    if (dilation < 1) {
-      source.fail(shape.dilation->pos, fmt::format("dilation {} must be at least 1", dilation));
-    }
-  }
-  const bool manhattan = shape.metric == ast::Metric::kManhattan;
+CellWrites local_cells(const BoundShape& bound, WorkBudget& budget) {
+  const Span& span = *bound.grid;
+  const int64_t radius = *bound.size;
+  const int64_t dilation = *bound.dilation;
+  const bool manhattan = bound.shape->metric == ast::Metric::kManhattan;
   // named copies, not a structured binding: the lambda below captures them
   const int64_t height = span.grid->first;
   const int64_t width = span.grid->second;
@@ -291,22 +369,21 @@ CellWrites local_shape(const ast::Shape& shape, const Scope& scope, const Declar
       }
     }
   };
-  count_lazy_cells(out, shape, budget);
+  count_lazy_cells(out, *bound.shape, budget);
   return out;
 }
 
-CellWrites shift_shape(const ast::Shape& shape, const Scope& scope, const Declarations& decls,
-                       const SourceText& source, WorkBudget& budget) {
-  const Span& span = grid_span(shape, decls, source, "shift");
-  const int64_t dy = evaluate_integer(*shape.dy, scope, source, "the row offset dy");
-  const int64_t dx = evaluate_integer(*shape.dx, scope, source, "the column offset dx");
+CellWrites shift_cells(const BoundShape& bound, WorkBudget& budget) {
+  const Span& span = *bound.grid;
+  const int64_t dy = *bound.dy;
+  const int64_t dx = *bound.dx;
   const auto [height, width] = *span.grid;
   CellWritesBuilder builder;
   // an offset as large as the grid moves every cell off it (and p + dy could overflow)
   if (dy <= -height || dy >= height || dx <= -width || dx >= width) {
     return std::move(builder).build();
   }
-  budget.add_listed(static_cast<uint64_t>(span.length), shape.pos);
+  budget.add_listed(static_cast<uint64_t>(span.length), bound.shape->pos);
   for (int64_t p = 0; p < height; ++p) {
     for (int64_t q = 0; q < width; ++q) {
       const int64_t pp = p + dy;
@@ -318,34 +395,26 @@ CellWrites shift_shape(const ast::Shape& shape, const Scope& scope, const Declar
   return std::move(builder).build();
 }
 
-CellWrites cycle_shape(const ast::Shape& shape, const Scope& scope, const Declarations& decls,
-                       const SourceText& source, WorkBudget& budget) {
-  const TokenList x = select(shape.a, scope, decls, source, budget);
+CellWrites cycle_cells(const BoundShape& bound, WorkBudget& budget) {
+  const TokenList x = list_tokens(*bound.a);
   const int64_t m = static_cast<int64_t>(x.size());
-  const int64_t k = evaluate_integer(*shape.size, scope, source, "the window");
-  if (k < 1) source.fail(shape.size->pos, fmt::format("window {} must be at least 1", k));
-  if (k > m) {
-    source.fail(shape.size->pos,
-                fmt::format("window {} is longer than the {} tokens of the cycle", k, m));
-  }
+  const int64_t k = *bound.size;
   CellWritesBuilder builder;
   if (2 * k - 1 >= m) {
     // every window reaches all the way round: each token of the cycle meets every other
-    builder.add_block(x, x);
+    builder.add_block(x, to_runs(*bound.a));
     return std::move(builder).build();
   }
   // each token of the cycle lists the 2k - 1 tokens around it
   budget.add_listed(saturating_product(static_cast<uint64_t>(m), static_cast<uint64_t>(2 * k - 1)),
-                    shape.pos);
+                    bound.shape->pos);
   // X[a] and X[b] share a window iff their cyclic distance is below k.
   for (int64_t a = 0; a < m; ++a) {
     TokenList cols;
     for (int64_t t = -(k - 1); t <= k - 1; ++t) {
       cols.push_back(x[static_cast<size_t>(((a + t) % m + m) % m)]);
     }
-    std::sort(cols.begin(), cols.end());
-    cols.erase(std::unique(cols.begin(), cols.end()), cols.end());
-    builder.add_block({x[static_cast<size_t>(a)]}, cols);
+    builder.add_block({x[static_cast<size_t>(a)]}, to_runs(std::move(cols)));
   }
   return std::move(builder).build();
 }
@@ -361,33 +430,10 @@ void rows_by_token(const TokenList& places, CellWrites& out, std::vector<int64_t
   place_of = std::move(order);
 }
 
-CellWrites distance_shape(const ast::Shape& shape, const ast::Expr* value, Scope& scope,
-                          const Declarations& decls, const SourceText& source, WorkBudget& budget) {
-  if (value == nullptr) {
-    source.fail(shape.pos,
-                "`distance` gives each cell its own value; expected "
-                "`set distance X = EXPR(d)`");
-  }
-  const TokenList x = select(shape.a, scope, decls, source, budget);
-  require_distinct(x, shape.a, decls, source, "distance");
+CellWrites distance_cells(const BoundShape& bound) {
+  const TokenList x = list_tokens(*bound.a);
   const int64_t m = static_cast<int64_t>(x.size());
-  // The value depends only on d = i - j in [-(m-1), m-1]: evaluate each d once.
-  budget.add_listed(static_cast<uint64_t>(2 * m), shape.pos);
-  auto table = std::make_shared<std::vector<float>>();
-  {
-    // `d` shadows a parameter or loop variable of that name while the value is evaluated
-    const auto [slot, added] = scope.emplace("d", Value{});
-    const Value shadowed = slot->second;
-    for (int64_t d = -(m - 1); d <= m - 1; ++d) {
-      slot->second = Value::of_integer(d);
-      table->push_back(static_cast<float>(evaluate(*value, scope, source).real));
-    }
-    if (added) {
-      scope.erase(slot);
-    } else {
-      slot->second = shadowed;
-    }
-  }
+  std::shared_ptr<const std::vector<float>> table = bound.distance_values;
   CellWrites out;
   out.per_cell_values = true;
   out.cell_count = saturating_product(static_cast<uint64_t>(m), static_cast<uint64_t>(m));
@@ -406,16 +452,8 @@ CellWrites distance_shape(const ast::Shape& shape, const ast::Expr* value, Scope
   return out;
 }
 
-CellWrites causal_shape(const ast::Shape& shape, const Scope& scope, const Declarations& decls,
-                        const SourceText& source, WorkBudget& budget) {
-  TokenList x;
-  if (shape.has_a) {
-    x = select(shape.a, scope, decls, source, budget);
-    require_distinct(x, shape.a, decls, source, "causal");
-  } else {
-    budget.add_listed(static_cast<uint64_t>(decls.layout.size()), shape.pos);
-    for (int64_t t = 0; t < decls.layout.size(); ++t) x.push_back(t);
-  }
+CellWrites causal_cells(const BoundShape& bound) {
+  const TokenList x = list_tokens(*bound.a);
   CellWrites out;
   out.cell_count = saturating_product(x.size(), x.size() - (x.empty() ? 0 : 1)) / 2;
   auto place_of = std::make_shared<std::vector<int64_t>>();
@@ -436,75 +474,84 @@ CellWrites causal_shape(const ast::Shape& shape, const Scope& scope, const Decla
 
 }  // namespace
 
-void check_shape_operands(const ast::Shape& shape, const Declarations& decls,
-                          const SourceText& source) {
+BoundShape bind_shape(const ast::Shape& shape, const ast::Expr* distance_value, Binding& binding) {
+  BoundShape out;
+  out.shape = &shape;
   switch (shape.kind) {
+    case ast::ShapeKind::kDirected:
+    case ast::ShapeKind::kPair:
+      // A before B (function arguments would be bound in an unspecified order)
+      out.a = bind_selector(shape.a, binding);
+      out.b = bind_selector(shape.b, binding);
+      break;
+    case ast::ShapeKind::kClique:
+      out.a = bind_selector(shape.a, binding);
+      break;
+    case ast::ShapeKind::kDiagonal:
+      out.a = tokens_or_all(shape, binding);
+      break;
+    case ast::ShapeKind::kCausal:
+      out.a = tokens_or_all(shape, binding);
+      if (shape.has_a) require_distinct(out.a, shape.a, binding, "causal");
+      break;
+    case ast::ShapeKind::kCycle:
+      bind_cycle(shape, binding, out);
+      break;
     case ast::ShapeKind::kAlign:
     case ast::ShapeKind::kProduct: {
       const char* name = shape.kind == ast::ShapeKind::kAlign ? "align" : "product";
-      digits_by_place(resolve_span_operand(shape.a, decls, source, "the first operand"), shape.a,
-                      source, name);
-      digits_by_place(resolve_span_operand(shape.b, decls, source, "the second operand"), shape.b,
-                      source, name);
-      digits_by_place(resolve_span_operand(shape.c, decls, source, "the result"), shape.c, source,
-                      name);
-      return;
+      out.digits_a = digit_operand(shape.a, binding, "the first operand", name);
+      out.digits_b = digit_operand(shape.b, binding, "the second operand", name);
+      out.digits_c = digit_operand(shape.c, binding, "the result", name);
+      break;
     }
     case ast::ShapeKind::kLocal:
-      grid_span(shape, decls, source, "local");
-      check_local_options(shape, source);
-      return;
+      bind_local(shape, binding, out);
+      break;
     case ast::ShapeKind::kShift:
-      grid_span(shape, decls, source, "shift");
-      return;
-    default:
-      return;
+      out.grid = &grid_span(shape, binding, "shift");
+      out.dy = binding.integer(*shape.dy, "the row offset dy");
+      out.dx = binding.integer(*shape.dx, "the column offset dx");
+      break;
+    case ast::ShapeKind::kDistance:
+      bind_distance(shape, distance_value, binding, out);
+      break;
   }
+  return out;
 }
 
-CellWrites shape_cells(const ast::Shape& shape, const ast::Expr* distance_value, Scope& scope,
-                       const Declarations& decls, const SourceText& source, WorkBudget& budget) {
+CellWrites shape_cells(const BoundShape& bound, WorkBudget& budget) {
   CellWritesBuilder builder;
-  switch (shape.kind) {
-    case ast::ShapeKind::kDirected: {
-      // A before B (function arguments would be evaluated in an unspecified order)
-      const TokenList a = select(shape.a, scope, decls, source, budget);
-      builder.add_block(a, select(shape.b, scope, decls, source, budget));
+  switch (bound.shape->kind) {
+    case ast::ShapeKind::kDirected:
+      builder.add_block(list_tokens(*bound.a), to_runs(*bound.b));
       break;
-    }
     case ast::ShapeKind::kPair: {
-      const TokenList a = select(shape.a, scope, decls, source, budget);
-      const TokenList b = select(shape.b, scope, decls, source, budget);
-      builder.add_block(a, b);
-      builder.add_block(b, a);
+      builder.add_block(list_tokens(*bound.a), to_runs(*bound.b));
+      builder.add_block(list_tokens(*bound.b), to_runs(*bound.a));
       break;
     }
-    case ast::ShapeKind::kClique: {
-      const TokenList a = select(shape.a, scope, decls, source, budget);
-      builder.add_block(a, a);
+    case ast::ShapeKind::kClique:
+      builder.add_block(list_tokens(*bound.a), to_runs(*bound.a));
       break;
-    }
     case ast::ShapeKind::kDiagonal:
-      if (shape.has_a) {
-        for (int64_t t : select(shape.a, scope, decls, source, budget)) builder.add_cell(t, t);
-      } else {
-        budget.add_listed(static_cast<uint64_t>(decls.layout.size()), shape.pos);
-        for (int64_t t = 0; t < decls.layout.size(); ++t) builder.add_cell(t, t);
+      for (const TokenRun& run : *bound.a) {
+        for (int64_t t = run.begin; t < run.end; ++t) builder.add_cell(t, t);
       }
       break;
     case ast::ShapeKind::kCycle:
-      return cycle_shape(shape, scope, decls, source, budget);
+      return cycle_cells(bound, budget);
     case ast::ShapeKind::kAlign:
     case ast::ShapeKind::kProduct:
-      return digit_shape(shape, decls, source, budget);
+      return digit_cells(bound, budget);
     case ast::ShapeKind::kLocal:
-      return local_shape(shape, scope, decls, source, budget);
+      return local_cells(bound, budget);
     case ast::ShapeKind::kShift:
-      return shift_shape(shape, scope, decls, source, budget);
+      return shift_cells(bound, budget);
     case ast::ShapeKind::kDistance:
-      return distance_shape(shape, distance_value, scope, decls, source, budget);
+      return distance_cells(bound);
     case ast::ShapeKind::kCausal:
-      return causal_shape(shape, scope, decls, source, budget);
+      return causal_cells(bound);
   }
   return std::move(builder).build();
 }

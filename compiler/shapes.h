@@ -1,22 +1,24 @@
-// Rule shapes -> the cells they write, row by row (A -> B, pair, clique, diagonal, cycle, align,
-// product, local, shift, distance, causal). Large shapes generate their columns lazily per row.
+// Rule shapes (A -> B, pair, clique, diagonal, cycle, align, product, local, shift, distance,
+// causal): a shape's operands are bound once into a BoundShape, and its cells, row by row, are
+// generated from that. Large shapes generate their columns lazily per row.
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <optional>
 #include <vector>
 
 #include "compiler/ast.h"
+#include "compiler/binding.h"
 #include "compiler/declarations.h"
+#include "compiler/selectors.h"
 #include "compiler/work.h"
 
 namespace maskprior {
 
 /// Consecutive key tokens [begin, end) of one row: writes become fills, not scattered stores.
-struct ColumnRun {
-  int64_t begin = 0;
-  int64_t end = 0;
-};
+using ColumnRun = TokenRun;
 
 /// The cells of one shape: rows are distinct query tokens; `fill(r, runs, values)` appends the
 /// key runs of rows[r] (and, when per_cell_values, one value per key, in run order).
@@ -27,16 +29,31 @@ struct CellWrites {
   uint64_t cell_count = 0;  // the cells `fill` gives over all rows
 };
 
-/// The cells `shape` selects in `scope`. For `distance`, `distance_value` (an expression of `d`)
-/// gives each cell's value (`d` is bound in `scope` while it is evaluated, then unbound). Tokens
-/// the selectors list and columns the shape lists are counted by `budget` before they are made.
-/// Throws SpecError for bad operands (no grid, no digits, sizes) and work past the limit.
-CellWrites shape_cells(const ast::Shape& shape, const ast::Expr* distance_value, Scope& scope,
-                       const Declarations& decls, const SourceText& source, WorkBudget& budget);
+/// The operands of one application of a shape, bound: which are set depends on the kind. What
+/// the pass does not know is unset: resolving, a selector whose indices depend on a loop variable,
+/// and every size (the resolve pass checks only their names).
+struct BoundShape {
+  const ast::Shape* shape = nullptr;
+  /// directed, pair: a and b; clique, cycle, distance: a; diagonal, causal: a, or every token of
+  /// the layout when none is written.
+  std::optional<BoundSelector> a, b;
+  SpanOperand digits_a, digits_b, digits_c;  // align, product: spans with a digit order
+  const Span* grid = nullptr;                // local, shift: a span with a grid
+  std::optional<int64_t> size;               // cycle: the window; local: the radius
+  std::optional<int64_t> dilation;           // local (1 when not written)
+  std::optional<int64_t> dy, dx;             // shift
+  /// distance: the value at d = -(m-1) .. m-1 for the m tokens of a (expanding only).
+  std::shared_ptr<const std::vector<float>> distance_values;
+};
 
-/// The checks of `shape` that need no value: the whole-span operands of align, product, local and
-/// shift (`before`, digits, grid) and local's options. Throws the SpecError shape_cells would.
-void check_shape_operands(const ast::Shape& shape, const Declarations& decls,
-                          const SourceText& source);
+/// Binds the operands of `shape` in `binding`: its selectors, whole-span operands (`before`,
+/// digits, grid) and local's options, then, expanding, its sizes and the cell values of
+/// `distance` (`distance_value`, an expression of `d`, bound while it is evaluated). Throws
+/// SpecError for bad operands, bad sizes and work past the limit.
+BoundShape bind_shape(const ast::Shape& shape, const ast::Expr* distance_value, Binding& binding);
+
+/// The cells of `bound` (bound by the expand pass: every operand known). Columns the shape lists
+/// are counted by `budget` before they are made; throws SpecError for work past the limit.
+CellWrites shape_cells(const BoundShape& bound, WorkBudget& budget);
 
 }  // namespace maskprior

@@ -664,6 +664,55 @@ TEST(CompilerErrors, ZeroTripLoopBodyIsResolved) {
                     "index x[99] is outside span x of length 3");
 }
 
+TEST(CompilerErrors, ResolveReportsBeforeExpansion) {
+  // The resolve pass checks names, spans and loop-independent indices of every rule before any
+  // rule runs; values, sizes and distinct tokens are checked when a rule runs. So an unknown span
+  // in a later rule is reported before an earlier rule's bad value.
+  expect_spec_error("tokens x[3]\nopen x -> x at 1/0\nopen nosuch -> x\n", 4, 6,
+                    "unknown span nosuch");
+  expect_spec_error("tokens x[3]\nset distance (x[0], x[0]) = d\nopen nosuch -> x\n", 4, 6,
+                    "unknown span nosuch");
+  expect_spec_error("tokens x[3]\nopen cycle x window 0\nopen x -> x[7]\n", 4, 13,
+                    "index x[7] is outside span x of length 3");
+  expect_spec_error("tokens x[3]\nopen x -> x at 1/0\nopen x -> x[7]\n", 4, 13,
+                    "index x[7] is outside span x of length 3");
+  // Alone, each is reported where it is.
+  expect_spec_error("tokens x[3]\nopen x -> x at 1/0\n", 3, 17, "division by zero");
+  expect_spec_error("tokens x[3]\nopen cycle x window 0\n", 3, 21, "window 0 must be at least 1");
+}
+
+TEST(CompilerErrors, ZeroTripLoopChecksWhatDoesNotDependOnTheLoop) {
+  // A range bound that does not depend on the loop variable is checked though the other does.
+  expect_spec_error("tokens x[3]\nfor i in 0..0 { open x[5..i] -> x }\n", 3, 24,
+                    "range start 5 is outside span x of length 3");
+  expect_spec_error("tokens x[3]\nfor i in 0..0 { open x[i..9] -> x }\n", 3, 27,
+                    "range end 9 is outside span x of length 3");
+  // Loop-independent items of a list, and `before`, are checked item by item.
+  expect_spec_error("tokens x[3]\nfor i in 0..0 { open (x[i], x[7]) -> x }\n", 3, 31,
+                    "index x[7] is outside span x of length 3");
+  expect_spec_error("tokens x[3]\nfor i in 0..0 { open before x -> x }\n", 3, 22,
+                    "x[0] is the first token of the layout");
+  // What depends on the loop variable is checked only for iterations that run: none here.
+  const CompiledMask m =
+      compile("tokens x[3]\nfor i in 0..0 { open before x[i] -> x[i + 99], x[2..i] }\n");
+  EXPECT_EQ(pattern(m), (Rows{"000", "000", "000"}));
+}
+
+TEST(CompilerRules, OverlappingRangesInOneSelector) {
+  // Keys x[4], x[1..3], x[2] name x[2] twice; the rows x[0..3], x[2..5] name x[2] twice.
+  const CompiledMask m = compile("tokens x[6]\nopen x[0..3], x[2..5] -> x[4], x[1..3], x[2]\n");
+  EXPECT_EQ(pattern(m), (Rows{"011010", "011010", "011010", "011010", "011010", "000000"}));
+  EXPECT_EQ(pattern(compile("tokens x[5]\nopen clique (x[0..2], x[1..3])\n")),
+            (Rows{"11100", "11100", "11100", "00000", "00000"}));
+  // Shapes that need distinct tokens name the smallest one named twice.
+  expect_spec_error("tokens x[5]\nset distance (x[3..5], x[1..4]) = d\n", 3, 14,
+                    "`distance` needs distinct tokens, but x[3] appears twice");
+  expect_spec_error("tokens x[5]\nhard causal (x[0..2], x[4], x[1])\n", 3, 13,
+                    "`causal` needs distinct tokens, but x[1] appears twice");
+  expect_spec_error("tokens x[5]\nhard causal (x[3], before x[3..5])\n", 3, 13,
+                    "`causal` needs distinct tokens, but x[3] appears twice");
+}
+
 // ----------------------------------------------------------------------------------------------
 // Hostile input: integer overflow, work limits, nesting, many names.
 
