@@ -53,9 +53,10 @@ fail() {
 }
 
 # First pass: write and compile every spec block.
-for kind_file in $(ls "$work/blocks"/*.kind | sort -V); do
-  n=$(basename "$kind_file" .kind)
-  kind=$(cat "$kind_file")
+# Blocks are numbered 1, 2, ... in page order.
+blocks=$(find "$work/blocks" -name '*.kind' | wc -l)
+for n in $(seq 1 "$blocks"); do
+  kind=$(cat "$work/blocks/$n.kind")
   [ "$kind" = cmd ] && continue
   body="$work/blocks/$n.body"
   name=$(grep -v '^[[:space:]]*#' "$body" | grep -m1 -oE '^[[:space:]]*mask[[:space:]]+[A-Za-z_][A-Za-z0-9_]*' |
@@ -83,9 +84,8 @@ for kind_file in $(ls "$work/blocks"/*.kind | sort -V); do
 done
 
 # Second pass: every `$ maskc ARGS` block prints what the page shows.
-for kind_file in $(ls "$work/blocks"/*.kind | sort -V); do
-  n=$(basename "$kind_file" .kind)
-  [ "$(cat "$kind_file")" = cmd ] || continue
+for n in $(seq 1 "$blocks"); do
+  [ "$(cat "$work/blocks/$n.kind")" = cmd ] || continue
   args=$(cat "$work/blocks/$n.args")
   commands=$((commands + 1))
   # The arguments are split on spaces and never expanded as file patterns (set -f).
