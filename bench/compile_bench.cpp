@@ -1,10 +1,10 @@
 // How fast is the compiler next to the memory it must write anyway? A `local` prior on a 128x128
 // grid has N = 16,384 tokens, so its float32 mask alone is 1 GiB. `ratio_to_fill` is the compile
 // time over the time to allocate and fill one such buffer, measured alternately in the same
-// process, so the number means the same on any machine. /0: the mask alone, as training compiles
-// a spec (CompileOptions::provenance = false), ~1 means at the speed of a fill; /1: mask +
-// provenance (2 GiB), as `maskc compile` saves it, ~1 means both arrays at the speed of one fill,
-// ~2 one after the other.
+// process, so the number means the same on any machine. /0: the mask alone, as `maskc validate`
+// and `report` compile a spec (CompileOptions::provenance = false), ~1 means at the speed of a
+// fill; /1: mask + provenance (2 GiB), as `maskc compile` saves it, ~1 means both arrays at the
+// speed of one fill, ~2 one after the other.
 #include <benchmark/benchmark.h>
 #include <sys/resource.h>
 
@@ -31,7 +31,7 @@ default close
 open local p radius 1
 )";
 
-// The example of LANGUAGE.md: the per-compile overhead of a tiny spec.
+// The example of docs/language-reference.md: the per-compile overhead of a tiny spec.
 constexpr char kParity2Spec[] = R"(mask parity2
 param n = 15
 tokens cls, x[n]

@@ -3,7 +3,7 @@
 // benchmark runs `maskc compile specs/gotu/parity2.mask` and a trivial process (/bin/true) in
 // turn and reports `ratio_to_trivial` (wall time of maskc over /bin/true, measured in the same
 // loop, so it means the same on any machine) and `peak_rss_mib` (maskc's peak resident memory).
-// Target (docs/architecture.md): <= 50 ms wall and <= 40 MiB. Run: build/bin/startup_bench
+// Target (docs/performance.md, section 7): <= 50 ms wall and <= 40 MiB. Run: build/bin/startup_bench
 #include <benchmark/benchmark.h>
 #include <spawn.h>
 #include <sys/resource.h>

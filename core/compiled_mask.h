@@ -13,7 +13,7 @@
 
 namespace maskprior {
 
-/// A compiled spec. Tensors are dense, row-major, float32/int32/uint8 as in LANGUAGE.md "Output".
+/// A compiled spec. Tensors are dense, row-major, float32/int32/uint8 as in docs/language-reference.md, "Output".
 struct CompiledMask {
   std::string name;           // from `mask NAME`
   std::string source_sha256;  // hex digest of the spec's bytes

@@ -1,4 +1,4 @@
-// PEGTL grammar of the .mask language (shared/LANGUAGE.md; decisions in docs/language.md).
+// PEGTL grammar of the .mask language (docs/language-reference.md; decisions in docs/language.md).
 //
 // Rules only: no semantic code. Every token rule eats the whitespace and comments after it, so
 // an error is reported at the first character of the unexpected token. Places where the parser

@@ -1,4 +1,4 @@
-// Compiled mask files: the schema of shared/LANGUAGE.md, "Output", on top of safetensors (the
+// Compiled mask files: the schema of docs/language-reference.md, "Output", on top of safetensors (the
 // default, readable from Python) or .npy (the mask tensor only).
 #pragma once
 
@@ -12,7 +12,7 @@ namespace maskprior {
 enum class TensorFormat { kSafetensors, kNpy };
 
 /// Writes a compiled mask: safetensors with `mask`, `provenance`, optional `hard` and the metadata
-/// of LANGUAGE.md; or .npy holding only the float32 `mask` tensor [L, H, N, N]. Throws InputError
+/// of docs/language-reference.md; or .npy holding only the float32 `mask` tensor [L, H, N, N]. Throws InputError
 /// for safetensors of a mask compiled without provenance.
 void write_mask_file(const CompiledMask& mask, const std::string& path,
                      TensorFormat format = TensorFormat::kSafetensors);

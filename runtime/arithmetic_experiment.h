@@ -1,5 +1,5 @@
-// Arithmetic in the low-data regime (issue 5): 3-digit addition and multiplication as a causal
-// decoder over `a[3] op b[3] eq c[K]` (tasks/arithmetic_task.h, shared/PAPER.md "Our format").
+// Arithmetic in the low-data regime (docs/arithmetic.md): 3-digit addition and multiplication as a causal
+// decoder over `a[3] op b[3] eq c[K]` (tasks/arithmetic_task.h, docs/paper.md, "Our format").
 // Training uses teacher forcing with cross-entropy on the answer tokens only: the logits at row
 // answer_offset − 1 + j predict c[j]. Evaluation decodes greedily: the prompt `a op b =` is fed,
 // then K tokens are decoded one at a time, each argmax written back before the next pass.

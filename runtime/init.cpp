@@ -55,7 +55,7 @@ std::pair<torch::Tensor, std::vector<int64_t>> distinct_attention_rows(MaskedTra
   return {torch::stack(rows), positions};
 }
 
-/// qk-svd (PAPER.md): X' = U Σ Vᵀ, B = Uᵀ A U, B_r = U_B S V_Bᵀ, Wq = V Σ⁻¹ U_B S^½,
+/// qk-svd (docs/paper.md, "Baselines"): X' = U Σ Vᵀ, B = Uᵀ A U, B_r = U_B S V_Bᵀ, Wq = V Σ⁻¹ U_B S^½,
 /// Wk = V Σ⁻¹ V_B S^½, so that X' Wq Wkᵀ X'ᵀ ≈ A = √d_head · contrast · open.
 nlohmann::json init_qk_svd(MaskedTransformer& model, const torch::Tensor& open,
                            const InitOptions& options) {
@@ -97,7 +97,7 @@ nlohmann::json init_qk_svd(MaskedTransformer& model, const torch::Tensor& open,
           {"relative_residual", residual_sum / static_cast<double>(config.depth * config.heads)}};
 }
 
-/// qk-opt (PAPER.md): Adam fits every layer's and head's Wq, Wk so that
+/// qk-opt (docs/paper.md, "Baselines"): Adam fits every layer's and head's Wq, Wk so that
 /// softmax(X Wq Wkᵀ Xᵀ / √d_head) matches softmax(contrast · open) on the probe batch (MSE).
 nlohmann::json init_qk_opt(MaskedTransformer& model, const torch::Tensor& open,
                            const InitOptions& options) {
@@ -166,7 +166,7 @@ std::pair<torch::Tensor, torch::Tensor> factor(const torch::Tensor& target, int6
 }
 
 /// mimetic: per head Wq Wkᵀ ≈ 0.7 Z + 0.7 I and Wv Wo ≈ 0.4 Z − 0.4 I, Z uniform with variance
-/// 1/dim (PAPER.md), factorised by SVD.
+/// 1/dim (docs/paper.md, "Baselines"), factorised by SVD.
 nlohmann::json init_mimetic(MaskedTransformer& model, const InitOptions& options) {
   torch::NoGradGuard no_grad;
   const auto& config = model->config();

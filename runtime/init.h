@@ -3,7 +3,7 @@
 //   mask        M from the spec, learnable
 //   mask-fixed  M from the spec, a buffer (never trained)
 //   mask-zero   M = 0 (neutral, log σ(0) shifts every logit equally), learnable, spec's shape
-//   qk-svd      the spec's pattern put into every layer's Wq/Wk in closed form (PAPER.md), no mask
+//   qk-svd      the spec's pattern put into every layer's Wq/Wk in closed form (docs/paper.md, "Baselines"), no mask
 //   qk-opt      the same pattern fitted into Wq/Wk by Adam, no mask
 //   mimetic     Wq Wkᵀ ≈ 0.7 Z + 0.7 I, Wv Wo ≈ 0.4 Z − 0.4 I per head (Trockman & Kolter)
 //   impulse     vision: one 2-D shift per head on the task's patch grid (impulse_pattern) put into
@@ -13,7 +13,7 @@
 // raw positions P. qk-svd takes the distinct (position, token) rows X' of the probe batch (CLS + 2
 // bit values per position for Boolean tasks) and solves X' Wq Wkᵀ X'ᵀ ≈ A with
 // A = √d_head · qk_contrast · open (so the scaled logits are qk_contrast on open cells, 0 on
-// closed ones, whatever token sits at a position) by PAPER.md's closed form; qk-opt fits
+// closed ones, whatever token sits at a position) by the closed form of docs/paper.md, "Baselines"; qk-opt fits
 // softmax(X Wq Wkᵀ Xᵀ / √d_head) to softmax(qk_contrast · open) on the probe sequences by Adam.
 // Both write the same factors into every layer (deeper layers see a slightly different X). The
 // hard mask of a spec is installed only by the mask methods.

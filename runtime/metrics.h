@@ -1,4 +1,4 @@
-// Persistence metrics of a prior (PAPER.md "Open questions"), measured during training.
+// Persistence metrics of a prior (docs/paper.md, "Open questions"), measured during training.
 #pragma once
 
 #include <torch/torch.h>
@@ -9,7 +9,7 @@
 
 namespace maskprior::runtime {
 
-/// Persistence of the prior (PAPER.md "Open questions"), measured on the probe batch `probe_ids`:
+/// Persistence of the prior (docs/paper.md, "Open questions"), measured on the probe batch `probe_ids`:
 /// with `open` ([L', H', N, N] bool, defined): `prior_mass` (per layer: attention mass on open
 /// cells, averaged over sequences, heads and rows with an open cell) and `attention_correlation`
 /// (per layer: Pearson correlation of the mean attention map with the open pattern); for a model

@@ -1,5 +1,5 @@
 // The masked Transformer: pre-LayerNorm encoder (or causal decoder) whose attention adds an
-// optional learnable prior log σ(M) and an optional hard mask (shared/PAPER.md, "The method"):
+// optional learnable prior log σ(M) and an optional hard mask (docs/paper.md, "The method"):
 //   A = softmax(Q Kᵀ / √d_head + log σ(M) + hard(−∞) [+ causal(−∞)]) V.
 // M has shape [L', H', N, N] with L' ∈ {1, depth}, H' ∈ {1, heads}, broadcast over layers/heads.
 #pragma once

@@ -1,4 +1,4 @@
-// Your own sequence data (issue 9, docs/your-data.md): examples from a data file
+// Your own sequence data (docs/your-data.md): examples from a data file
 // (tasks/sequence_file.h) laid out as the spec's tokens, learned by a causal decoder. Training
 // uses teacher forcing with cross-entropy on the rows that predict the span config.predict (the
 // row before each of its tokens); evaluation decodes the span greedily from the prefix before it

@@ -1,4 +1,4 @@
-// Your own Boolean function (issue 9, docs/your-data.md): a truth table (tasks/truth_table.h, the
+// Your own Boolean function (docs/your-data.md): a truth table (tasks/truth_table.h, the
 // CSV that `maskc validate --truth-table` reads) trained like the GOTU tasks: the readout token 0
 // (cls) → one real number, MSE on the rows marked seen, evaluated over every row with the GOTU
 // metrics (boolean_metrics in runtime/experiment.h).

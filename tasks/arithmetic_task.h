@@ -1,4 +1,4 @@
-// 3-digit addition and multiplication as a causal decoder (shared/PAPER.md, "Our format"):
+// 3-digit addition and multiplication as a causal decoder (docs/paper.md, "Our format"):
 //   a[3] op b[3] eq c[K]
 // operands zero padded, most significant digit first; the answer zero padded to K digits
 // (4 for sums, 6 for products), least significant first. N = 12 (addition) or 14 (multiplication).

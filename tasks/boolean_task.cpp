@@ -164,7 +164,7 @@ BooleanDataset training_set(const BooleanTask& task, uint64_t seed) {
   }
   std::vector<uint64_t> rows = seen_points;
   if (task.name == "maj3") {
-    // PAPER.md: maj3 trains on 2^n seen points drawn with replacement.
+    // docs/paper.md: maj3 trains on 2^n seen points drawn with replacement.
     std::mt19937_64 rng(seed);
     rows.resize(cube.rows());
     for (uint64_t& r : rows) r = seen_points[uniform_below(rng, seen_points.size())];

@@ -1,4 +1,4 @@
-// Boolean "generalization on the unseen" (GOTU) tasks of the paper (shared/PAPER.md).
+// Boolean "generalization on the unseen" (GOTU) tasks of the paper (docs/paper.md).
 // Inputs x ∈ {±1}^n; a CLS token is prepended, so the layout is `cls, x[n]` (N = 1 + n).
 //
 // Cube indexing convention (used everywhere): point p ∈ [0, 2^n) has x_i = 1 - 2·bit_i(p),

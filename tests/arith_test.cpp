@@ -1,4 +1,4 @@
-// Tests of the arithmetic experiments (issue 5): sequences and batches, the answer loss, greedy
+// Tests of the arithmetic experiments (docs/arithmetic.md): sequences and batches, the answer loss, greedy
 // decoding (against a hand-written causal model and a model trained to memorise problems),
 // metrics, presets, a short run that beats chance, and every init method on both tasks: what it
 // puts in the model at step 0, that the model then learns, and what train() reports.

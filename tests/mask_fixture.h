@@ -62,7 +62,7 @@ inline Span make_span(const std::string& name, int64_t offset, int64_t length) {
   return s;
 }
 
-/// The parity2 example of LANGUAGE.md with n = 3: cls, x[3]; N = 4; 2 layers, 2 heads so that
+/// The parity2 example of docs/language-reference.md with n = 3: cls, x[3]; N = 4; 2 layers, 2 heads so that
 /// (layer, head) indexing is exercised; head 1 of layer 1 carries a non-scale value 0.5.
 inline CompiledMask example_mask(bool with_hard) {
   CompiledMask m;

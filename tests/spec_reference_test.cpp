@@ -1,6 +1,6 @@
 // Every pass-corpus spec (tests/data/pass/*.mask) and every shipped spec (specs/**/*.mask) compiled
 // and checked cell for cell against a reference written by hand from the spec text and
-// shared/LANGUAGE.md: one small function per spec over (layer, head, query, key), with the token
+// docs/language-reference.md: one small function per spec over (layer, head, query, key), with the token
 // offsets worked out here, never read from the compiled layout. Nothing here calls the compiler's
 // selectors or shapes, so a lowering bug cannot hide in both sides. Specs with parameters are also
 // checked at a second value through CompileOptions::defines. A spec without a reference fails
@@ -175,7 +175,7 @@ void expect_matches(const CompiledMask& m, const Reference& r) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Small helpers the references share (written from LANGUAGE.md, not from the compiler).
+// Small helpers the references share (written from docs/language-reference.md, not from the compiler).
 
 /// `tokens cls, x[n]`: cls is token 0, x[i] is token 1 + i.
 Reference cls_x(const std::string& name, int64_t n) {
@@ -187,7 +187,7 @@ Reference cls_x(const std::string& name, int64_t n) {
 }
 
 /// `open cycle X window w` over places 0..len-1: a and b lie together in some window
-/// {i, i+1, ..., i+w-1} (mod len) — LANGUAGE.md's definition, tried window by window.
+/// {i, i+1, ..., i+w-1} (mod len) — docs/language-reference.md's definition, tried window by window.
 bool in_one_window(int64_t a, int64_t b, int64_t len, int64_t w) {
   for (int64_t i = 0; i < len; ++i) {
     const int64_t da = ((a - i) % len + len) % len;

@@ -158,7 +158,7 @@ TEST(Dependencies, PartialTablesByEnumeration) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Min-degree interpolator: PAPER.md's table.
+// Min-degree interpolator: docs/paper.md's table.
 
 MinDegreeInterpolator task_mdi(const std::string& name) {
   return min_degree_interpolator(tasks::boolean_truth_table(tasks::make_boolean_task(name)), 0);
@@ -209,7 +209,7 @@ TEST(Mdi, ThreesymIsMinusFOnTheUnseenHalf) {
   const TruthTable table = tasks::boolean_truth_table(tasks::make_boolean_task("threesym"));
   const MinDegreeInterpolator mdi = min_degree_interpolator(table, 0);
   EXPECT_EQ(mdi.degree, 1);
-  // −f is wrong on every unseen point (PAPER.md's 50% counts exact values), but rounding to the
+  // −f is wrong on every unseen point (docs/paper.md's 50% counts exact values), but rounding to the
   // nearest value f takes ({−3.75, 0.75, 1.25, 1.75}: (x0x1)(x1x2)(x2x0) = 1) maps −0.75 back to
   // 0.75, so a quarter of the unseen half is scored correct: 62.5%.
   EXPECT_DOUBLE_EQ(mdi.accuracy(), 0.625);

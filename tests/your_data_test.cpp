@@ -1,4 +1,4 @@
-// Tests of training on your own data (issue 9, docs/your-data.md): sequence files (--data) with
+// Tests of training on your own data (docs/your-data.md): sequence files (--data) with
 // addition written to a file as the special case of the built-in task, and truth tables
 // (--truth-table) with parity2's table as the special case of the built-in Boolean task; what a
 // run folder keeps; and that bad data stops a run before anything is written.

@@ -47,7 +47,7 @@ std::vector<ConfigField> learning_fields() {
     {"init", "--init", "initialisation (default vanilla)", &C::init, R::kOneOf,
      runtime::init_method_names()},
     {"preset", "--preset",
-     "quick (small, minutes on a CPU) or paper (PAPER.md settings); any other flag overrides it",
+     "quick (small, minutes on a CPU) or paper (docs/paper.md settings); any other flag overrides it",
      &C::preset, R::kOneOfOrEmpty, preset_names()},
     {"mask_open", "--mask-open",
      "override the .mask spec's open value (like maskc compile --open; 0 = the spec's), for "

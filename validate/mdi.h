@@ -22,7 +22,7 @@ struct MinDegreeInterpolator {
   int64_t unseen_correct = 0;
 
   double accuracy() const { return points ? double(correct) / double(points) : 0.0; }
-  /// Share of points the MDI gets exactly right without rounding. PAPER.md's "MDI accuracy"
+  /// Share of points the MDI gets exactly right without rounding. docs/paper.md's "MDI accuracy"
   /// column matches accuracy() for parity2, maj3, cyclic3 but this for threesym (50%), where
   /// rounding maps −0.75 back to f's value 0.75 (accuracy() = 62.5%); we report both.
   double exact_accuracy() const { return points ? double(exact) / double(points) : 0.0; }

@@ -1,4 +1,4 @@
-# Faults (issue #12): the folder lock and all-or-nothing writes under a full disk (faults_test);
+# Faults: the folder lock and all-or-nothing writes under a full disk (faults_test);
 # with the runtime, training faults end to end through maskc: kill -9 and resume, divergence, a
 # full disk during a run, two processes on one folder (train_faults_test).
 maskprior_test(faults_test SOURCES faults_test.cpp LIBS maskprior_io fmt::fmt)

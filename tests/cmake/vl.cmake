@@ -1,4 +1,4 @@
-# Tests of the vision and language data (issue 9): IDX and gzip files, Fashion-MNIST, the text
+# Tests of the vision and language data: IDX and gzip files, Fashion-MNIST, the text
 # corpus split. Small gzipped files are written by the tests with zlib.
 find_package(ZLIB REQUIRED)
 maskprior_test(vl_tasks_test

@@ -1,4 +1,4 @@
-# Tests of the vision and language experiments (issue 9): patches and augmentation, the patch
+# Tests of the vision and language experiments: patches and augmentation, the patch
 # model, the impulse init, and tiny runs of fashion-mnist and fortunes-char on toy data.
 maskprior_test(vl_runtime_test
   SOURCES vl_runtime_test.cpp

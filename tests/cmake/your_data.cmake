@@ -1,4 +1,4 @@
-# Tests of training on your own data (issue 9, docs/your-data.md): data files (tasks layer, no
+# Tests of training on your own data (docs/your-data.md): data files (tasks layer, no
 # LibTorch), --data and --truth-table runs, and `maskc train` with bad data end to end.
 maskprior_test(sequence_file_test
   SOURCES sequence_file_test.cpp
