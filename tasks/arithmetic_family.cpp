@@ -15,9 +15,8 @@ using nlohmann::json;
 std::vector<SuiteRun> arithmetic_runs(const std::vector<std::string>& inits) {
   std::vector<SuiteRun> runs;
   for (const std::string& task : arithmetic_task_names()) {
-    for (const std::string& init : inits) {
-      runs.push_back(
-          {fmt::format("{}-{}", task, init), task, fmt::format("specs/arith/{}.mask", task), init});
+    for (SuiteRun& run : init_runs(task, fmt::format("specs/arith/{}.mask", task), inits)) {
+      runs.push_back(std::move(run));
     }
   }
   return runs;

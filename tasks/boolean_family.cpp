@@ -14,8 +14,8 @@ std::vector<SuiteRun> gotu_runs(const std::vector<std::string>& tasks,
                                 const std::vector<std::string>& inits) {
   std::vector<SuiteRun> runs;
   for (const std::string& task : tasks) {
-    for (const std::string& init : inits) {
-      runs.push_back({task + "-" + init, task, "specs/gotu/" + task + ".mask", init});
+    for (SuiteRun& run : init_runs(task, "specs/gotu/" + task + ".mask", inits)) {
+      runs.push_back(std::move(run));
     }
   }
   return runs;

@@ -19,6 +19,10 @@ TaskFamily sequence_data_family();
 /// `maskc train --truth-table`: your own Boolean function (tasks/data_families.cpp).
 TaskFamily truth_table_family();
 
+/// One run of `task` on `spec` per init, labelled TASK-INIT.
+std::vector<SuiteRun> init_runs(const std::string& task, const std::string& spec,
+                                const std::vector<std::string>& inits);
+
 /// The Boolean GOTU metrics, shared by the built-in Boolean tasks and truth tables.
 std::vector<Metric> boolean_metrics();
 /// The decoder metrics of a sequence `predicted`'s rows ("digit", "token") and the test loss.

@@ -66,6 +66,13 @@ std::optional<std::string> TaskFamily::paper_number(const std::string& task,
   return std::nullopt;
 }
 
+std::vector<SuiteRun> init_runs(const std::string& task, const std::string& spec,
+                                const std::vector<std::string>& inits) {
+  std::vector<SuiteRun> runs;
+  for (const std::string& init : inits) runs.push_back({task + "-" + init, task, spec, init});
+  return runs;
+}
+
 const std::deque<TaskFamily>& families() {
   const std::lock_guard lock(registry_mutex());
   return registry();

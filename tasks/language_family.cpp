@@ -34,13 +34,9 @@ TaskFamily language_family() {
       {"test_perplexity", "test perplexity", "test perplexity", "", Better::kLower, false}};
   family.spec_params = {"n"};  // the context length
   family.suites = {{"language",
-                    "fortunes-char on distance (n = 64): vanilla, mask-zero, mask, mask-fixed",
-                    5,
-                    {}}};
-  for (const char* init : {"vanilla", "mask-zero", "mask", "mask-fixed"}) {
-    family.suites.front().runs.push_back({std::string(kFortunesTask) + "-" + init, kFortunesTask,
-                                          "specs/language/distance.mask", init});
-  }
+                    "fortunes-char on distance (n = 64): vanilla, mask-zero, mask, mask-fixed", 5,
+                    init_runs(kFortunesTask, "specs/language/distance.mask",
+                              {"vanilla", "mask-zero", "mask", "mask-fixed"})}};
   return family;
 }
 

@@ -35,11 +35,8 @@ TaskFamily vision_family() {
                     "fashion-mnist ViT on local7x7: vanilla, mimetic, impulse, qk-svd, mask, "
                     "mask-fixed",
                     5,
-                    {}}};
-  for (const char* init : {"vanilla", "mimetic", "impulse", "qk-svd", "mask", "mask-fixed"}) {
-    family.suites.front().runs.push_back({std::string(kFashionMnistTask) + "-" + init,
-                                          kFashionMnistTask, "specs/vision/local7x7.mask", init});
-  }
+                    init_runs(kFashionMnistTask, "specs/vision/local7x7.mask",
+                              {"vanilla", "mimetic", "impulse", "qk-svd", "mask", "mask-fixed"})}};
   return family;
 }
 
