@@ -1,34 +1,30 @@
 // `maskc launch --nproc N -- train|reproduce ARGS`: N local processes of maskc-runtime with the
 // variables torchrun sets (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR,
-// MASTER_PORT), rendezvous on 127.0.0.1 at a free port. SIGINT and SIGTERM are passed on to every
-// process; the first process to fail ends the others, and its status is launch's exit status.
-// Light: it only starts processes (no LibTorch). See docs/distributed.md.
+// MASTER_PORT), rendezvous on 127.0.0.1 at a free port, under the process supervisor of
+// core/supervisor.h. SIGINT and SIGTERM are passed on to every process; the first process to fail
+// ends the others, and its status is launch's exit status. Light: it only starts processes (no
+// LibTorch). See docs/distributed.md.
 #include <arpa/inet.h>
 #include <fmt/format.h>
 #include <netinet/in.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <chrono>
-#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <memory>
-#include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "cli/commands.h"
 #include "core/cores.h"
 #include "core/error.h"
+#include "core/supervisor.h"
 
 namespace maskprior::cli {
 
@@ -40,12 +36,6 @@ struct LaunchFlags {
   double kill_after = 10;
   std::vector<std::string> command;
 };
-
-std::atomic<int> g_launch_signal{0};  // NOLINT: written only by the signal handler
-
-extern "C" void on_launch_signal(int sig) {
-  g_launch_signal.store(sig);
-}
 
 /// A TCP port on 127.0.0.1 that nothing listens on now (the kernel's choice).
 int free_port() {
@@ -70,19 +60,9 @@ std::filesystem::path runtime_program(const char* argv0) {
   return (error ? std::filesystem::path(argv0) : self).parent_path() / "maskc-runtime";
 }
 
-/// Starts rank `rank` of `nproc`: maskc-runtime COMMAND... with the launcher's variables.
-pid_t start_rank(const std::filesystem::path& program, const LaunchFlags& f, int rank, int port) {
-  const pid_t parent = ::getpid();
-  const pid_t pid = ::fork();
-  if (pid < 0) throw InputError(fmt::format("cannot start a process: {}", std::strerror(errno)));
-  if (pid > 0) return pid;
-  std::signal(SIGINT, SIG_DFL);
-  std::signal(SIGTERM, SIG_DFL);
-  // Its own process group: Ctrl-C at the terminal reaches launch alone, which passes it on once (a
-  // second SIGINT would end a rank before its checkpoint). If launch dies, the rank gets SIGTERM.
-  ::setpgid(0, 0);
-  ::prctl(PR_SET_PDEATHSIG, SIGTERM);
-  if (::getppid() != parent) std::_Exit(kExitInternal);  // launch died before prctl
+/// Rank `rank` of f.nproc, run in the supervisor's forked child: maskc-runtime COMMAND... with
+/// the launcher's variables. Returns only if the program cannot be started.
+int exec_rank(const std::filesystem::path& program, const LaunchFlags& f, int rank, int port) {
   const std::string n = std::to_string(f.nproc), r = std::to_string(rank);
   ::setenv("RANK", r.c_str(), 1);
   ::setenv("LOCAL_RANK", r.c_str(), 1);
@@ -101,58 +81,7 @@ pid_t start_rank(const std::filesystem::path& program, const LaunchFlags& f, int
   ::execv(program.c_str(), argv.data());
   std::cerr << fmt::format("maskc launch: cannot start {}: {}\n", program.string(),
                            std::strerror(errno));
-  std::_Exit(kExitUsage);
-}
-
-/// An exit status as a shell reports it: the code, or 128 + the signal that ended the process.
-int status_code(int status) {
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-  return kExitInternal;
-}
-
-/// Waits for every rank; passes signals on; after the first failure stops the rest (SIGTERM,
-/// then SIGKILL after f.kill_after seconds) unless it is a clean stop (130, 143), which every rank
-/// makes at the same step. Returns the first failure's status, or 0.
-int supervise(std::vector<pid_t> pids, const LaunchFlags& f) {
-  using Clock = std::chrono::steady_clock;
-  int first_failure = 0, forwarded = 0;
-  auto kill_at = Clock::time_point::max();  // max: no SIGKILL due
-  size_t running = pids.size();
-  while (running > 0) {
-    const int sig = g_launch_signal.exchange(0);
-    if (sig != 0) forwarded = sig;
-    for (pid_t& pid : pids) {
-      if (pid <= 0) continue;
-      if (sig != 0) ::kill(pid, sig);
-      int status = 0;
-      if (::waitpid(pid, &status, WNOHANG) != pid) continue;
-      pid = 0;
-      --running;
-      const int code = status_code(status);
-      if (code == 0 || first_failure != 0) continue;
-      first_failure = code;
-      // A rank stopped by a signal or --stop-after (130, 143): the others stop at the same step.
-      const bool stopped = code == 128 + SIGINT || code == 128 + SIGTERM;
-      if (forwarded == 0 && !stopped) {
-        std::cerr << fmt::format(
-            "maskc launch: a rank exited with status {}; stopping the others\n", code);
-        for (pid_t other : pids) {
-          if (other > 0) ::kill(other, SIGTERM);
-        }
-        kill_at =
-            Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(f.kill_after * 1e3));
-      }
-    }
-    if (Clock::now() >= kill_at) {
-      for (pid_t other : pids) {
-        if (other > 0) ::kill(other, SIGKILL);
-      }
-      kill_at = Clock::time_point::max();
-    }
-    if (running > 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return first_failure;
+  return kExitUsage;
 }
 
 int run_launch(const LaunchFlags& f, const char* argv0) {
@@ -163,20 +92,31 @@ int run_launch(const LaunchFlags& f, const char* argv0) {
                                                       what));
   }
   const int port = f.master_port > 0 ? f.master_port : free_port();
-  struct sigaction action {};
-  action.sa_handler = on_launch_signal;
-  sigemptyset(&action.sa_mask);
-  struct sigaction old_int {};
-  struct sigaction old_term {};
-  ::sigaction(SIGINT, &action, &old_int);
-  ::sigaction(SIGTERM, &action, &old_term);
-  std::vector<pid_t> pids;
   const auto program = runtime_program(argv0);
-  for (int rank = 0; rank < f.nproc; ++rank) pids.push_back(start_rank(program, f, rank, port));
-  const int code = supervise(pids, f);
-  ::sigaction(SIGINT, &old_int, nullptr);
-  ::sigaction(SIGTERM, &old_term, nullptr);
-  return code;
+  std::vector<ChildProcess> ranks;
+  for (int rank = 0; rank < f.nproc; ++rank) {
+    ranks.push_back({fmt::format("rank {}", rank),
+                     [&program, &f, rank, port] { return exec_rank(program, f, rank, port); }});
+  }
+  SuperviseOptions options;
+  options.parallel = f.nproc;
+  // Its own process group: Ctrl-C at the terminal reaches launch alone, which passes it on once (a
+  // second SIGINT would end a rank before its checkpoint). If launch dies, the rank gets SIGTERM.
+  options.own_process_group = true;
+  // After the first failure the others are stopped, unless it is a clean stop (130, 143), which
+  // every rank makes at the same step.
+  options.stop_others_on_failure =
+      std::chrono::milliseconds(static_cast<int64_t>(f.kill_after * 1e3));
+  options.on_stopping_others = [](const ChildExit& failure) {
+    std::cerr << fmt::format("maskc launch: a rank exited with status {}; stopping the others\n",
+                             failure.status);
+  };
+  options.cannot_start = [](const ChildProcess&, int error) {
+    return fmt::format("cannot start a process: {}", std::strerror(error));
+  };
+  const Supervision supervision = supervise(ranks, options);
+  const ChildExit* failure = supervision.first_failure();
+  return failure == nullptr ? 0 : failure->status;
 }
 
 }  // namespace

@@ -1,10 +1,16 @@
 # Layers: one folder, one library, one include root.
 #
-# maskprior_layer(NAME SOURCES ... [HEADER_ONLY]) makes the library `maskprior_<NAME>` (alias
-# `maskprior::<NAME>`, exported as `maskprior::<NAME>`) whose include root holds only its own
-# folder: a symlink build/include/<NAME>/<NAME> -> <source>/<NAME>. A target sees
-# `#include "NAME/x.h"` only when it links that layer, so a layer cannot include a layer it
-# does not depend on; the build enforces the picture in docs/architecture.md.
+# maskprior_layer(NAME SOURCES ... PUBLIC_HEADERS ... [HEADER_ONLY]) makes the library
+# `maskprior_<NAME>` (alias `maskprior::<NAME>`, exported as `maskprior::<NAME>`) whose include
+# root holds only its own folder: a symlink build/include/<NAME>/<NAME> -> <source>/<NAME>. A
+# target sees `#include "NAME/x.h"` only when it links that layer, so a layer cannot include a
+# layer it does not depend on; the build enforces the picture in docs/architecture.md.
+#
+# PUBLIC_HEADERS names the layer's face, file names in its folder: what a program outside
+# maskprior includes to use it, and every header of the layer that those include. Only they are
+# installed (include/maskprior/<NAME>/, install component maskprior_headers); the others are the
+# layer's internals, seen only inside this build. The test public_headers_include_only_public
+# (tests/cmake/package.cmake) checks that an installed header includes only installed ones.
 
 set(MASKPRIOR_INCLUDE_ROOTS ${CMAKE_BINARY_DIR}/include)
 set(MASKPRIOR_EXPORTED_TARGETS "" CACHE INTERNAL "")
@@ -18,7 +24,7 @@ function(maskprior_include_root name)
 endfunction()
 
 function(maskprior_layer name)
-  cmake_parse_arguments(ARG "HEADER_ONLY" "" "SOURCES" ${ARGN})
+  cmake_parse_arguments(ARG "HEADER_ONLY" "" "SOURCES;PUBLIC_HEADERS" ${ARGN})
   set(target maskprior_${name})
   maskprior_include_root(${name})
   if(ARG_HEADER_ONLY)
@@ -35,8 +41,24 @@ function(maskprior_layer name)
     $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}/maskprior>)
   set_target_properties(${target} PROPERTIES EXPORT_NAME ${name})
   add_library(maskprior::${name} ALIAS ${target})
-  install(DIRECTORY ${PROJECT_SOURCE_DIR}/${name}/
-    DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/maskprior/${name}
-    FILES_MATCHING PATTERN "*.h" PATTERN "*.hpp")
+  maskprior_install_public_headers(${name} ${ARG_PUBLIC_HEADERS})
   set(MASKPRIOR_EXPORTED_TARGETS ${MASKPRIOR_EXPORTED_TARGETS} ${target} CACHE INTERNAL "")
+endfunction()
+
+# Installs the public headers of layer `name` (file names in its folder), after checking that
+# each exists, so a list that names a moved or misspelt header fails at configure time.
+function(maskprior_install_public_headers name)
+  if(NOT ARGN)
+    message(FATAL_ERROR "maskprior_layer(${name}): list the layer's PUBLIC_HEADERS")
+  endif()
+  set(paths "")
+  foreach(header IN LISTS ARGN)
+    set(path ${PROJECT_SOURCE_DIR}/${name}/${header})
+    if(header MATCHES "/" OR NOT EXISTS ${path})
+      message(FATAL_ERROR "maskprior_layer(${name}): no public header ${name}/${header}")
+    endif()
+    list(APPEND paths ${path})
+  endforeach()
+  install(FILES ${paths} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/maskprior/${name}
+    COMPONENT maskprior_headers)
 endfunction()

@@ -3,7 +3,33 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+#include <charconv>
+#include <string_view>
+
+#include "core/error.h"
+
 namespace maskprior {
+namespace {
+
+/// Parses a non-negative decimal integer that fills all of `text`.
+std::optional<int64_t> parse_index(std::string_view text) {
+  int64_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || value < 0) {
+    return std::nullopt;
+  }
+  return value;
+}
+
+/// Token `index` of span `name`, if both exist.
+std::optional<int64_t> span_token(const Layout& layout, const std::string& name, int64_t index) {
+  const Span* span = layout.find(name);
+  if (span == nullptr || index < 0 || index >= span->length) return std::nullopt;
+  return span->offset + index;
+}
+
+}  // namespace
 
 int64_t Layout::size() const {
   int64_t n = 0;
@@ -26,6 +52,54 @@ std::string Layout::token_label(int64_t t) const {
     }
   }
   return fmt::format("#{}", t);
+}
+
+std::optional<int64_t> Layout::token_index(const std::string& label) const {
+  constexpr std::string_view kBefore = "before ";
+  if (label.starts_with(kBefore)) {
+    const std::optional<int64_t> token = token_index(label.substr(kBefore.size()));
+    if (!token || *token == 0) return std::nullopt;
+    return *token - 1;
+  }
+  const size_t bracket = label.find('[');
+  if (bracket != std::string::npos && label.back() == ']') {  // x[3]
+    const auto index =
+        parse_index(std::string_view(label).substr(bracket + 1, label.size() - bracket - 2));
+    if (!index) return std::nullopt;
+    return span_token(*this, label.substr(0, bracket), *index);
+  }
+  if (const Span* span = find(label)) {  // cls: a whole span of one token
+    if (span->length == 1) return span->offset;
+    return std::nullopt;
+  }
+  const size_t digits = label.find_last_not_of("0123456789") + 1;  // x3 → span x, index 3
+  if (digits == 0 || digits == label.size()) return std::nullopt;
+  const auto index = parse_index(std::string_view(label).substr(digits));
+  if (!index) return std::nullopt;
+  return span_token(*this, label.substr(0, digits), *index);
+}
+
+std::vector<int64_t> bind_token_labels(const Layout& layout, const std::vector<std::string>& labels,
+                                       const std::string& source, const std::string& spec) {
+  std::vector<int64_t> tokens;
+  for (const std::string& label : labels) {
+    const std::optional<int64_t> token = layout.token_index(label);
+    if (!token) {
+      const int64_t n = layout.size();
+      throw InputError(fmt::format(
+          "{}:1: column {} names no token of spec '{}' (tokens are "
+          "named like {})",
+          source, quote_input(label), spec, n > 1 ? layout.token_label(n - 1) : "x[0]"));
+    }
+    const auto same = std::find(tokens.begin(), tokens.end(), *token);
+    if (same != tokens.end()) {
+      throw InputError(fmt::format("{}:1: columns {} and {} both name token {}", source,
+                                   quote_input(labels[static_cast<size_t>(same - tokens.begin())]),
+                                   quote_input(label), layout.token_label(*token)));
+    }
+    tokens.push_back(*token);
+  }
+  return tokens;
 }
 
 std::string layout_text(const Layout& layout) {

@@ -30,12 +30,22 @@ struct Layout {
   const Span* find(const std::string& name) const;
   /// Label of token t for display: `cls`, `x[3]` (a length-1 span prints bare).
   std::string token_label(int64_t t) const;
+  /// The token a label names, the inverse of token_label: `cls` (a span of one token), `x[3]`,
+  /// `x3` (token 3 of span x), `before c[0]` (the token before the one named); nullopt for a
+  /// label that names no token.
+  std::optional<int64_t> token_index(const std::string& label) const;
 };
 
 /// `cls, x[15]` — a layout as spans are written in a spec (a length-1 span prints bare).
 std::string layout_text(const Layout& layout);
 /// True when both layouts have the same span names and lengths in the same order.
 bool same_spans(const Layout& a, const Layout& b);
+/// The tokens that `labels` (a table's column names, as `maskc validate --truth-table` and
+/// `maskc train --truth-table` read them from the header line of `source`) name in the layout of
+/// spec `spec`, one per label. Throws InputError naming `source`, line 1, for a label that names
+/// no token and for two labels of one token.
+std::vector<int64_t> bind_token_labels(const Layout& layout, const std::vector<std::string>& labels,
+                                       const std::string& source, const std::string& spec);
 /// A layout of `spans` (name, length) placed one after another from offset 0.
 Layout make_layout(const std::vector<std::pair<std::string, int64_t>>& spans);
 

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "core/error.h"
+#include "core/layout.h"
 #include "runtime/arithmetic_experiment.h"
 #include "runtime/boolean_experiment.h"
 #include "runtime/language_experiment.h"
@@ -15,7 +16,6 @@
 #include "runtime/vision_experiment.h"
 #include "tasks/truth_table.h"
 #include "validate/dependencies.h"
-#include "validate/validate.h"
 
 namespace maskprior::training {
 
@@ -49,14 +49,13 @@ std::vector<std::vector<int>> fourier_sets(const tasks::TruthTable& table) {
 }
 
 runtime::TruthTableTask truth_table_task(const std::string& path, const CompiledMask& spec) {
-  validate::ValidateOptions options;
-  options.readout = {spec.layout.token_label(0)};  // the model reads out at token 0
-  auto target = validate::table_target(spec, tasks::read_truth_table_csv(path), options);
+  tasks::TruthTable table = tasks::read_truth_table_csv(path);
   runtime::TruthTableTask task;
-  task.fourier_sets = fourier_sets(target.table);
-  task.table = std::move(target.table);
+  // The columns name tokens as for `maskc validate --truth-table`; the model reads out at token 0.
+  task.input_tokens = bind_token_labels(spec.layout, table.inputs, table.source, spec.name);
+  task.fourier_sets = fourier_sets(table);
+  task.table = std::move(table);
   task.layout = spec.layout;
-  task.input_tokens = std::move(target.input_tokens);
   return task;
 }
 

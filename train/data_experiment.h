@@ -30,8 +30,9 @@ void register_experiment(const std::string& family, ExperimentFactory factory);
 
 /// The experiment `config` asks for, from its family's registered experiment. `spec` (required for
 /// --data and --truth-table) gives their layout; a truth table's columns are bound to its tokens as
-/// `maskc validate --truth-table` binds them (validate::table_target, readout = token 0). Throws
-/// InputError or SpecError (at the data file's line) for bad data, before anything is written.
+/// `maskc validate --truth-table` binds them (bind_token_labels, core/layout.h; the readout is
+/// token 0). Throws InputError or SpecError (at the data file's line) for bad data, before
+/// anything is written.
 std::unique_ptr<runtime::Experiment> make_run_experiment(const TrainConfig& config,
                                                          const std::optional<CompiledMask>& spec);
 

@@ -1,6 +1,7 @@
 // Running the runs of a suite in parallel processes (`maskc reproduce --jobs N`): each run goes
-// to a forked child, at most N at a time. The parent forks before it has done any LibTorch work,
-// so a child starts from a clean state and runs with its own threads.
+// to a forked child, at most N at a time, under the process supervisor of core/supervisor.h. The
+// parent forks before it has done any LibTorch work, so a child starts from a clean state and
+// runs with its own threads.
 #pragma once
 
 #include <functional>
@@ -22,7 +23,8 @@ struct JobsOutcome {
 
 /// Runs every job in a child process, at most `parallel` at once, and waits for all of them.
 /// SIGINT and SIGTERM sent to the parent are passed on to the running children (which checkpoint
-/// and stop) and no new job starts. A job that throws prints the error and exits 1.
+/// and stop) and no new job starts. A job that throws prints `maskc: error in LABEL: WHAT` and
+/// exits 1.
 JobsOutcome run_jobs(const std::vector<Job>& jobs, int parallel);
 
 }  // namespace maskprior::training

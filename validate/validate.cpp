@@ -3,30 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
 #include <functional>
 
 #include "validate/dependencies.h"
 
 namespace maskprior::validate {
 namespace {
-
-/// Parses a non-negative decimal integer that fills all of `text`.
-std::optional<int64_t> parse_index(std::string_view text) {
-  int64_t value = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || value < 0) {
-    return std::nullopt;
-  }
-  return value;
-}
-
-/// Token `index` of span `name`, if both exist.
-std::optional<int64_t> span_token(const Layout& layout, const std::string& name, int64_t index) {
-  const Span* span = layout.find(name);
-  if (span == nullptr || index < 0 || index >= span->length) return std::nullopt;
-  return span->offset + index;
-}
 
 const Span& require_span(const CompiledMask& mask, const std::string& name, const std::string& task,
                          const std::string& expected) {
@@ -50,7 +32,7 @@ std::vector<int64_t> readout_rows(const CompiledMask& mask, const std::vector<st
   std::vector<int64_t> rows;
   for (size_t o = 0; o < outputs; ++o) {
     const std::string& name = names[names.size() == 1 ? 0 : o];
-    const std::optional<int64_t> token = resolve_token(mask.layout, name);
+    const std::optional<int64_t> token = mask.layout.token_index(name);
     if (!token) {
       throw InputError(fmt::format("--readout {}: no such token in spec '{}'", name, mask.name));
     }
@@ -60,31 +42,6 @@ std::vector<int64_t> readout_rows(const CompiledMask& mask, const std::vector<st
 }
 
 }  // namespace
-
-std::optional<int64_t> resolve_token(const Layout& layout, const std::string& name) {
-  constexpr std::string_view kBefore = "before ";
-  if (name.starts_with(kBefore)) {
-    const std::optional<int64_t> token = resolve_token(layout, name.substr(kBefore.size()));
-    if (!token || *token == 0) return std::nullopt;
-    return *token - 1;
-  }
-  const size_t bracket = name.find('[');
-  if (bracket != std::string::npos && name.back() == ']') {  // x[3]
-    const auto index =
-        parse_index(std::string_view(name).substr(bracket + 1, name.size() - bracket - 2));
-    if (!index) return std::nullopt;
-    return span_token(layout, name.substr(0, bracket), *index);
-  }
-  if (const Span* span = layout.find(name)) {  // cls: a whole span of one token
-    if (span->length == 1) return span->offset;
-    return std::nullopt;
-  }
-  const size_t digits = name.find_last_not_of("0123456789") + 1;  // x3 → span x, index 3
-  if (digits == 0 || digits == name.size()) return std::nullopt;
-  const auto index = parse_index(std::string_view(name).substr(digits));
-  if (!index) return std::nullopt;
-  return span_token(layout, name.substr(0, digits), *index);
-}
 
 Target task_target(const CompiledMask& mask, const std::string& task,
                    const ValidateOptions& options) {
@@ -143,24 +100,7 @@ Target table_target(const CompiledMask& mask, tasks::TruthTable table,
                     const ValidateOptions& options) {
   Target target;
   target.description = "truth table " + table.source;
-  for (const std::string& input : table.inputs) {
-    const std::optional<int64_t> token = resolve_token(mask.layout, input);
-    if (!token) {
-      throw InputError(
-          fmt::format("{}:1: column {} names no token of spec '{}' (tokens are "
-                      "named like {})",
-                      table.source, quote_input(input), mask.name,
-                      mask.n > 1 ? mask.layout.token_label(mask.n - 1) : "x[0]"));
-    }
-    const auto same = std::find(target.input_tokens.begin(), target.input_tokens.end(), *token);
-    if (same != target.input_tokens.end()) {
-      throw InputError(fmt::format(
-          "{}:1: columns {} and {} both name token {}", table.source,
-          quote_input(table.inputs[static_cast<size_t>(same - target.input_tokens.begin())]),
-          quote_input(input), mask.layout.token_label(*token)));
-    }
-    target.input_tokens.push_back(*token);
-  }
+  target.input_tokens = bind_token_labels(mask.layout, table.inputs, table.source, mask.name);
   target.readout_tokens = readout_rows(
       mask, options.readout.empty() ? std::vector<std::string>{"cls"} : options.readout,
       table.outputs.size(), target.description);

@@ -21,8 +21,9 @@ namespace maskprior::validate {
 
 struct ValidateOptions {
   std::optional<int64_t> depth;      // layers to follow; default: the spec's layers (at least 1)
-  std::vector<std::string> readout;  // token names (`cls`, `x[3]`, `before c[0]`): one for every
-                                     // output, or one per output; default: the task's readout
+  std::vector<std::string> readout;  // token labels (Layout::token_index: `cls`, `x[3]`,
+                                     // `before c[0]`): one for every output, or one per output;
+                                     // default: the task's readout
 };
 
 /// A truth table laid onto a spec's layout.
@@ -35,16 +36,14 @@ struct Target {
                                           // (none for the built-in tasks)
 };
 
-/// The token a name denotes in `layout`: `cls`, `x[3]`, `x3` (for span x), `before c[0]`.
-std::optional<int64_t> resolve_token(const Layout& layout, const std::string& name);
-
 /// A built-in task on the spec's layout (Boolean tasks take n from span `x`; arithmetic tasks read
 /// c[j] at the token before it). Throws InputError for an unknown task or a layout that lacks the
 /// task's spans.
 Target task_target(const CompiledMask& mask, const std::string& task,
                    const ValidateOptions& options = {});
-/// A truth table whose inputs name spec tokens; outputs are read at options.readout (default
-/// `cls`). Throws InputError naming the table for names that are no token of the spec.
+/// A truth table whose inputs name spec tokens (bound by bind_token_labels, core/layout.h);
+/// outputs are read at options.readout (default `cls`). Throws InputError naming the table for
+/// names that are no token of the spec.
 Target table_target(const CompiledMask& mask, tasks::TruthTable table,
                     const ValidateOptions& options = {});
 /// The target `maskc validate` checks: the built-in `task`, or else the truth table read from the

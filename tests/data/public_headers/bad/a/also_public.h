@@ -1,0 +1,2 @@
+// Installed, so including it is fine.
+#pragma once

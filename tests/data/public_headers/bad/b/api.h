@@ -1,0 +1,2 @@
+// Layer b's only installed header.
+#pragma once
