@@ -17,6 +17,7 @@
 #include <set>
 #include <sstream>
 #include <thread>
+#include <tuple>
 #include <type_traits>
 #include <variant>
 
@@ -713,6 +714,35 @@ TEST(ConfigTableTest, EveryFieldRoundTripsThroughJson) {
   EXPECT_EQ(keys.size(), defaults.size());  // to_json writes every row and nothing else
   EXPECT_THROW(config_from_json({{"learning_rate", 1}}), InputError);
   EXPECT_THROW(config_field("learning_rate"), InputError);
+}
+
+/// The experiment's settings of `s`, by name (a TrainConfig field that hid one of them would be
+/// read here instead).
+template <class Settings>
+auto experiment_settings(const Settings& s) {
+  return std::tie(s.task, s.seed, s.n, s.train_fraction, s.data, s.test_data, s.predict,
+                  s.test_size, s.train_size, s.data_dir, s.dim, s.depth, s.heads, s.head_dim,
+                  s.mlp);
+}
+
+// The settings an experiment reads are TrainConfig's own (inherited, one default each), and
+// experiment_config hands every one over, whatever its value.
+TEST(ConfigTableTest, ExperimentSettingsAreTheTrainConfigs) {
+  static_assert(std::is_base_of_v<ExperimentSettings, TrainConfig>);
+  EXPECT_EQ(experiment_settings(TrainConfig{}), experiment_settings(ExperimentConfig{}));
+  const json defaults = to_json(TrainConfig{});
+  json changed = defaults;
+  for (const char* key :
+       {"task", "seed", "n", "train_fraction", "data", "test_data", "predict", "test_size",
+        "train_size", "data_dir", "dim", "depth", "heads", "head_dim", "mlp"}) {
+    changed[key] = other_value(config_field(key));
+  }
+  const TrainConfig config = config_from_json(changed);
+  const ExperimentConfig experiment = training::experiment_config(config);
+  EXPECT_EQ(experiment_settings(experiment), experiment_settings(config));
+  EXPECT_NE(experiment_settings(experiment), experiment_settings(ExperimentConfig{}));
+  EXPECT_EQ(experiment.n, defaults["n"].get<int>() + 3);
+  EXPECT_TRUE(experiment.layout.spans.empty());  // not a setting: a sequence-data run fills it
 }
 
 TEST(ConfigTableTest, RowsAreConsistent) {

@@ -323,23 +323,9 @@ void check_resume_overrides(const json& overrides) {
 }
 
 runtime::ExperimentConfig experiment_config(const TrainConfig& config) {
-  runtime::ExperimentConfig e;
-  e.task = config.task;
-  e.seed = config.seed;
-  e.n = config.n;
-  e.train_fraction = config.train_fraction;
-  e.test_size = config.test_size;
-  e.data = config.data;
-  e.test_data = config.test_data;
-  e.predict = config.predict;
-  e.train_size = config.train_size;
-  e.data_dir = config.data_dir;
-  e.dim = config.dim;
-  e.depth = config.depth;
-  e.heads = config.heads;
-  e.head_dim = config.head_dim;
-  e.mlp = config.mlp;
-  return e;
+  runtime::ExperimentConfig experiment;
+  static_cast<runtime::ExperimentSettings&>(experiment) = config;  // the settings it reads
+  return experiment;
 }
 
 }  // namespace maskprior::training

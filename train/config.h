@@ -18,13 +18,11 @@
 namespace maskprior::training {
 
 /// Every setting of a run. `to_json`/`config_from_json` round-trip it (config.json of a run
-/// folder). Defaults here; what each field means is its row in config_fields().
-struct TrainConfig {
-  // What to learn.
-  std::string task;
-  std::string data;  // your own sequences instead of a task (docs/your-data.md)
-  std::string test_data;
-  std::string predict;
+/// folder). What the experiment reads (task, data, seed, model sizes, ...) is inherited from
+/// runtime::ExperimentSettings, with its defaults; the rest's defaults are here. What each field
+/// means is its row in config_fields().
+struct TrainConfig : runtime::ExperimentSettings {
+  // What to learn, besides the experiment's settings.
   std::string truth_table;  // your own Boolean function instead of a task
   std::string spec;
   std::map<std::string, std::string> defines;
@@ -32,20 +30,7 @@ struct TrainConfig {
   double mask_close = 0;
   std::string init = "vanilla";
   std::string preset;  // already applied
-  uint64_t seed = 0;
   std::string out;
-  int n = 15;
-  double train_fraction = runtime::ExperimentConfig{}.train_fraction;
-  int64_t test_size = 10000;
-  int64_t train_size = 0;
-  std::string data_dir;
-
-  // Model.
-  int64_t dim = 256;
-  int64_t depth = 12;
-  int64_t heads = 6;
-  int64_t head_dim = 64;
-  int64_t mlp = 256;
 
   // Optimisation.
   std::string optimizer = "adam";
@@ -130,7 +115,8 @@ TrainConfig resolve_config(const std::string& task, const std::string& preset,
 /// `--resume` may change; the message names the key and the keys that may change.
 void check_resume_overrides(const nlohmann::json& overrides);
 
-/// The settings an experiment (runtime/experiment.h) is built from.
+/// What an experiment (runtime/experiment.h) is built from: the experiment's settings of `config`
+/// (a run on sequence data files adds the spec's layout, train/data_experiment.cpp).
 runtime::ExperimentConfig experiment_config(const TrainConfig& config);
 
 }  // namespace maskprior::training
