@@ -1,6 +1,6 @@
 // The experiment of a run: a built-in task (`--task`), your own sequences (`--data`) or your own
 // Boolean function (`--truth-table`); for the last two the spec defines the layout
-// (docs/your-data.md). Also what a run of your own data adds to the spec and the run folder.
+// (docs/your-data.md). Also the files a run of your own data adds to its run folder.
 #pragma once
 
 #include <memory>
@@ -20,10 +20,6 @@ namespace maskprior::training {
 /// data file's line) for bad data, before anything is written.
 std::unique_ptr<runtime::Experiment> make_run_experiment(const TrainConfig& config,
                                                          const std::optional<CompiledMask>& spec);
-
-/// For a causal decoder: makes every cell above the diagonal hard-excluded in `spec` (as
-/// `hard causal` does); true if the spec did not already say so.
-bool add_hard_causal(CompiledMask& spec);
 
 /// Writes the experiment's run files into a new run's folder; for a resumed run, checks that
 /// they still match what the folder holds (InputError if the data changed since).
