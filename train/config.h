@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -26,8 +27,8 @@ struct TrainConfig : runtime::ExperimentSettings {
   std::string truth_table;  // your own Boolean function instead of a task
   std::string spec;
   std::map<std::string, std::string> defines;
-  double mask_open = 0;
-  double mask_close = 0;
+  std::optional<double> mask_open;   // unset: the spec's own open value
+  std::optional<double> mask_close;  // unset: the spec's own close value
   std::string init = "vanilla";
   std::string preset;  // already applied
   std::string out;
@@ -36,7 +37,7 @@ struct TrainConfig : runtime::ExperimentSettings {
   std::string optimizer = "adam";
   double lr = 1e-5;
   double weight_decay = 1e-3;
-  double mask_weight_decay = -1;
+  std::optional<double> mask_weight_decay;  // unset: the same as weight_decay
   int64_t epochs = 20;
   int64_t steps = 0;
   int64_t batch_size = 256;
@@ -70,11 +71,13 @@ enum class FieldRule {
   kOneOfOrEmpty,  // one of `allowed`, or "" (none)
 };
 
-/// Pointer to the field's member of TrainConfig, by type.
+/// Pointer to the field's member of TrainConfig, by type. An optional field is unset when its flag
+/// is not given; config.json writes it as null, and its rule applies to a value that is set.
 using FieldMember =
     std::variant<std::string TrainConfig::*, std::map<std::string, std::string> TrainConfig::*,
                  bool TrainConfig::*, int TrainConfig::*, int64_t TrainConfig::*,
-                 uint64_t TrainConfig::*, double TrainConfig::*>;
+                 uint64_t TrainConfig::*, double TrainConfig::*,
+                 std::optional<double> TrainConfig::*>;
 
 /// One row of the config table.
 struct ConfigField {
@@ -96,8 +99,16 @@ const ConfigField& config_field(const std::string& key);
 /// Keys of the fields `--resume` may change, in table order.
 std::vector<std::string> resumable_keys();
 
+/// The key of config.json that says how it spells its values: kConfigFormat since unset optional
+/// fields are null. A config without it was written before: there `mask_open` and `mask_close`
+/// 0 and a negative `mask_weight_decay` meant what unset means now, and are read as unset.
+inline constexpr const char* kConfigFormatKey = "config_format";
+inline constexpr int kConfigFormat = 2;
+
+/// Every field by its key (unset optional fields as null), and kConfigFormatKey.
 nlohmann::json to_json(const TrainConfig& config);
-/// Reads a config; unknown keys or wrong types throw InputError naming the key.
+/// Reads a config (of either format, see kConfigFormatKey); unknown keys or wrong types throw
+/// InputError naming the key.
 TrainConfig config_from_json(const nlohmann::json& json);
 /// Checks every value against its row (ranges, allowed values; every floating value finite) and
 /// that the init method has the spec it needs; InputError naming the field otherwise.

@@ -18,8 +18,8 @@ CompiledMask load_spec(const TrainConfig& config) {
   if (!config.spec.ends_with(".mask")) return read_mask_file(config.spec);
   CompileOptions options;
   options.defines = config.defines;
-  if (config.mask_open != 0) options.open_value = config.mask_open;
-  if (config.mask_close != 0) options.close_value = config.mask_close;
+  options.open_value = config.mask_open;
+  options.close_value = config.mask_close;
   auto spec = compile_file(config.spec, options);
   // Parameters the run fills in unless -D gave them: `n` (Boolean tasks: bits; language: context)
   // and `depth` (a spec with per-layer rules written for any depth, e.g.

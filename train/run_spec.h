@@ -13,7 +13,7 @@ struct ModelConfig;
 namespace maskprior::training {
 
 /// Compiles (.mask) or reads (tensor file) the spec of `config`: with its -D defines and its
-/// mask_open/mask_close (0: the spec's own). A .mask spec with a parameter `n` is compiled with n =
+/// mask_open/mask_close when set. A .mask spec with a parameter `n` is compiled with n =
 /// config.n for Boolean and language tasks (bits, context), and one with a parameter `depth` with
 /// the model's depth, unless -D gave them. Throws SpecError or InputError as the compiler does.
 CompiledMask load_spec(const TrainConfig& config);

@@ -73,11 +73,10 @@ torch::Device resolve_device(const std::string& name) {
 }
 
 /// Adam or AdamW over every parameter; a learnable M gets its own group when
-/// `mask_weight_decay` (≥ 0) differs from the rest's weight decay.
+/// `mask_weight_decay` is set and differs from the rest's weight decay.
 std::unique_ptr<torch::optim::Optimizer> make_optimizer(const TrainConfig& config,
                                                         MaskedTransformer& model) {
-  const double mask_decay =
-      config.mask_weight_decay >= 0 ? config.mask_weight_decay : config.weight_decay;
+  const double mask_decay = config.mask_weight_decay.value_or(config.weight_decay);
   std::vector<torch::Tensor> rest, mask;
   for (const auto& p : model->named_parameters()) {
     (p.key() == "mask" && mask_decay != config.weight_decay ? mask : rest).push_back(p.value());
