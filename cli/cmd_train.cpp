@@ -94,8 +94,9 @@ std::string check_finite(const std::string& text) {
 }
 
 /// Registers the flag of one row of the config table, bound to its member of flags.config: a
-/// bool's flag sets the opposite of the default, the map (defines) is -D NAME=VALUE, the rest
-/// take a value (checked against the row's allowed values, if any).
+/// bool's flag sets the opposite of the default, the map (defines) is -D NAME=VALUE, an optional
+/// field is set only when its flag is given, the rest take a value (checked against the row's
+/// allowed values, if any).
 void add_field_flag(CLI::App& cmd, TrainFlags& flags, const training::ConfigField& field) {
   CLI::Option* option = std::visit(
       [&](auto member) -> CLI::Option* {
@@ -107,13 +108,17 @@ void add_field_flag(CLI::App& cmd, TrainFlags& flags, const training::ConfigFiel
               field.flags, [&value, flipped](std::int64_t) { value = flipped; }, field.help);
         } else if constexpr (std::is_same_v<T, std::map<std::string, std::string>>) {
           return add_define_flag(cmd, flags.spec_flags)->description(field.help);
+        } else if constexpr (std::is_same_v<T, std::optional<double>>) {  // unset unless given
+          return cmd.add_option_function<double>(
+              field.flags, [&value](const double& given) { value = given; }, field.help);
         } else {
           return cmd.add_option(field.flags, value, field.help);
         }
       },
       field.member);
   if (!field.allowed.empty()) option->check(CLI::IsMember(field.allowed));
-  if (std::holds_alternative<double training::TrainConfig::*>(field.member)) {
+  if (std::holds_alternative<double training::TrainConfig::*>(field.member) ||
+      std::holds_alternative<std::optional<double> training::TrainConfig::*>(field.member)) {
     option->check(CLI::Validator(check_finite, /*validator_desc=*/"", "finite"));
   }
   flags.given.emplace_back(option, &field);

@@ -160,7 +160,7 @@ std::string mdi_text(const TaskSection& section, const std::string& source_dir) 
     const std::string path = spec_path(row->spec, source_dir);
     if (path.empty() || !path.ends_with(".mask") || !done.insert(path).second) continue;
     try {
-      // As the run compiled it (train/train.cpp load_spec), followed through the model's layers.
+      // As the run compiled it (train/run_spec.cpp load_spec), followed through the model's layers.
       const json& config = row->runs.front().config;
       const int64_t depth = config.value("depth", int64_t{1});
       CompileOptions options;

@@ -10,8 +10,10 @@
 
 namespace maskprior::runtime {
 
-/// What an experiment needs from a run's settings: the task, its data, the model's sizes.
-struct ExperimentConfig {
+/// The settings of a run that an experiment reads: the task, its data, the model's sizes. The
+/// training config (training::TrainConfig, train/config.h) extends them, so each default is
+/// written here once.
+struct ExperimentSettings {
   std::string task;   // parity2, maj3, cyclic3, threesym, addition, multiplication, ...
   uint64_t seed = 0;  // data sampling (maj3's training set, arithmetic splits)
   int n = 15;         // Boolean tasks: input bits; fortunes-char: context length
@@ -21,8 +23,6 @@ struct ExperimentConfig {
   std::string data;           // TRAIN: one example per line (tasks/sequence_file.h)
   std::string test_data;      // TEST; "" = a seeded 10% of TRAIN is held out
   std::string predict;        // the span of `layout` whose symbols the model predicts
-  Layout layout;              // the spec's layout
-  std::string layout_source;  // the spec's path, for messages
   int64_t test_size = 10000;  // arithmetic: problems evaluated; vision, language: test rows
   int64_t train_size = 0;     // vision, language: training images or windows (0 = all)
   std::string data_dir;       // vision, language: where the data files are ("" = the package's)
@@ -31,6 +31,13 @@ struct ExperimentConfig {
   int64_t heads = 6;
   int64_t head_dim = 64;
   int64_t mlp = 256;
+};
+
+/// What an experiment is built from: the run's settings and, for sequence data files, the layout
+/// the spec gives them (not a setting: it comes from the spec).
+struct ExperimentConfig : ExperimentSettings {
+  Layout layout;              // the spec's layout
+  std::string layout_source;  // the spec's path, for messages
 };
 
 }  // namespace maskprior::runtime

@@ -17,6 +17,7 @@
 #include <set>
 #include <sstream>
 #include <thread>
+#include <tuple>
 #include <type_traits>
 #include <variant>
 
@@ -683,6 +684,8 @@ json other_value(const ConfigField& field) {
           return "other-" + field.key;
         } else if constexpr (std::is_same_v<T, std::map<std::string, std::string>>) {
           return json{{"n", "7"}};
+        } else if constexpr (std::is_same_v<T, std::optional<double>>) {
+          return d.is_null() ? 0.5 : d.get<double>() + 0.5;
         } else if constexpr (std::is_floating_point_v<T>) {
           return field.rule == FieldRule::kFraction ? d.get<double>() / 2 : d.get<double>() + 0.5;
         } else {
@@ -711,9 +714,40 @@ TEST(ConfigTableTest, EveryFieldRoundTripsThroughJson) {
     EXPECT_EQ(to_json(config_from_json(changed)), changed) << field.key;
     EXPECT_EQ(to_json(config_from_json(json::parse(changed.dump()))), changed) << field.key;
   }
-  EXPECT_EQ(keys.size(), defaults.size());  // to_json writes every row and nothing else
+  // to_json writes every row and the format of the file, nothing else.
+  EXPECT_EQ(keys.size() + 1, defaults.size());
+  EXPECT_EQ(defaults.at(training::kConfigFormatKey), training::kConfigFormat);
   EXPECT_THROW(config_from_json({{"learning_rate", 1}}), InputError);
   EXPECT_THROW(config_field("learning_rate"), InputError);
+}
+
+/// The experiment's settings of `s`, by name (a TrainConfig field that hid one of them would be
+/// read here instead).
+template <class Settings>
+auto experiment_settings(const Settings& s) {
+  return std::tie(s.task, s.seed, s.n, s.train_fraction, s.data, s.test_data, s.predict,
+                  s.test_size, s.train_size, s.data_dir, s.dim, s.depth, s.heads, s.head_dim,
+                  s.mlp);
+}
+
+// The settings an experiment reads are TrainConfig's own (inherited, one default each), and
+// experiment_config hands every one over, whatever its value.
+TEST(ConfigTableTest, ExperimentSettingsAreTheTrainConfigs) {
+  static_assert(std::is_base_of_v<ExperimentSettings, TrainConfig>);
+  EXPECT_EQ(experiment_settings(TrainConfig{}), experiment_settings(ExperimentConfig{}));
+  const json defaults = to_json(TrainConfig{});
+  json changed = defaults;
+  for (const char* key :
+       {"task", "seed", "n", "train_fraction", "data", "test_data", "predict", "test_size",
+        "train_size", "data_dir", "dim", "depth", "heads", "head_dim", "mlp"}) {
+    changed[key] = other_value(config_field(key));
+  }
+  const TrainConfig config = config_from_json(changed);
+  const ExperimentConfig experiment = training::experiment_config(config);
+  EXPECT_EQ(experiment_settings(experiment), experiment_settings(config));
+  EXPECT_NE(experiment_settings(experiment), experiment_settings(ExperimentConfig{}));
+  EXPECT_EQ(experiment.n, defaults["n"].get<int>() + 3);
+  EXPECT_TRUE(experiment.layout.spans.empty());  // not a setting: a sequence-data run fills it
 }
 
 TEST(ConfigTableTest, RowsAreConsistent) {
@@ -730,7 +764,8 @@ TEST(ConfigTableTest, RowsAreConsistent) {
         [&](auto member) {
           using T = std::decay_t<decltype(TrainConfig{}.*member)>;
           const bool text = std::is_same_v<T, std::string>;
-          const bool number = std::is_arithmetic_v<T> && !std::is_same_v<T, bool>;
+          const bool number = (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) ||
+                              std::is_same_v<T, std::optional<double>>;
           if (choice || field.rule == FieldRule::kNonEmpty) {
             EXPECT_TRUE(text) << field.key;
           }
@@ -798,12 +833,14 @@ TEST(ConfigTableTest, EveryFloatingFieldMustBeFinite) {
   int checked = 0;
   for (const auto& field : config_fields()) {
     const auto* member = std::get_if<double TrainConfig::*>(&field.member);
-    if (member == nullptr) continue;
+    const auto* optional = std::get_if<std::optional<double> TrainConfig::*>(&field.member);
+    if (member == nullptr && optional == nullptr) continue;
     for (const double value :
          {std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity(),
           -std::numeric_limits<double>::infinity()}) {
       TrainConfig config = valid;
-      config.*(*member) = value;
+      if (member != nullptr) config.*(*member) = value;
+      if (optional != nullptr) config.*(*optional) = value;
       const auto message = input_error([&] { training::check_config(config); });
       EXPECT_NE(message.find(field.key + " must be a finite number"), std::string::npos)
           << field.key << " = " << value << ": " << message;
@@ -815,7 +852,10 @@ TEST(ConfigTableTest, EveryFloatingFieldMustBeFinite) {
 
 TEST_F(RuntimeTest, NonFiniteTrainFlagsAreUsageErrors) {
   for (const auto& field : config_fields()) {
-    if (!std::holds_alternative<double TrainConfig::*>(field.member)) continue;
+    if (!std::holds_alternative<double TrainConfig::*>(field.member) &&
+        !std::holds_alternative<std::optional<double> TrainConfig::*>(field.member)) {
+      continue;
+    }
     const std::string flag = flag_names(field).back();
     std::vector<std::string> values = {"nan"};
     if (field.key == "lr") values = {"nan", "NaN", "inf", "-inf", "1e999"};
@@ -826,6 +866,71 @@ TEST_F(RuntimeTest, NonFiniteTrainFlagsAreUsageErrors) {
       EXPECT_FALSE(fs::exists(dir_ / "run")) << flag << " " << value;
     }
   }
+}
+
+// mask_open, mask_close and mask_weight_decay are unset unless given: null in config.json, and an
+// explicit value (0 included) is recorded as given.
+TEST(ConfigTableTest, OptionalFieldsRoundTripThroughJson) {
+  const json defaults = to_json(TrainConfig{});
+  for (const char* key : {"mask_open", "mask_close", "mask_weight_decay"}) {
+    EXPECT_TRUE(defaults.at(key).is_null()) << key;
+  }
+  const auto unset = config_from_json(json::parse(defaults.dump()));
+  EXPECT_FALSE(unset.mask_open || unset.mask_close || unset.mask_weight_decay);
+  json given = defaults;
+  given["mask_open"] = 0.0;
+  given["mask_close"] = -3.0;
+  given["mask_weight_decay"] = 0.0;
+  const auto config = config_from_json(json::parse(given.dump()));
+  EXPECT_EQ(config.mask_open, std::optional<double>(0.0));
+  EXPECT_EQ(config.mask_close, std::optional<double>(-3.0));
+  EXPECT_EQ(config.mask_weight_decay, std::optional<double>(0.0));
+  EXPECT_EQ(to_json(config), given);
+  // Flags: given is recorded, 0 included; absent stays unset.
+  const auto flags = resolve_config("parity2", "", {{"mask_open", 0}, {"mask_weight_decay", 0}});
+  EXPECT_EQ(flags.mask_open, std::optional<double>(0.0));
+  EXPECT_EQ(flags.mask_close, std::nullopt);
+  EXPECT_EQ(flags.mask_weight_decay, std::optional<double>(0.0));
+  EXPECT_NE(input_error([] {
+              resolve_config("parity2", "", {{"mask_weight_decay", -1}});
+            }).find("mask_weight_decay must not be negative"),
+            std::string::npos);
+  json wrong = defaults;
+  wrong["mask_open"] = "wide";
+  EXPECT_NE(input_error([&] { config_from_json(wrong); }).find("'mask_open' has the wrong type"),
+            std::string::npos);
+}
+
+// A config.json written before the optional fields (no config_format) spelled "unset" as 0
+// (mask_open, mask_close) and as a negative mask_weight_decay: it reads back as unset, and its
+// other values as written.
+TEST(ConfigTableTest, OldSentinelsReadAsUnset) {
+  json old = to_json(TrainConfig{});
+  old.erase(training::kConfigFormatKey);
+  old["mask_open"] = 0.0;
+  old["mask_close"] = 0.0;
+  old["mask_weight_decay"] = -1.0;
+  const auto unset = config_from_json(old);
+  EXPECT_EQ(unset.mask_open, std::nullopt);
+  EXPECT_EQ(unset.mask_close, std::nullopt);
+  EXPECT_EQ(unset.mask_weight_decay, std::nullopt);
+  json old_task = old;
+  old_task["task"] = "parity2";
+  EXPECT_NO_THROW(training::check_config(config_from_json(old_task)));
+  old["mask_open"] = 3.0;
+  old["mask_close"] = -3.0;
+  old["mask_weight_decay"] = 0.0;
+  const auto given = config_from_json(old);
+  EXPECT_EQ(given.mask_open, std::optional<double>(3.0));
+  EXPECT_EQ(given.mask_close, std::optional<double>(-3.0));
+  EXPECT_EQ(given.mask_weight_decay, std::optional<double>(0.0));
+  // The current format keeps a 0 as written; a format this maskc does not know is refused.
+  json current = to_json(TrainConfig{});
+  current["mask_open"] = 0.0;
+  EXPECT_EQ(config_from_json(current).mask_open, std::optional<double>(0.0));
+  current[training::kConfigFormatKey] = 3;
+  EXPECT_NE(input_error([&] { config_from_json(current); }).find("config_format is 3"),
+            std::string::npos);
 }
 
 TEST(ConfigTableTest, EveryPresetResolves) {
@@ -874,6 +979,24 @@ TEST_F(RuntimeTest, ResumeRefusesOtherSettingsInTheLibraryAndTheCli) {
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(json::parse(r.out).at("steps").get<int64_t>(), 12);
   EXPECT_EQ(read_lines(dir_ / "run" / "metrics.jsonl").back().at("step").get<int64_t>(), 12);
+}
+
+// A run folder written before the optional fields (mask_open and mask_close 0, mask_weight_decay
+// -1, no config_format) resumes with the meaning it started with: the spec's values, one decay.
+TEST_F(RuntimeTest, RunFolderOfTheOldConfigFormatResumes) {
+  auto config = tiny("mask", /*epochs=*/2);  // 6 steps
+  config.out = (dir_ / "run").string();
+  config.stop_after = 2;
+  ASSERT_TRUE(train(config).at("interrupted").get<bool>());
+  json old = json::parse(read_text(dir_ / "run" / "config.json"));
+  old.erase(training::kConfigFormatKey);
+  old["mask_open"] = 0.0;
+  old["mask_close"] = 0.0;
+  old["mask_weight_decay"] = -1.0;
+  std::ofstream(dir_ / "run" / "config.json") << old.dump(2);
+  const auto summary = resume(config.out, json());
+  EXPECT_FALSE(summary.at("interrupted").get<bool>());
+  EXPECT_EQ(summary.at("steps").get<int64_t>(), 6);
 }
 
 TEST_F(RuntimeTest, ProgressSaysWhatEachEvaluationFoundAndTook) {

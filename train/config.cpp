@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <optional>
 #include <type_traits>
 #include <utility>
 
@@ -50,10 +51,10 @@ std::vector<ConfigField> learning_fields() {
      "quick (small, minutes on a CPU) or paper (docs/paper.md settings); any other flag overrides it",
      &C::preset, R::kOneOfOrEmpty, preset_names()},
     {"mask_open", "--mask-open",
-     "override the .mask spec's open value (like maskc compile --open; 0 = the spec's), for "
-     "contrast ablations; explicit values in the spec are untouched", &C::mask_open},
+     "override the .mask spec's open value (like maskc compile --open; default: the spec's), "
+     "for contrast ablations; explicit values in the spec are untouched", &C::mask_open},
     {"mask_close", "--mask-close",
-     "override the .mask spec's close value (like maskc compile --close; 0 = the spec's)",
+     "override the .mask spec's close value (like maskc compile --close; default: the spec's)",
      &C::mask_close},
     // Seed, run folder and data.
     {"seed", "--seed", "seed: model init and data order (default 0)", &C::seed},
@@ -93,9 +94,9 @@ std::vector<ConfigField> training_fields() {
     {"lr", "--lr", "learning rate", &C::lr, R::kPositive},
     {"weight_decay", "--weight-decay", "weight decay", &C::weight_decay, R::kNonNegative},
     {"mask_weight_decay", "--mask-weight-decay",
-     "weight decay of a learnable M; < 0 = the same as --weight-decay (one Adam over all "
+     "weight decay of a learnable M (default: the same as --weight-decay, one Adam over all "
      "parameters, as in the paper; Adam's coupled decay shrinks M by about lr per step)",
-     &C::mask_weight_decay},
+     &C::mask_weight_decay, R::kNonNegative},
     {"epochs", "--epochs", "passes over the training set", &C::epochs, R::kNonNegative},
     {"steps", "--steps",
      "train for this many steps in all, however many epochs that takes (0 = --epochs decides)",
@@ -190,11 +191,49 @@ void check_field(const ConfigField& field, const TrainConfig& config) {
         using T = std::decay_t<decltype(value)>;
         if constexpr (std::is_same_v<T, std::string>) {
           check_choice(field, value);
+        } else if constexpr (std::is_same_v<T, std::optional<double>>) {
+          if (value) check_range(field, *value);
         } else {
           check_range(field, value);
         }
       },
       field.member);
+}
+
+/// A config as the current format spells it. Configs written before kConfigFormatKey existed
+/// (old run folders) spelled "unset" with sentinels: 0 for mask_open and mask_close (the spec's
+/// own values) and any negative mask_weight_decay (the same as weight_decay); those read as unset,
+/// so such a run resumes with the meaning it started with.
+json current_format(const json& j) {
+  if (j.contains(kConfigFormatKey)) {
+    if (j[kConfigFormatKey] != kConfigFormat) {
+      throw InputError(fmt::format(
+          "training config: {} is {}; this maskc reads {} (and configs written before it, without "
+          "the key)",
+          kConfigFormatKey, j[kConfigFormatKey].dump(), kConfigFormat));
+    }
+    return j;
+  }
+  json current = j;
+  auto unset_if = [&](const char* key, auto sentinel) {
+    if (current.contains(key) && current[key].is_number() && sentinel(current[key].get<double>())) {
+      current[key] = nullptr;
+    }
+  };
+  unset_if("mask_open", [](double v) { return v == 0; });
+  unset_if("mask_close", [](double v) { return v == 0; });
+  unset_if("mask_weight_decay", [](double v) { return v < 0; });
+  return current;
+}
+
+/// Reads `value` into a field: null is an unset optional field.
+template <class T>
+void read_value(const json& value, T& field) {
+  if constexpr (std::is_same_v<T, std::optional<double>>) {
+    field = value.is_null() ? std::nullopt : std::optional<double>(value.get<double>());
+  } else {
+    value.get_to(field);
+  }
 }
 
 }  // namespace
@@ -222,20 +261,33 @@ std::vector<std::string> resumable_keys() {
 json to_json(const TrainConfig& config) {
   json j = json::object();
   for (const auto& field : config_fields()) {
-    std::visit([&](auto member) { j[field.key] = config.*member; }, field.member);
+    std::visit(
+        [&](auto member) {
+          const auto& value = config.*member;
+          if constexpr (std::is_same_v<std::decay_t<decltype(value)>, std::optional<double>>) {
+            j[field.key] = value ? json(*value) : json(nullptr);
+          } else {
+            j[field.key] = value;
+          }
+        },
+        field.member);
   }
+  j[kConfigFormatKey] = kConfigFormat;
   return j;
 }
 
 TrainConfig config_from_json(const json& j) {
   if (!j.is_object()) throw InputError("a training config must be a JSON object");
-  for (const auto& [key, value] : j.items()) config_field(key);  // unknown keys
+  for (const auto& [key, value] : j.items()) {
+    if (key != kConfigFormatKey) config_field(key);  // unknown keys
+  }
+  const json current = current_format(j);
   TrainConfig config;
   for (const auto& field : config_fields()) {
-    if (!j.contains(field.key)) continue;
-    const json& value = j.at(field.key);
+    if (!current.contains(field.key)) continue;
+    const json& value = current.at(field.key);
     try {
-      std::visit([&](auto member) { value.get_to(config.*member); }, field.member);
+      std::visit([&](auto member) { read_value(value, config.*member); }, field.member);
     } catch (const json::exception&) {
       throw InputError(fmt::format("training config: key '{}' has the wrong type ({})", field.key,
                                    value.dump()));
@@ -323,23 +375,9 @@ void check_resume_overrides(const json& overrides) {
 }
 
 runtime::ExperimentConfig experiment_config(const TrainConfig& config) {
-  runtime::ExperimentConfig e;
-  e.task = config.task;
-  e.seed = config.seed;
-  e.n = config.n;
-  e.train_fraction = config.train_fraction;
-  e.test_size = config.test_size;
-  e.data = config.data;
-  e.test_data = config.test_data;
-  e.predict = config.predict;
-  e.train_size = config.train_size;
-  e.data_dir = config.data_dir;
-  e.dim = config.dim;
-  e.depth = config.depth;
-  e.heads = config.heads;
-  e.head_dim = config.head_dim;
-  e.mlp = config.mlp;
-  return e;
+  runtime::ExperimentConfig experiment;
+  static_cast<runtime::ExperimentSettings&>(experiment) = config;  // the settings it reads
+  return experiment;
 }
 
 }  // namespace maskprior::training

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -18,40 +19,25 @@
 namespace maskprior::training {
 
 /// Every setting of a run. `to_json`/`config_from_json` round-trip it (config.json of a run
-/// folder). Defaults here; what each field means is its row in config_fields().
-struct TrainConfig {
-  // What to learn.
-  std::string task;
-  std::string data;  // your own sequences instead of a task (docs/your-data.md)
-  std::string test_data;
-  std::string predict;
+/// folder). What the experiment reads (task, data, seed, model sizes, ...) is inherited from
+/// runtime::ExperimentSettings, with its defaults; the rest's defaults are here. What each field
+/// means is its row in config_fields().
+struct TrainConfig : runtime::ExperimentSettings {
+  // What to learn, besides the experiment's settings.
   std::string truth_table;  // your own Boolean function instead of a task
   std::string spec;
   std::map<std::string, std::string> defines;
-  double mask_open = 0;
-  double mask_close = 0;
+  std::optional<double> mask_open;   // unset: the spec's own open value
+  std::optional<double> mask_close;  // unset: the spec's own close value
   std::string init = "vanilla";
   std::string preset;  // already applied
-  uint64_t seed = 0;
   std::string out;
-  int n = 15;
-  double train_fraction = runtime::ExperimentConfig{}.train_fraction;
-  int64_t test_size = 10000;
-  int64_t train_size = 0;
-  std::string data_dir;
-
-  // Model.
-  int64_t dim = 256;
-  int64_t depth = 12;
-  int64_t heads = 6;
-  int64_t head_dim = 64;
-  int64_t mlp = 256;
 
   // Optimisation.
   std::string optimizer = "adam";
   double lr = 1e-5;
   double weight_decay = 1e-3;
-  double mask_weight_decay = -1;
+  std::optional<double> mask_weight_decay;  // unset: the same as weight_decay
   int64_t epochs = 20;
   int64_t steps = 0;
   int64_t batch_size = 256;
@@ -85,11 +71,13 @@ enum class FieldRule {
   kOneOfOrEmpty,  // one of `allowed`, or "" (none)
 };
 
-/// Pointer to the field's member of TrainConfig, by type.
+/// Pointer to the field's member of TrainConfig, by type. An optional field is unset when its flag
+/// is not given; config.json writes it as null, and its rule applies to a value that is set.
 using FieldMember =
     std::variant<std::string TrainConfig::*, std::map<std::string, std::string> TrainConfig::*,
                  bool TrainConfig::*, int TrainConfig::*, int64_t TrainConfig::*,
-                 uint64_t TrainConfig::*, double TrainConfig::*>;
+                 uint64_t TrainConfig::*, double TrainConfig::*,
+                 std::optional<double> TrainConfig::*>;
 
 /// One row of the config table.
 struct ConfigField {
@@ -111,8 +99,16 @@ const ConfigField& config_field(const std::string& key);
 /// Keys of the fields `--resume` may change, in table order.
 std::vector<std::string> resumable_keys();
 
+/// The key of config.json that says how it spells its values: kConfigFormat since unset optional
+/// fields are null. A config without it was written before: there `mask_open` and `mask_close`
+/// 0 and a negative `mask_weight_decay` meant what unset means now, and are read as unset.
+inline constexpr const char* kConfigFormatKey = "config_format";
+inline constexpr int kConfigFormat = 2;
+
+/// Every field by its key (unset optional fields as null), and kConfigFormatKey.
 nlohmann::json to_json(const TrainConfig& config);
-/// Reads a config; unknown keys or wrong types throw InputError naming the key.
+/// Reads a config (of either format, see kConfigFormatKey); unknown keys or wrong types throw
+/// InputError naming the key.
 TrainConfig config_from_json(const nlohmann::json& json);
 /// Checks every value against its row (ranges, allowed values; every floating value finite) and
 /// that the init method has the spec it needs; InputError naming the field otherwise.
@@ -130,7 +126,8 @@ TrainConfig resolve_config(const std::string& task, const std::string& preset,
 /// `--resume` may change; the message names the key and the keys that may change.
 void check_resume_overrides(const nlohmann::json& overrides);
 
-/// The settings an experiment (runtime/experiment.h) is built from.
+/// What an experiment (runtime/experiment.h) is built from: the experiment's settings of `config`
+/// (a run on sequence data files adds the spec's layout, train/data_experiment.cpp).
 runtime::ExperimentConfig experiment_config(const TrainConfig& config);
 
 }  // namespace maskprior::training

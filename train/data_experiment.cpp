@@ -125,19 +125,6 @@ std::unique_ptr<runtime::Experiment> make_run_experiment(const TrainConfig& conf
   return factory->second(config, spec);
 }
 
-bool add_hard_causal(CompiledMask& spec) {
-  if (!spec.hard) spec.hard.emplace(static_cast<size_t>(spec.n * spec.n), uint8_t{0});
-  bool added = false;
-  for (int64_t q = 0; q < spec.n; ++q) {
-    for (int64_t k = q + 1; k < spec.n; ++k) {
-      auto& cell = (*spec.hard)[static_cast<size_t>(q * spec.n + k)];
-      added = added || cell == 0;
-      cell = 1;
-    }
-  }
-  return added;
-}
-
 void keep_run_files(const RunFolder& folder, const runtime::Experiment& experiment, bool resuming) {
   for (const auto& [name, content] : experiment.run_files()) {
     if (!resuming) {

@@ -1,7 +1,7 @@
 // The experiment of a run: a built-in task (`--task`), your own sequences (`--data`) or your own
 // Boolean function (`--truth-table`), made by its task family's registered experiment; for the
-// last two the spec defines the layout (docs/your-data.md). Also what a run of your own data adds
-// to the spec and the run folder.
+// last two the spec defines the layout (docs/your-data.md). Also the files a run of your own data
+// adds to its run folder.
 #pragma once
 
 #include <functional>
@@ -35,10 +35,6 @@ void register_experiment(const std::string& family, ExperimentFactory factory);
 /// anything is written.
 std::unique_ptr<runtime::Experiment> make_run_experiment(const TrainConfig& config,
                                                          const std::optional<CompiledMask>& spec);
-
-/// For a causal decoder: makes every cell above the diagonal hard-excluded in `spec` (as
-/// `hard causal` does); true if the spec did not already say so.
-bool add_hard_causal(CompiledMask& spec);
 
 /// Writes the experiment's run files into a new run's folder; for a resumed run, checks that
 /// they still match what the folder holds (InputError if the data changed since).

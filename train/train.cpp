@@ -18,19 +18,15 @@
 #include <string>
 #include <vector>
 
-#include "compiler/compile.h"
 #include "core/error.h"
 #include "io/json_file.h"
 #include "io/lock_file.h"
-#include "io/mask_file.h"
 #include "runtime/autocast.h"
 #include "runtime/experiment.h"
 #include "runtime/host.h"
 #include "runtime/init.h"
 #include "runtime/metrics.h"
 #include "runtime/model.h"
-#include "tasks/boolean_task.h"
-#include "tasks/text_corpus.h"
 #include "train/checkpoint.h"
 #include "train/data_experiment.h"
 #include "train/data_order.h"
@@ -39,6 +35,7 @@
 #include "train/model_files.h"
 #include "train/progress.h"
 #include "train/run_folder.h"
+#include "train/run_spec.h"
 
 namespace maskprior::training {
 
@@ -63,53 +60,6 @@ std::string evaluation_line(const json& record, const tasks::Metric& headline, d
   return fmt::format("step {}: {}", record["step"].get<int64_t>(), fmt::join(parts, ", "));
 }
 
-// ---------------------------------------------------------------------------------------------
-// Spec loading and checks against the task and the model.
-
-/// Compiles (.mask) or reads (tensor file) the spec. A .mask spec with a parameter `n` is compiled
-/// with n = config.n for Boolean and language tasks (bits, context), and one with a parameter
-/// `depth` with the model's depth, unless -D gave them.
-CompiledMask load_spec(const TrainConfig& config) {
-  if (!config.spec.ends_with(".mask")) return read_mask_file(config.spec);
-  CompileOptions options;
-  options.defines = config.defines;
-  if (config.mask_open != 0) options.open_value = config.mask_open;
-  if (config.mask_close != 0) options.close_value = config.mask_close;
-  auto spec = compile_file(config.spec, options);
-  // Parameters the run fills in unless -D gave them: `n` (Boolean tasks: bits; language: context)
-  // and `depth` (a spec with per-layer rules written for any depth, e.g.
-  // specs/designs/parity2_layers.mask).
-  bool again = false;
-  auto fill = [&](const char* name, int64_t value, bool applies) {
-    auto param = spec.params.find(name);
-    if (applies && !config.defines.contains(name) && param != spec.params.end() &&
-        param->second != static_cast<double>(value)) {
-      options.defines[name] = std::to_string(value);
-      again = true;
-    }
-  };
-  fill("n", config.n, tasks::is_boolean_task(config.task) || tasks::is_language_task(config.task));
-  fill("depth", config.depth, true);
-  return again ? compile_file(config.spec, options) : spec;
-}
-
-void check_spec(const CompiledMask& spec, const TrainConfig& config, const Layout& task_layout,
-                const ModelConfig& model) {
-  if (!same_spans(spec.layout, task_layout) || spec.n != model.seq_len) {
-    throw InputError(fmt::format(
-        "spec {} has layout {} but task {} expects {}; write the spec for this task's layout",
-        config.spec, layout_text(spec.layout), config.task, layout_text(task_layout)));
-  }
-  if (spec.layers != 1 && spec.layers != model.depth) {
-    throw InputError(fmt::format("spec {} has {} layers but the model has depth {} (use 1 or {})",
-                                 config.spec, spec.layers, model.depth, model.depth));
-  }
-  if (spec.heads != 1 && spec.heads != model.heads) {
-    throw InputError(fmt::format("spec {} has {} heads but the model has {} (use 1 or {})",
-                                 config.spec, spec.heads, model.heads, model.heads));
-  }
-}
-
 torch::Device resolve_device(const std::string& name) {
   if (name == "cpu") return torch::kCPU;
   const bool cuda = torch::cuda::is_available();
@@ -120,11 +70,10 @@ torch::Device resolve_device(const std::string& name) {
 }
 
 /// Adam or AdamW over every parameter; a learnable M gets its own group when
-/// `mask_weight_decay` (≥ 0) differs from the rest's weight decay.
+/// `mask_weight_decay` is set and differs from the rest's weight decay.
 std::unique_ptr<torch::optim::Optimizer> make_optimizer(const TrainConfig& config,
                                                         MaskedTransformer& model) {
-  const double mask_decay =
-      config.mask_weight_decay >= 0 ? config.mask_weight_decay : config.weight_decay;
+  const double mask_decay = config.mask_weight_decay.value_or(config.weight_decay);
   std::vector<torch::Tensor> rest, mask;
   for (const auto& p : model->named_parameters()) {
     (p.key() == "mask" && mask_decay != config.weight_decay ? mask : rest).push_back(p.value());
