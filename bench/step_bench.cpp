@@ -25,6 +25,7 @@
 
 #include "runtime/arithmetic_experiment.h"
 #include "runtime/autocast.h"
+#include "runtime/decoder.h"
 #include "runtime/host.h"
 #include "runtime/model.h"
 #include "tasks/arithmetic_task.h"
@@ -220,7 +221,7 @@ double arithmetic_step_macs(const ModelConfig& m, int64_t batch, int64_t answer_
 /// Seconds of one full arithmetic evaluation of the addition paper preset (10,000 test problems
 /// and a 1,000-problem sample of the training set), three ways: the plain K-pass greedy decode
 /// (and a teacher-forced pass for the loss), the teacher-forced fast path over full forward
-/// passes (arithmetic_metrics), and what the experiment runs (its evaluate(): the answer-rows pass
+/// passes (answer_metrics), and what the experiment runs (its evaluate(): the answer-rows pass
 /// with shared prefixes and the key/value-cached completion). Each ends in a host read, so GPU
 /// time is included.
 struct EvalSeconds {
@@ -268,7 +269,7 @@ EvalSeconds eval_seconds(MaskedTransformer& model, bool bf16) {
     }
   });
   std::tie(s.fast, s.fast_cpu) =
-      timed([&] { (void)arithmetic_metrics(forward, ids, offset, digits); });
+      timed([&] { (void)answer_metrics(Decoder{forward}, ids, offset, digits); });
   std::tie(s.experiment, s.experiment_cpu) = timed([&] { (void)experiment->evaluate(model); });
   std::tie(s.forward, s.forward_cpu) = timed([&] {
     torch::NoGradGuard no_grad;

@@ -404,46 +404,28 @@ torch::Tensor MaskedTransformerImpl::forward_cached(const torch::Tensor& ids, Ke
   return head_(ln_final_(x));
 }
 
-torch::Tensor MaskedTransformerImpl::greedy_complete(const torch::Tensor& ids,
-                                                     const torch::Tensor& keep, int64_t last,
-                                                     KeyValueCache* cache) {
-  const int64_t n = config_.seq_len;
-  if (config_.readout != Readout::kCausalLm || ids.dim() != 2 || ids.size(1) != n ||
-      keep.dim() != 1 || keep.size(0) != ids.size(0) || last >= n) {
+torch::Tensor MaskedTransformerImpl::forward_position(const torch::Tensor& tokens, int64_t position,
+                                                      KeyValueCache& cache) {
+  const auto depth = static_cast<size_t>(config_.depth);
+  const bool cache_fits = cache.keys.size() == depth && cache.values.size() == depth &&
+                          cache.keys[0].dim() == 4 && tokens.dim() == 1 &&
+                          cache.keys[0].size(0) == tokens.size(0) && position >= 0 &&
+                          position < cache.keys[0].size(2);
+  if (config_.readout != Readout::kCausalLm || !cache_fits) {
     throw InputError(fmt::format(
-        "[greedy_complete] needs a causal decoder, ids [B, {}], keep [B] and last < {}; got ids "
-        "{}, keep {}, last {}",
-        n, n, shape_text(ids), shape_text(keep), last));
+        "[forward_position] needs a causal decoder, tokens [B] and a key/value cache of {} layers "
+        "[B, {}, > {}, {}]; got tokens {}, a cache of {} layers{}",
+        config_.depth, config_.heads, position, config_.head_dim, shape_text(tokens),
+        cache.keys.size(), cache.keys.empty() ? "" : " " + shape_text(cache.keys[0])));
   }
   torch::NoGradGuard no_grad;
-  auto out = ids.clone();
-  if (out.size(0) == 0) return out;
-  KeyValueCache own;
-  if (cache == nullptr) {
-    forward_cached(out, own);
-    cache = &own;
-  }
-  if (cache->keys.size() != static_cast<size_t>(config_.depth) || cache->keys[0].size(2) < last) {
-    throw InputError(
-        fmt::format("[greedy_complete] the key/value cache holds positions [0, {}) of {} layers; "
-                    "completing up to position {} needs [0, {}) of {}",
-                    cache->keys.empty() ? 0 : cache->keys[0].size(2), cache->keys.size(), last,
-                    last, config_.depth));
-  }
+  auto x = token_embedding_(tokens.unsqueeze(1)) + position_embedding_.narrow(0, position, 1);
   const auto bias = attention_bias();
-  // Position p is computed again from min keep on (where a row's token may differ from the
-  // cached pass: p ≥ keep[b]); its logits give position p + 1.
-  for (int64_t p = std::max<int64_t>(0, keep.min().item<int64_t>()); p < last; ++p) {
-    auto x = token_embedding_(out.narrow(1, p, 1)) + position_embedding_.narrow(0, p, 1);
-    for (int64_t l = 0; l < config_.depth; ++l) {  // position p's keys and values replaced
-      const auto i = static_cast<size_t>(l);
-      x = layer_forward(l, x, p, bias, nullptr, &cache->keys[i], &cache->values[i]);
-    }
-    auto next = head_(ln_final_(x.select(1, 0))).argmax(-1);  // [B]
-    auto column = out.select(1, p + 1);
-    column.copy_(torch::where(keep.le(p), next, column));
+  for (int64_t l = 0; l < config_.depth; ++l) {  // position's keys and values replaced
+    const auto i = static_cast<size_t>(l);
+    x = layer_forward(l, x, position, bias, nullptr, &cache.keys[i], &cache.values[i]);
   }
-  return out;
+  return head_(ln_final_(x.select(1, 0)));
 }
 
 torch::Tensor MaskedTransformerImpl::forward(const torch::Tensor& ids) {

@@ -72,7 +72,7 @@ class MaskedTransformerImpl : public torch::nn::Module {
     std::vector<torch::Tensor> keys, values;
   };
   /// Causal decoders (kCausalLm) only, no gradients: forward(ids), keeping every layer's keys and
-  /// values in `cache` for greedy_complete.
+  /// values in `cache` for forward_position (greedy_complete, runtime/decoder.h).
   torch::Tensor forward_cached(const torch::Tensor& ids, KeyValueCache& cache);
   /// The same for the logits at `rows` only: forward(ids, rows). The cache holds positions
   /// [0, rows.first + rows.count): later ones are not computed, since no row before them sees
@@ -80,13 +80,12 @@ class MaskedTransformerImpl : public torch::nn::Module {
   /// shared_prefix where sharing saves work) run through positions [0, P) once, and the rest of
   /// the pass reads those positions' keys and values.
   torch::Tensor forward_cached(const torch::Tensor& ids, KeyValueCache& cache, Rows rows);
-  /// Causal decoders only, no gradients: greedy completion. Row b of `ids` [B, N] keeps its
-  /// tokens at positions ≤ keep[b] ([B] int64); every later position p ≤ last gets the argmax
-  /// of the logits at p − 1, as full forward passes would give it. `cache` (from forward_cached
-  /// on ids that agree with these before keep[b], rows in this order) saves the pass over them;
-  /// without it one pass is made. Then one position at a time. Returns the completed ids [B, N].
-  torch::Tensor greedy_complete(const torch::Tensor& ids, const torch::Tensor& keep, int64_t last,
-                                KeyValueCache* cache = nullptr);
+  /// Causal decoders only, no gradients: one step of cached decoding. The logits [B, vocab] at
+  /// `position` of tokens [B] (int64) there, attending to `cache`'s keys and values of positions
+  /// [0, position) (from forward_cached, positions [0, position] at least); this position's keys
+  /// and values are written into the cache. InputError for shapes that do not fit.
+  torch::Tensor forward_position(const torch::Tensor& tokens, int64_t position,
+                                 KeyValueCache& cache);
   /// What layer 0's attention sees: LayerNorm_0(token or patch + position), [B, N, dim]. No
   /// gradients.
   torch::Tensor attention_input(const torch::Tensor& ids);

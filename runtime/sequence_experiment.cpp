@@ -2,10 +2,10 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
+#include <utility>
 
 #include "core/error.h"
-#include "runtime/arithmetic_experiment.h"
+#include "runtime/decoder.h"
 #include "tasks/random.h"
 #include "tasks/sequence_file.h"
 
@@ -13,7 +13,6 @@ namespace maskprior::runtime {
 
 namespace {
 
-inline constexpr int64_t kTrainEvalRows = 1000;  // training examples re-decoded at each evaluation
 inline constexpr uint64_t kProbeSeed = 0x5e9'da7aULL;  // fixed: every run probes alike
 
 /// Rows `rows` of ids [examples, N].
@@ -26,7 +25,7 @@ torch::Tensor ids_tensor(std::vector<int64_t> ids, int64_t length) {
   return torch::tensor(ids, torch::kLong).view({rows, length});
 }
 
-class SequenceExperiment : public Experiment {
+class SequenceExperiment : public DecoderExperiment {
  public:
   explicit SequenceExperiment(const ExperimentConfig& config)
       : config_(config),
@@ -38,20 +37,15 @@ class SequenceExperiment : public Experiment {
         tasks::encode_sequences(train, vocabulary_, config.data, config.layout, span_), length);
     if (config.test_data.empty()) {
       const auto split = tasks::hold_out(train.examples(), config.seed, config.data);
-      train_ids_ = select_rows(train_ids, split.train);
-      test_ids_ = select_rows(train_ids, split.test);
+      set_data(select_rows(train_ids, split.train), select_rows(train_ids, split.test),
+               span_.offset, span_.length);
     } else {
       const auto test = tasks::read_sequence_file(config.test_data, config.layout);
-      train_ids_ = train_ids;
-      test_ids_ = ids_tensor(
+      auto test_ids = ids_tensor(
           tasks::encode_sequences(test, vocabulary_, config.data, config.layout, span_), length);
       tasks::check_predicted_symbols(test, train, span_);
+      set_data(std::move(train_ids), std::move(test_ids), span_.offset, span_.length);
     }
-    // An evenly spaced sample of the training examples: how well the model fits what it saw.
-    const int64_t rows = train_ids_.size(0);
-    const int64_t sample = std::min(kTrainEvalRows, rows);
-    train_eval_ids_ = train_ids_.index_select(
-        0, (torch::arange(sample, torch::kLong) * rows).div(sample, "floor"));
   }
 
   Layout layout() const override { return config_.layout; }
@@ -61,38 +55,10 @@ class SequenceExperiment : public Experiment {
                               config_.layout.size(), Readout::kCausalLm);
   }
 
-  int64_t train_size() const override { return train_ids_.size(0); }
-
-  Batch train_batch(const torch::Tensor& rows) const override {
-    auto inputs = train_ids_.index_select(0, rows.to(train_ids_.device()));
-    return {inputs, inputs.narrow(1, span_.offset, span_.length).contiguous()};
-  }
-
-  torch::Tensor loss(const torch::Tensor& output, const Batch& batch) const override {
-    return answer_loss(output, batch.targets, span_.offset);
-  }
-
-  torch::Tensor train_loss(MaskedTransformer& model, const Batch& batch) const override {
-    return answer_rows_loss(model, batch.inputs, batch.targets, span_.offset);
-  }
-
-  nlohmann::json evaluate(MaskedTransformer& model) const override {
-    auto metrics = decoder_metrics(model, test_ids_, train_eval_ids_, span_.offset, span_.length);
-    metrics["token_accuracy"] = metrics["digit_accuracy"];  // symbols here, not digits
-    metrics.erase("digit_accuracy");
-    metrics["test_size"] = test_ids_.size(0);
-    metrics["train_size"] = train_ids_.size(0);
-    return metrics;
-  }
-
   torch::Tensor probe_inputs(int64_t size) const override {
     const auto order = tasks::shuffled_rows(train_ids_.size(0), size, kProbeSeed);
     return train_ids_.index_select(0, torch::tensor(order, torch::kLong).to(train_ids_.device()))
         .to(torch::kCPU);
-  }
-
-  void to(torch::Device device) override {
-    for (auto* t : {&train_ids_, &test_ids_, &train_eval_ids_}) *t = t->to(device);
   }
 
   std::vector<std::pair<std::string, nlohmann::json>> run_files() const override {
@@ -123,7 +89,6 @@ class SequenceExperiment : public Experiment {
   ExperimentConfig config_;
   Span span_;
   std::vector<std::string> vocabulary_;
-  torch::Tensor train_ids_, test_ids_, train_eval_ids_;
 };
 
 }  // namespace

@@ -1,9 +1,9 @@
 // Your own sequence data (docs/your-data.md): examples from a data file
-// (tasks/sequence_file.h) laid out as the spec's tokens, learned by a causal decoder. Training
-// uses teacher forcing with cross-entropy on the rows that predict the span config.predict (the
-// row before each of its tokens); evaluation decodes the span greedily from the prefix before it
-// (greedy_decode and arithmetic_metrics of runtime/arithmetic_experiment.h). The built-in
-// arithmetic tasks are the special case of `a[3] plus b[3] eq c[K]` files predicting c.
+// (tasks/sequence_file.h) laid out as the spec's tokens, learned by a causal decoder
+// (runtime/decoder.h) whose answer is the span config.predict. Training uses teacher forcing with
+// cross-entropy on the rows that predict the span (the row before each of its tokens); evaluation
+// decodes the span greedily from the prefix before it. The built-in arithmetic tasks are the
+// special case of `a[3] plus b[3] eq c[K]` files predicting c.
 #pragma once
 
 #include <memory>
