@@ -63,26 +63,22 @@ runtime::TruthTableTask truth_table_task(const std::string& path, const Compiled
 
 namespace {
 
+/// The factory of a built-in task's family: `make` on the run's experiment settings.
+ExperimentFactory from_settings(
+    std::unique_ptr<runtime::Experiment> (*make)(const runtime::ExperimentConfig&)) {
+  return [make](const TrainConfig& c, const std::optional<CompiledMask>&) {
+    return make(experiment_config(c));
+  };
+}
+
 /// Each family's experiment by the family's name: the one place a family's runtime half is
 /// registered (its LibTorch-free half is listed in tasks/family.cpp).
 std::map<std::string, ExperimentFactory>& experiment_registry() {
   static std::map<std::string, ExperimentFactory> registry = {
-      {"boolean",
-       [](const TrainConfig& c, const std::optional<CompiledMask>&) {
-         return runtime::make_boolean_experiment(experiment_config(c));
-       }},
-      {"arithmetic",
-       [](const TrainConfig& c, const std::optional<CompiledMask>&) {
-         return runtime::make_arithmetic_experiment(experiment_config(c));
-       }},
-      {"vision",
-       [](const TrainConfig& c, const std::optional<CompiledMask>&) {
-         return runtime::make_vision_experiment(experiment_config(c));
-       }},
-      {"language",
-       [](const TrainConfig& c, const std::optional<CompiledMask>&) {
-         return runtime::make_language_experiment(experiment_config(c));
-       }},
+      {"boolean", from_settings(runtime::make_boolean_experiment)},
+      {"arithmetic", from_settings(runtime::make_arithmetic_experiment)},
+      {"vision", from_settings(runtime::make_vision_experiment)},
+      {"language", from_settings(runtime::make_language_experiment)},
       {"sequence-data",
        [](const TrainConfig& c, const std::optional<CompiledMask>& spec) {
          auto experiment = experiment_config(c);

@@ -335,8 +335,8 @@ void write_results(const SuiteOptions& options, const json& results, const fs::p
 }
 
 /// The suite's runs, or those whose label contains one of --only's words.
-std::vector<SuiteEntry> selected_entries(const SuiteOptions& options) {
-  std::vector<SuiteEntry> entries = tasks::suite(options.suite).runs;
+std::vector<SuiteEntry> selected_entries(const tasks::Suite& suite, const SuiteOptions& options) {
+  std::vector<SuiteEntry> entries = suite.runs;
   if (options.only.empty()) return entries;
   std::erase_if(entries, [&](const SuiteEntry& e) {
     for (const std::string& o : options.only) {
@@ -363,8 +363,9 @@ json results_row(const SuiteEntry& entry, const std::vector<json>& summaries,
 }  // namespace
 
 json run_suite(const SuiteOptions& options, std::ostream& out) {
-  const std::vector<SuiteEntry> entries = selected_entries(options);
-  const int seeds = options.seeds > 0 ? options.seeds : tasks::suite(options.suite).default_seeds;
+  const tasks::Suite suite = tasks::suite(options.suite);
+  const std::vector<SuiteEntry> entries = selected_entries(suite, options);
+  const int seeds = options.seeds > 0 ? options.seeds : suite.default_seeds;
   const fs::path root(options.out);
   fs::create_directories(root);
   // One `reproduce` per folder; the ranks of a split suite share it (rank 0 holds the lock).
