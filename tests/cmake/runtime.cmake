@@ -1,8 +1,10 @@
-# Tests of runtime: the masked Transformer, initialisations, the config table, training, resume;
-# `maskc train` (runtime_test runs the built maskc through MASKC_PATH).
-maskprior_test(runtime_test SOURCES runtime_test.cpp
+# Tests of runtime: the masked Transformer, attention, autocast, initialisations, metrics.
+maskprior_test(runtime_test SOURCES runtime_test.cpp LIBS maskprior_runtime maskprior_core fmt::fmt)
+# Tests of train: the config table, presets, training, resume, signals; `maskc train` (train_test
+# runs the built maskc through MASKC_PATH).
+maskprior_test(train_test SOURCES train_test.cpp
   LIBS maskprior_train maskprior_compiler maskprior_io maskprior_tasks fmt::fmt)
-add_dependencies(runtime_test maskc)
+add_dependencies(train_test maskc)
 
 # `maskc train` end to end: exit codes 0 / 1 (input error) / 2 (usage error) / 130 and 143
 # (stopped by --stop-after or SIGINT, by SIGTERM) and the run folder. Each case is a function of

@@ -8,6 +8,6 @@ if(MASKPRIOR_WITH_TORCH)
     SOURCES your_data_test.cpp
     LIBS maskprior_train maskprior_compiler maskprior_io maskprior_tasks fmt::fmt)
   add_test(NAME your_data_cli
-    COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/your_data_cli.sh $<TARGET_FILE:maskc> ${PROJECT_SOURCE_DIR})
+    COMMAND sh ${PROJECT_SOURCE_DIR}/tests/cli/your_data_cli.sh $<TARGET_FILE:maskc> ${PROJECT_SOURCE_DIR})
   set_tests_properties(your_data_cli PROPERTIES TIMEOUT 300)
 endif()

@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# Data-parallel training and split suites end to end (tests/cmake/distributed.cmake, see
+# docs/distributed.md): CPU, loopback, tiny models, one thread per process. One case per CTest test.
+# Usage: distributed_cli.sh MASKC SOURCE_DIR PYTHON CASE
+set -u
+maskc=$1
+source_dir=$2
+python=$3
+case_name=$4
+spec=$source_dir/specs/gotu/parity2.mask
+compare=$source_dir/tests/scripts/compare_runs.py
+# batch 15: uneven shards (8 + 7 rows) and an uneven last batch of every epoch.
+small=(--task parity2 --spec "$spec" --init mask --n 6 --dim 16 --depth 1 --heads 1 --head-dim 8
+  --mlp 16 --epochs 3 --batch-size 15 --threads 1 --device cpu -q)
+long=(--task parity2 --spec "$spec" --init mask --n 6 --dim 16 --depth 1 --heads 1 --head-dim 8
+  --mlp 16 --epochs 100000 --batch-size 16 --threads 1 --device cpu -q)
+d=$(mktemp -d)
+trap 'rm -rf "$d"' EXIT
+
+fail() {
+  echo "FAIL: $*" >&2
+  exit 1
+}
+
+# Runs maskc with the remaining arguments and fails unless it exits with $1.
+expect_exit() {
+  local want=$1
+  shift
+  "$maskc" "$@"
+  local got=$?
+  [[ $got -eq $want ]] || fail "maskc $* exited $got, not $want"
+}
+
+# Waits (at most 60 s) for the file $1.
+wait_for() {
+  local i=0
+  while [[ ! -f $1 && $i -lt 600 ]]; do
+    sleep 0.1
+    i=$((i + 1))
+  done
+}
+
+# A free port on loopback for the cases that start ranks by hand.
+free_port() {
+  "$python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# 2 processes x global batch 15 end where 1 process with batch 15 ends (weights, loss, accuracy),
+# and rank 1 writes no files.
+two_ranks_match_one_process() {
+  cd "$d" || exit 1
+  "$maskc" train "${small[@]}" --out "$d/one" || fail "one process"
+  "$maskc" launch --nproc 2 -- train "${small[@]}" --out "$d/two" || fail "two ranks"
+  test "$(ls "$d" | wc -l)" -eq 2 || fail "files beside the runs: $(ls "$d")"
+  "$python" "$compare" "$d/one" "$d/two" --rtol 1e-5 || fail "runs differ"
+}
+
+# Stopped (--stop-after) and resumed with 2 ranks: exactly the metrics of an uninterrupted 2-rank
+# run; SIGTERM to the launcher reaches every rank (exit 143, a checkpoint); SIGINT to launch's
+# whole process group (Ctrl-C at a terminal) stops the run with a checkpoint (exit 130), not twice.
+stop_resume_and_sigterm() {
+  expect_exit 130 launch --nproc 2 -- train "${small[@]}" --stop-after 4 --out "$d/run"
+  test ! -f "$d/run/summary.json" || fail "summary.json after --stop-after"
+  "$maskc" launch --nproc 2 -- train --resume "$d/run" -q || fail "resume"
+  "$maskc" launch --nproc 2 -- train "${small[@]}" --out "$d/whole" || fail "uninterrupted run"
+  cmp "$d/run/metrics.jsonl" "$d/whole/metrics.jsonl" || fail "resumed metrics differ"
+
+  "$maskc" launch --nproc 2 -- train "${long[@]}" --out "$d/long" &
+  local pid=$!
+  wait_for "$d/long/init.json"
+  sleep 0.5
+  kill -TERM "$pid"
+  wait "$pid"
+  local got=$?
+  [[ $got -eq 143 ]] || fail "SIGTERM exit $got, not 143"
+  test -f "$d/long/checkpoint.pt" || fail "no checkpoint after SIGTERM"
+
+  setsid "$maskc" launch --nproc 2 -- train "${long[@]}" --out "$d/int" &
+  pid=$!
+  wait_for "$d/int/init.json"
+  sleep 0.5
+  kill -INT -"$pid"
+  wait "$pid"
+  got=$?
+  [[ $got -eq 130 ]] || fail "SIGINT exit $got, not 130"
+  test -f "$d/int/checkpoint.pt" || fail "no checkpoint after SIGINT"
+}
+
+# A rank killed with SIGKILL: the other fails at once with a clear message (well within the
+# timeout); a rank that hangs (SIGSTOP): the other fails after --dist-timeout. Rank 1 writes no
+# files (its --out is never created).
+dead_or_hung_rank_fails_the_others() {
+  export WORLD_SIZE=2 MASTER_ADDR=127.0.0.1
+  local how p0 p1 t0 t1 rc
+  for how in KILL STOP; do
+    MASTER_PORT=$(free_port)
+    export MASTER_PORT
+    RANK=0 "$maskc" train "${long[@]}" --dist-timeout 4 --out "$d/$how" 2>"$d/err0" &
+    p0=$!
+    RANK=1 "$maskc" train "${long[@]}" --dist-timeout 4 --out "$d/rank1" &
+    p1=$!
+    wait_for "$d/$how/init.json"
+    sleep 0.5
+    kill -"$how" "$p1"
+    t0=$(date +%s)
+    wait "$p0"
+    rc=$?
+    t1=$(date +%s)
+    kill -KILL "$p1"
+    wait "$p1"
+    echo "$how: rank 0 exit $rc after $((t1 - t0)) s"
+    cat "$d/err0"
+    [[ $rc -eq 1 ]] || fail "$how: rank 0 exit $rc, not 1"
+    [[ $((t1 - t0)) -le 20 ]] || fail "$how: rank 0 took $((t1 - t0)) s"
+    [[ $how == KILL || $((t1 - t0)) -ge 3 ]] || fail "$how: rank 0 did not wait for the timeout"
+    grep -q 'another rank stopped or died' "$d/err0" || fail "$how: message"
+    test ! -e "$d/rank1" || fail "$how: rank 1 wrote files"
+  done
+}
+
+# launch passes the ranks' exit status on: input error 1, usage error 2, stopped 130; it runs only
+# train and reproduce.
+launch_forwards_exit_codes() {
+  expect_exit 1 launch --nproc 2 -- train --task parity9 -q
+  expect_exit 2 launch --nproc 2 -- train --task parity2 --init maskk
+  expect_exit 2 launch --nproc 2 -- compile x.mask
+  expect_exit 130 launch --nproc 2 -- train "${small[@]}" --stop-after 1
+}
+
+# reproduce split over 2 ranks writes the tables of 1 process (which trains its runs in 2 forked
+# children: each run is the same single-process run either way, and the case stays short).
+reproduce_split_matches() {
+  cd "$d" || exit 1
+  "$maskc" reproduce demo --only parity2 --epochs 1 --jobs 2 --threads 1 --out "$d/one" \
+    >"$d/log" || fail "one process"
+  "$maskc" launch --nproc 2 -- reproduce demo --only parity2 --epochs 1 --jobs 1 --threads 1 \
+    --out "$d/two" || fail "two ranks"
+  cmp "$d/one/results.md" "$d/two/results.md" || fail "results.md differ"
+}
+
+"$case_name"
