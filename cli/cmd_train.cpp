@@ -37,6 +37,7 @@ struct TrainFlags {
   SpecFlags spec_flags;  // -D NAME=VALUE, parsed and checked as by compile/show/validate
   std::string resume;
   bool json = false;
+  bool print_config = false;
   // Data-parallel: as RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT say (-1/empty: not
   // given; the variables, if set, fill the rest). See docs/distributed.md.
   int rank = -1, world_size = 0, local_rank = -1, master_port = 0;
@@ -220,6 +221,10 @@ int run_train(TrainFlags& f, bool resuming) {
       throw CLI::RequiredError("--task (or --data, or --truth-table)");
     }
     const auto config = training::resolve_config(f.config.task, f.config.preset, overrides);
+    if (f.print_config) {  // every resolved setting, as config.json would hold it
+      std::cout << training::to_json(config).dump(2) << '\n';
+      return kExitOk;
+    }
     out = config.out;
     summary = training::train(config, in_world);
   }
@@ -264,6 +269,10 @@ void add_train_command(CLI::App& app, int& exit_code) {
                   "config.json; only {} may be given)",
                   resumable_flags()));
   cmd->add_flag("--json", flags->json, "print the summary as JSON");
+  cmd->add_flag("--print-config", flags->print_config,
+                "print every resolved setting (the preset, then the flags given) as config.json "
+                "would hold it, and exit without training")
+      ->excludes(resume);
   add_world_flags(*cmd, *flags);
   cmd->callback(
       [flags, resume, &exit_code] { exit_code = run_train(*flags, resume->count() > 0); });

@@ -26,6 +26,12 @@ ModelConfig sized_model_config(const ExperimentConfig& config, int64_t vocab, in
   model.head_dim = config.head_dim;
   model.mlp = config.mlp;
   model.readout = readout;
+  model.position = parse_position_embedding(config.pos_embedding);
+  model.pos_init_std = config.pos_init_std;
+  model.post_norm = parse_post_norm(config.norm);
+  model.attn_dropout = config.attn_dropout;
+  model.resid_dropout = config.resid_dropout;
+  model.activation = parse_activation(config.activation);
   return model;
 }
 

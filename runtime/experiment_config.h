@@ -31,6 +31,14 @@ struct ExperimentSettings {
   int64_t heads = 6;
   int64_t head_dim = 64;
   int64_t mlp = 256;
+  // Architecture choices the paper leaves unstated (docs/settings.md); the defaults are maskc's
+  // choices before they were settings, so old runs keep their meaning.
+  std::string pos_embedding = "learned";  // learned | sinusoidal | none
+  double pos_init_std = 1.0;              // learned: initial values ~ N(0, pos_init_std²)
+  std::string norm = "pre";               // LayerNorm placement: pre | post
+  double attn_dropout = 0;                // dropout on the attention probabilities
+  double resid_dropout = 0;               // dropout on each sublayer's output before its residual
+  std::string activation = "gelu";        // the MLP's: gelu | relu
 };
 
 /// What an experiment is built from: the run's settings and, for sequence data files, the layout

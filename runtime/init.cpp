@@ -55,8 +55,8 @@ std::pair<torch::Tensor, std::vector<int64_t>> distinct_attention_rows(MaskedTra
   return {torch::stack(rows), positions};
 }
 
-/// qk-svd (docs/paper.md, "Baselines"): X' = U Σ Vᵀ, B = Uᵀ A U, B_r = U_B S V_Bᵀ, Wq = V Σ⁻¹ U_B S^½,
-/// Wk = V Σ⁻¹ V_B S^½, so that X' Wq Wkᵀ X'ᵀ ≈ A = √d_head · contrast · open.
+/// qk-svd (docs/paper.md, "Baselines"): X' = U Σ Vᵀ, B = Uᵀ A U, B_r = U_B S V_Bᵀ, Wq = V Σ⁻¹ U_B
+/// S^½, Wk = V Σ⁻¹ V_B S^½, so that X' Wq Wkᵀ X'ᵀ ≈ A = √d_head · contrast · open.
 nlohmann::json init_qk_svd(MaskedTransformer& model, const torch::Tensor& open,
                            const InitOptions& options) {
   torch::NoGradGuard no_grad;
@@ -260,6 +260,22 @@ torch::Tensor open_cells(const CompiledMask& spec) {
       .to(torch::kBool);
 }
 
+MaskSharing parse_mask_sharing(const std::string& name) {
+  if (name == "spec") return MaskSharing::kSpec;
+  if (name == "layer") return MaskSharing::kLayer;
+  if (name == "head") return MaskSharing::kHead;
+  throw InputError(fmt::format("mask_sharing must be one of spec, layer, head, got '{}'", name));
+}
+
+torch::Tensor shared_mask(const torch::Tensor& m, MaskSharing sharing, int64_t depth,
+                          int64_t heads) {
+  if (sharing == MaskSharing::kSpec) return m;
+  const int64_t h = sharing == MaskSharing::kHead ? heads : m.size(1);
+  if (m.size(0) != 1 && m.size(0) != depth) return m;  // set_mask reports the shape
+  if (m.size(1) != 1 && m.size(1) != h) return m;
+  return m.expand({depth, h, m.size(2), m.size(3)}).contiguous();
+}
+
 nlohmann::json apply_init(MaskedTransformer& model, InitMethod method, const CompiledMask* spec,
                           const InitOptions& options) {
   if (init_requires_spec(method) && spec == nullptr) {
@@ -274,6 +290,7 @@ nlohmann::json apply_init(MaskedTransformer& model, InitMethod method, const Com
     case InitMethod::kMaskZero: {
       auto m = spec ? mask_tensor(*spec) : torch::zeros({1, 1, config.seq_len, config.seq_len});
       if (method == InitMethod::kMaskZero) m = torch::zeros_like(m);
+      m = shared_mask(m, options.mask_sharing, config.depth, config.heads);
       model->set_mask(m, /*learnable=*/method != InitMethod::kMaskFixed);
       if (spec && spec->hard) model->set_hard_mask(hard_tensor(*spec));
       return nlohmann::json::object();

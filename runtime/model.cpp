@@ -38,16 +38,16 @@ std::pair<const void*, int64_t> source_key(const torch::Tensor& t) {
 /// softmax(q kᵀ · scale + bias) v for q, k, v [B, H, N, d_head] and bias [H' or 1, N, N] (or
 /// undefined). With `attention`, also appends the probabilities [B, H, N, N] (detached).
 torch::Tensor attend(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
-                     const torch::Tensor& bias, double scale,
+                     const torch::Tensor& bias, double scale, double dropout,
                      std::vector<torch::Tensor>* attention) {
 #if TORCH_VERSION_MAJOR >= 2
   // The fused kernel (its default scale is 1/√d_head); a float additive mask keeps M's gradient.
   if (attention == nullptr) {
-    return bias.defined() ? torch::scaled_dot_product_attention(q, k, v, bias)
-                          : torch::scaled_dot_product_attention(q, k, v);
+    return bias.defined() ? torch::scaled_dot_product_attention(q, k, v, bias, dropout)
+                          : torch::scaled_dot_product_attention(q, k, v, {}, dropout);
   }
 #endif
-  if (q.size(2) == 1 && attention == nullptr) {
+  if (q.size(2) == 1 && attention == nullptr && dropout == 0) {
     // One query per row (cached decoding): products and sums, not one tiny GEMM per (row, head),
     // which is how LibTorch 1.13 runs a batched matmul on the CPU.
     auto scores = (q * k).sum(-1).unsqueeze(2).mul_(scale);  // [B, H, 1, P]
@@ -60,6 +60,7 @@ torch::Tensor attend(const torch::Tensor& q, const torch::Tensor& k, const torch
   if (bias.defined()) scores.add_(bias);
   auto probs = torch::softmax(scores, -1);
   if (attention) attention->push_back(probs.detach());
+  if (dropout > 0) probs = F::dropout(probs, F::DropoutFuncOptions().p(dropout).training(true));
   return torch::matmul(probs, v);
 }
 
@@ -87,9 +88,52 @@ torch::Tensor value_view(const torch::Tensor& kv) {
   return kv.select(2, kv.size(2) - 1).transpose(1, 2);
 }
 
+/// The sinusoidal position embedding [n, dim]: PE(p, 2i) = sin(p / 10000^(2i/dim)),
+/// PE(p, 2i + 1) = cos(p / 10000^(2i/dim)).
+torch::Tensor sinusoids(int64_t n, int64_t dim) {
+  const auto position = torch::arange(n, torch::kDouble).unsqueeze(1);
+  const auto even = torch::arange(0, dim, 2, torch::kDouble);
+  const auto angle = position * torch::pow(10000.0, -even / static_cast<double>(dim));
+  auto table = torch::zeros({n, dim}, torch::kDouble);
+  table.index_put_({torch::indexing::Slice(), torch::indexing::Slice(0, dim, 2)},
+                   torch::sin(angle));
+  table.index_put_({torch::indexing::Slice(), torch::indexing::Slice(1, dim, 2)},
+                   torch::cos(angle).narrow(1, 0, dim / 2));
+  return table.to(torch::kFloat);
+}
+
+torch::Tensor dropped(const torch::Tensor& t, double p, bool training) {
+  return training && p > 0 ? F::dropout(t, F::DropoutFuncOptions().p(p).training(true)) : t;
+}
+
 }  // namespace
 
-BlockImpl::BlockImpl(const ModelConfig& config) : heads(config.heads), head_dim(config.head_dim) {
+PositionEmbedding parse_position_embedding(const std::string& name) {
+  if (name == "learned") return PositionEmbedding::kLearned;
+  if (name == "sinusoidal") return PositionEmbedding::kSinusoidal;
+  if (name == "none") return PositionEmbedding::kNone;
+  throw InputError(
+      fmt::format("pos_embedding must be one of learned, sinusoidal, none, got '{}'", name));
+}
+
+Activation parse_activation(const std::string& name) {
+  if (name == "gelu") return Activation::kGelu;
+  if (name == "relu") return Activation::kRelu;
+  throw InputError(fmt::format("activation must be one of gelu, relu, got '{}'", name));
+}
+
+bool parse_post_norm(const std::string& name) {
+  if (name == "pre" || name == "post") return name == "post";
+  throw InputError(fmt::format("norm must be one of pre, post, got '{}'", name));
+}
+
+BlockImpl::BlockImpl(const ModelConfig& config)
+    : heads(config.heads),
+      head_dim(config.head_dim),
+      post_norm(config.post_norm),
+      attn_dropout(config.attn_dropout),
+      resid_dropout(config.resid_dropout),
+      activation(config.activation) {
   const int64_t inner = config.heads * config.head_dim;
   ln_attention = register_module("ln_attention",
                                  torch::nn::LayerNorm(torch::nn::LayerNormOptions({config.dim})));
@@ -101,6 +145,25 @@ BlockImpl::BlockImpl(const ModelConfig& config) : heads(config.heads), head_dim(
       register_module("ln_mlp", torch::nn::LayerNorm(torch::nn::LayerNormOptions({config.dim})));
   fc_in = register_module("fc_in", linear(config.dim, config.mlp, /*bias=*/true));
   fc_out = register_module("fc_out", linear(config.mlp, config.dim, /*bias=*/true));
+}
+
+torch::Tensor BlockImpl::attention_input(const torch::Tensor& x) {
+  return post_norm ? x : ln_attention(x);
+}
+
+torch::Tensor BlockImpl::finish(const torch::Tensor& residual, const torch::Tensor& attended) {
+  const bool training = is_training();
+  auto mlp = [&](const torch::Tensor& h) {
+    const auto inner = fc_in(h);
+    return dropped(fc_out(activation == Activation::kRelu ? torch::relu(inner) : F::gelu(inner)),
+                   resid_dropout, training);
+  };
+  if (post_norm) {
+    const auto y = ln_attention(residual + dropped(wo(attended), resid_dropout, training));
+    return ln_mlp(y + mlp(y));
+  }
+  const auto y = residual + dropped(wo(attended), resid_dropout, training);
+  return y + mlp(ln_mlp(y));
 }
 
 MaskedTransformerImpl::MaskedTransformerImpl(const ModelConfig& config) : config_(config) {
@@ -117,6 +180,16 @@ MaskedTransformerImpl::MaskedTransformerImpl(const ModelConfig& config) : config
       throw InputError(fmt::format("[model] {} must be positive, got {}", name, value));
     }
   }
+  if (!std::isfinite(config.pos_init_std) || config.pos_init_std < 0) {
+    throw InputError(fmt::format("[model] pos_init_std must be a finite number >= 0, got {}",
+                                 config.pos_init_std));
+  }
+  for (auto [p, name] :
+       {std::pair{config.attn_dropout, "attn_dropout"}, {config.resid_dropout, "resid_dropout"}}) {
+    if (!(p >= 0 && p < 1)) {
+      throw InputError(fmt::format("[model] {} must be in [0, 1), got {}", name, p));
+    }
+  }
   if (config.readout == Readout::kClsClassify && config.classes <= 0) {
     throw InputError(fmt::format("[model] classes must be positive, got {}", config.classes));
   }
@@ -128,8 +201,15 @@ MaskedTransformerImpl::MaskedTransformerImpl(const ModelConfig& config) : config
     token_embedding_ =
         register_module("token_embedding", torch::nn::Embedding(config.vocab, config.dim));
   }
-  position_embedding_ =
-      register_parameter("position_embedding", torch::randn({config.seq_len, config.dim}));
+  if (config.position == PositionEmbedding::kLearned) {
+    position_embedding_ = register_parameter(
+        "position_embedding", torch::randn({config.seq_len, config.dim}) * config.pos_init_std);
+  } else {
+    position_embedding_ =
+        register_buffer("position_embedding", config.position == PositionEmbedding::kSinusoidal
+                                                  ? sinusoids(config.seq_len, config.dim)
+                                                  : torch::zeros({config.seq_len, config.dim}));
+  }
   for (int64_t l = 0; l < config.depth; ++l) {
     blocks_.push_back(register_module("block" + std::to_string(l), Block(config)));
   }
@@ -166,8 +246,7 @@ std::optional<MaskedTransformerImpl::Distinct> MaskedTransformerImpl::distinct_i
     const torch::Tensor& ids, int64_t first) {
   if (config_.patch_features > 0 || ids.dim() != 2 || first < 0 ||
       first + ids.size(1) > config_.seq_len || ids.scalar_type() != torch::kLong ||
-      !fused_attention_applies(position_embedding_) || !ids.device().is_cpu() ||
-      ids.size(0) < 2 * config_.vocab) {
+      !fused(position_embedding_) || !ids.device().is_cpu() || ids.size(0) < 2 * config_.vocab) {
     return std::nullopt;
   }
   if (ids.min().item<int64_t>() < 0 || ids.max().item<int64_t>() >= config_.vocab) {
@@ -185,6 +264,10 @@ torch::Tensor MaskedTransformerImpl::embed(const torch::Tensor& ids,
   if (!distinct || ids.size(1) != config_.seq_len) return embed(ids);
   return distinct->embedded.index_select(0, distinct->index)
       .view({ids.size(0), ids.size(1), config_.dim});
+}
+
+bool MaskedTransformerImpl::fused(const torch::Tensor& x) const {
+  return fused_attention_applies(x) && !(is_training() && config_.attn_dropout > 0);
 }
 
 torch::Tensor MaskedTransformerImpl::excluded_bias() {
@@ -231,7 +314,7 @@ torch::Tensor MaskedTransformerImpl::layer_forward(int64_t layer, const torch::T
                                                    torch::Tensor* keys, torch::Tensor* values,
                                                    const Distinct* distinct) {
   const int64_t batch = x.size(0), n = x.size(1);
-  if (first == 0 && (keys == nullptr || !keys->defined()) && fused_attention_applies(x)) {
+  if (first == 0 && (keys == nullptr || !keys->defined()) && fused(x)) {
     torch::Tensor kv;
     auto y = segment_layer(layer, x, 0, {}, bias, {0, n}, kv, distinct, attention);
     if (keys != nullptr) {  // a new cache
@@ -241,7 +324,7 @@ torch::Tensor MaskedTransformerImpl::layer_forward(int64_t layer, const torch::T
     return y;
   }
   auto& block = blocks_[static_cast<size_t>(layer)];
-  auto h = block->ln_attention(x);
+  auto h = block->attention_input(x);
   const auto these_bias = layer_bias(bias, layer, first, n);
   const double scale = 1.0 / std::sqrt(static_cast<double>(config_.head_dim));
   auto split = [&](torch::nn::Linear& w) {
@@ -257,17 +340,17 @@ torch::Tensor MaskedTransformerImpl::layer_forward(int64_t layer, const torch::T
     k = keys->narrow(2, 0, first + n);
     v = values->narrow(2, 0, first + n);
   }
-  auto mixed =
-      attend(q, k, v, these_bias, scale, attention).transpose(1, 2).reshape({batch, n, -1});
-  auto y = x + block->wo(mixed);
-  return y + block->fc_out(F::gelu(block->fc_in(block->ln_mlp(y))));
+  auto mixed = attend(q, k, v, these_bias, scale, block->attention_dropout(), attention)
+                   .transpose(1, 2)
+                   .reshape({batch, n, -1});
+  return block->finish(x, mixed);
 }
 
 torch::Tensor MaskedTransformerImpl::run(const torch::Tensor& ids,
                                          std::vector<torch::Tensor>* attention, Rows rows) {
   if (config_.readout == Readout::kCausalLm && rows.count > 0 && attention == nullptr &&
       ids.dim() == 2 && ids.size(1) == config_.seq_len && ids.device().is_cpu() &&
-      fused_attention_applies(position_embedding_)) {
+      fused(position_embedding_)) {
     // No row of a causal decoder sees a later position: the pass stops at the last row read.
     std::vector<torch::Tensor> kv;
     const auto head = ids.narrow(1, 0, rows.first + rows.count);
@@ -278,7 +361,7 @@ torch::Tensor MaskedTransformerImpl::run(const torch::Tensor& ids,
   const auto bias = attention_bias();  // [L' or 1, H' or 1, N, N] or undefined
   // A CLS readout needs the last layer at position 0 only (every layer before it everywhere).
   if (config_.readout != Readout::kCausalLm) rows = {0, 1};
-  const bool prune = rows.count > 0 && attention == nullptr && fused_attention_applies(x);
+  const bool prune = rows.count > 0 && attention == nullptr && fused(x);
   const int64_t last = config_.depth - 1;
   for (int64_t l = 0; l < config_.depth; ++l) {
     const Distinct* input = l == 0 && distinct ? &*distinct : nullptr;
@@ -325,10 +408,11 @@ torch::Tensor MaskedTransformerImpl::segment_layer(int64_t layer, const torch::T
   const auto weight = all_rows
                           ? torch::cat({block->wq->weight, block->wk->weight, block->wv->weight})
                           : torch::cat({block->wk->weight, block->wv->weight});
-  const auto h = distinct == nullptr || !all_rows ? block->ln_attention(x) : torch::Tensor();
-  auto projected = distinct == nullptr ? F::linear(h, weight)
-                                       : F::linear(block->ln_attention(distinct->embedded), weight)
-                                             .index_select(0, distinct->index);
+  const auto h = distinct == nullptr || !all_rows ? block->attention_input(x) : torch::Tensor();
+  auto projected = distinct == nullptr
+                       ? F::linear(h, weight)
+                       : F::linear(block->attention_input(distinct->embedded), weight)
+                             .index_select(0, distinct->index);
   projected = projected.view({batch, n, all_rows ? 3 : 2, heads, d});
   const auto own = all_rows ? projected.narrow(2, 1, 2) : projected;
   kv = prefix.defined() ? torch::cat({prefix, own}, 1) : projected;
@@ -346,8 +430,7 @@ torch::Tensor MaskedTransformerImpl::segment_layer(int64_t layer, const torch::T
     mixed = fused_attention(q, kv, these_bias, scale, want_probs);
   }
   if (attention) attention->push_back(probs);
-  auto y = x.narrow(1, rows.first - first, rows.count) + block->wo(mixed);
-  return y + block->fc_out(F::gelu(block->fc_in(block->ln_mlp(y))));
+  return block->finish(x.narrow(1, rows.first - first, rows.count), mixed);
 }
 
 torch::Tensor MaskedTransformerImpl::segment_pass(const torch::Tensor& ids, int64_t first,
@@ -379,8 +462,8 @@ torch::Tensor MaskedTransformerImpl::forward_cached(const torch::Tensor& ids, Ke
                     rows.first, rows.first + rows.count, config_.seq_len));
   }
   torch::NoGradGuard no_grad;
-  if (!fused_attention_applies(position_embedding_) || !ids.device().is_cpu() || ids.dim() != 2 ||
-      ids.size(0) == 0 || ids.size(1) != config_.seq_len || ids.scalar_type() != torch::kLong ||
+  if (!fused(position_embedding_) || !ids.device().is_cpu() || ids.dim() != 2 || ids.size(0) == 0 ||
+      ids.size(1) != config_.seq_len || ids.scalar_type() != torch::kLong ||
       ids.min().item<int64_t>() < 0 || ids.max().item<int64_t>() >= config_.vocab) {
     return forward_cached(ids, cache).narrow(1, rows.first, rows.count);  // it reports bad ids
   }
@@ -451,7 +534,7 @@ std::vector<torch::Tensor> MaskedTransformerImpl::attention_maps(const torch::Te
 
 torch::Tensor MaskedTransformerImpl::attention_input(const torch::Tensor& ids) {
   torch::NoGradGuard no_grad;
-  return blocks_.front()->ln_attention(embed(ids));
+  return blocks_.front()->attention_input(embed(ids));
 }
 
 void MaskedTransformerImpl::set_mask(const torch::Tensor& mask, bool learnable) {

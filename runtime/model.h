@@ -1,5 +1,6 @@
-// The masked Transformer: pre-LayerNorm encoder (or causal decoder) whose attention adds an
-// optional learnable prior log σ(M) and an optional hard mask (docs/paper.md, "The method"):
+// The masked Transformer: an encoder (or causal decoder), pre- or post-LayerNorm, whose attention
+// adds an optional learnable prior log σ(M) and an optional hard mask (docs/paper.md, "The
+// method"; the architecture's settings: docs/settings.md):
 //   A = softmax(Q Kᵀ / √d_head + log σ(M) + hard(−∞) [+ causal(−∞)]) V.
 // M has shape [L', H', N, N] with L' ∈ {1, depth}, H' ∈ {1, heads}, broadcast over layers/heads.
 #pragma once
@@ -20,6 +21,19 @@ enum class Readout {
   kClsClassify,    // token 0 (CLS) → LayerNorm → Linear(classes): class logits per sequence
 };
 
+/// Position embedding: learned (a parameter, initialised ~ N(0, pos_init_std²)), the fixed
+/// sinusoids of "Attention is all you need" (a buffer), or none.
+enum class PositionEmbedding { kLearned, kSinusoidal, kNone };
+/// The MLP's activation.
+enum class Activation { kGelu, kRelu };
+
+/// The enums by their setting names (runtime/experiment_config.h); InputError naming the setting
+/// and its values otherwise.
+PositionEmbedding parse_position_embedding(const std::string& name);
+Activation parse_activation(const std::string& name);
+/// norm = "pre" → false, "post" → true.
+bool parse_post_norm(const std::string& name);
+
 struct ModelConfig {
   int64_t vocab = 3;     // token ids 0..vocab-1 (Boolean: 0, 1 = (x+1)/2 and 2 = CLS)
   int64_t seq_len = 16;  // N, including CLS
@@ -33,17 +47,38 @@ struct ModelConfig {
   // > 0: inputs are float patches [B, N − 1, patch_features] → Linear(patch_features, dim), a
   // learned CLS vector prepended as token 0 (vocab unused); 0: token ids [B, N].
   int64_t patch_features = 0;
+  PositionEmbedding position = PositionEmbedding::kLearned;
+  double pos_init_std = 1.0;  // kLearned: initial values ~ N(0, pos_init_std²)
+  // Post-LN: x ← LN(x + Attn(x)), x ← LN(x + MLP(x)); pre-LN: x ← x + Attn(LN(x)), x ← x +
+  // MLP(LN(x)). Either way the readout applies a final LayerNorm.
+  bool post_norm = false;
+  double attn_dropout = 0;   // on the attention probabilities, in training mode
+  double resid_dropout = 0;  // on each sublayer's output before its residual, in training mode
+  Activation activation = Activation::kGelu;
 };
 
-/// One pre-LN block: x + Attn(LN(x)), then + MLP(LN(x)). Wq, Wk, Wv have no bias.
+/// One block, pre-LN (x + Attn(LN(x)), then + MLP(LN(x))) or post-LN (see ModelConfig). Wq, Wk,
+/// Wv have no bias. ln_attention and ln_mlp are the LayerNorms before (pre) or after (post) the
+/// attention and the MLP.
 struct BlockImpl : torch::nn::Module {
   BlockImpl(const ModelConfig& config);
+
+  /// What the projections Wq, Wk, Wv read of x: LN(x) (pre-LN) or x (post-LN).
+  torch::Tensor attention_input(const torch::Tensor& x);
+  /// The rest of the block after the attention: `residual` the block's input rows, `attended`
+  /// the attention's output at those rows before Wo.
+  torch::Tensor finish(const torch::Tensor& residual, const torch::Tensor& attended);
+  /// The probability of dropping an attention probability now (0 in evaluation mode).
+  double attention_dropout() const { return is_training() ? attn_dropout : 0.0; }
 
   torch::nn::LayerNorm ln_attention{nullptr}, ln_mlp{nullptr};
   torch::nn::Linear wq{nullptr}, wk{nullptr}, wv{nullptr}, wo{nullptr};
   torch::nn::Linear fc_in{nullptr}, fc_out{nullptr};
   int64_t heads = 0;
   int64_t head_dim = 0;
+  bool post_norm = false;
+  double attn_dropout = 0, resid_dropout = 0;
+  Activation activation = Activation::kGelu;
 };
 TORCH_MODULE(Block);
 
@@ -107,6 +142,7 @@ class MaskedTransformerImpl : public torch::nn::Module {
   std::vector<Block>& blocks() { return blocks_; }
   /// Null for a patch model.
   torch::nn::Embedding& token_embedding() { return token_embedding_; }
+  /// [N, dim]: a parameter (learned), or a buffer (sinusoidal; zeros for none).
   torch::Tensor& position_embedding() { return position_embedding_; }
 
  private:
@@ -154,6 +190,9 @@ class MaskedTransformerImpl : public torch::nn::Module {
                               torch::Tensor& kv, const Distinct* distinct,
                               std::vector<torch::Tensor>* attention = nullptr);
   torch::Tensor embed(const torch::Tensor& ids);
+  /// Whether the CPU kernels (runtime/attention.h) may run a pass on x: fused_attention_applies,
+  /// and no attention dropout now (the kernels have none).
+  bool fused(const torch::Tensor& x) const;
   /// The additive attention bias of every layer, log σ(M) plus −∞ on hard-excluded and causal
   /// cells: [L' or 1, H' or 1, N, N], or undefined if there is none. Computed once per forward
   /// pass, and cached while it cannot change (M fixed or no gradient wanted, same M version).
@@ -171,7 +210,7 @@ class MaskedTransformerImpl : public torch::nn::Module {
   torch::nn::Embedding token_embedding_{nullptr};  // token models
   torch::nn::Linear patch_embedding_{nullptr};     // patch models: Linear(F, dim)
   torch::Tensor cls_embedding_;                    // patch models: [dim], randn
-  torch::Tensor position_embedding_;               // [N, dim], randn
+  torch::Tensor position_embedding_;               // [N, dim] (ModelConfig::position)
   std::vector<Block> blocks_;
   torch::nn::LayerNorm ln_final_{nullptr};
   torch::nn::Linear head_{nullptr};

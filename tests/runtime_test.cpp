@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <cmath>
 #include <limits>
 #include <stdexcept>
 
@@ -309,6 +310,215 @@ TEST(InitTest, OpenCellsOfASmallSpec) {
   auto open = open_cells(spec).view({3, 3}).to(torch::kLong);
   auto expected = torch::tensor({{1, 1, 0}, {0, 1, 1}, {0, 1, 1}}, torch::kLong);
   EXPECT_TRUE(torch::equal(open, expected)) << open;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The architecture's settings (docs/settings.md): each changes the model as documented.
+
+ModelConfig settings_model(Readout readout, bool post_norm, Activation activation) {
+  return ModelConfig{.vocab = 3,
+                     .seq_len = 6,
+                     .dim = 16,
+                     .depth = 2,
+                     .heads = 2,
+                     .head_dim = 8,
+                     .mlp = 16,
+                     .readout = readout,
+                     .post_norm = post_norm,
+                     .activation = activation};
+}
+
+/// The model's forward pass written out from its modules, as docs/settings.md describes it
+/// (evaluation mode: no dropout).
+torch::Tensor reference_forward(MaskedTransformer& model, const torch::Tensor& ids) {
+  const auto& c = model->config();
+  const int64_t batch = ids.size(0), n = ids.size(1);
+  auto x = model->token_embedding()(ids) + model->position_embedding();
+  auto bias = torch::zeros({n, n});
+  if (c.readout == Readout::kCausalLm) {
+    bias.masked_fill_(torch::ones({n, n}, torch::kBool).triu(1),
+                      -std::numeric_limits<float>::infinity());
+  }
+  for (int64_t l = 0; l < c.depth; ++l) {
+    auto& b = model->blocks()[static_cast<size_t>(l)];
+    const auto h = c.post_norm ? x : b->ln_attention(x);
+    auto split = [&](torch::nn::Linear& w) {
+      return w(h).view({batch, n, c.heads, c.head_dim}).transpose(1, 2);
+    };
+    auto scores = torch::matmul(split(b->wq), split(b->wk).transpose(-2, -1)) /
+                  std::sqrt(static_cast<double>(c.head_dim));
+    if (model->has_mask()) {
+      scores =
+          scores + torch::log_sigmoid(model->mask().select(0, model->mask().size(0) == 1 ? 0 : l));
+    }
+    const auto mixed = torch::matmul(torch::softmax(scores + bias, -1), split(b->wv))
+                           .transpose(1, 2)
+                           .reshape({batch, n, -1});
+    auto mlp = [&](const torch::Tensor& t) {
+      const auto inner = b->fc_in(t);
+      return b->fc_out(c.activation == Activation::kRelu ? torch::relu(inner) : torch::gelu(inner));
+    };
+    if (c.post_norm) {
+      const auto y = b->ln_attention(x + b->wo(mixed));
+      x = b->ln_mlp(y + mlp(y));
+    } else {
+      const auto y = x + b->wo(mixed);
+      x = y + mlp(b->ln_mlp(y));
+    }
+  }
+  const auto children = model->named_children();
+  auto& ln_final = *children["ln_final"]->as<torch::nn::LayerNormImpl>();
+  auto& head = *children["head"]->as<torch::nn::LinearImpl>();
+  if (c.readout == Readout::kClsRegression)
+    return head.forward(ln_final.forward(x.select(1, 0))).squeeze(-1);
+  return head.forward(ln_final.forward(x));
+}
+
+// Pre- and post-LN, GELU and ReLU, encoder and decoder: the model's passes (the CPU kernels on
+// large batches, the matmul path on small ones, rows only, cached decoding) equal the forward
+// pass written out from the modules.
+TEST(ModelSettingsTest, NormPlacementAndActivationFollowTheirDefinitions) {
+  for (const bool post : {false, true}) {
+    for (const auto activation : {Activation::kGelu, Activation::kRelu}) {
+      for (const auto readout : {Readout::kClsRegression, Readout::kCausalLm}) {
+        SCOPED_TRACE(fmt::format("post {} relu {} causal {}", post, activation == Activation::kRelu,
+                                 readout == Readout::kCausalLm));
+        torch::manual_seed(3);
+        MaskedTransformer model(settings_model(readout, post, activation));
+        model->set_mask(torch::randn({2, 1, 6, 6}), /*learnable=*/true);
+        model->eval();
+        torch::NoGradGuard no_grad;
+        for (const int64_t rows : {int64_t{2}, int64_t{40}}) {  // below and above 2 · vocab
+          const auto ids = torch::randint(0, 3, {rows, 6}, torch::kLong);
+          const auto expected = reference_forward(model, ids);
+          EXPECT_TRUE(torch::allclose(model->forward(ids), expected, 1e-4, 1e-5)) << rows;
+          if (readout != Readout::kCausalLm) continue;
+          EXPECT_TRUE(torch::allclose(model->forward(ids, MaskedTransformerImpl::Rows{3, 2}),
+                                      expected.narrow(1, 3, 2), 1e-4, 1e-5));
+          MaskedTransformerImpl::KeyValueCache cache;
+          EXPECT_TRUE(torch::allclose(model->forward_cached(ids, cache, {3, 2}),
+                                      expected.narrow(1, 3, 2), 1e-4, 1e-5));
+          MaskedTransformerImpl::KeyValueCache whole;  // every position, then position 4 again
+          EXPECT_TRUE(torch::allclose(model->forward_cached(ids, whole), expected, 1e-4, 1e-5));
+          const auto step = model->forward_position(ids.select(1, 4), 4, whole);
+          EXPECT_TRUE(torch::allclose(step, expected.select(1, 4), 1e-4, 1e-5));
+        }
+      }
+    }
+  }
+  // Post-LN is a different model: the same weights give other outputs.
+  torch::manual_seed(3);
+  MaskedTransformer pre(settings_model(Readout::kClsRegression, false, Activation::kGelu));
+  torch::manual_seed(3);
+  MaskedTransformer post(settings_model(Readout::kClsRegression, true, Activation::kGelu));
+  const auto ids = torch::randint(0, 3, {4, 6}, torch::kLong);
+  EXPECT_FALSE(torch::allclose(pre->forward(ids), post->forward(ids)));
+}
+
+// Learned at init std s: a parameter whose values have standard deviation s (the default 1 draws
+// the same values as before the setting existed); sinusoidal: the fixed sines and cosines, a
+// buffer; none: zeros, a buffer. Neither of the last two is trained.
+TEST(ModelSettingsTest, PositionEmbeddings) {
+  auto config = settings_model(Readout::kClsRegression, false, Activation::kGelu);
+  config.seq_len = 64;
+  config.dim = 32;
+  auto is_parameter = [](MaskedTransformer& m) {
+    return m->named_parameters().contains("position_embedding");
+  };
+  torch::Tensor unit;  // std 1, the default: the values the model drew before the setting existed
+  for (const double std : {1.0, 0.02}) {
+    config.pos_init_std = std;
+    torch::manual_seed(5);
+    MaskedTransformer m(config);
+    EXPECT_TRUE(is_parameter(m));
+    if (!unit.defined()) unit = m->position_embedding().detach().clone();
+    EXPECT_TRUE(torch::allclose(m->position_embedding(), unit * std)) << std;
+    EXPECT_NEAR(m->position_embedding().std().item<double>(), std, 0.1 * std);
+  }
+  config.position = PositionEmbedding::kSinusoidal;
+  MaskedTransformer sinusoidal(config);
+  EXPECT_FALSE(is_parameter(sinusoidal));
+  const auto pe = sinusoidal->position_embedding();
+  for (const int64_t p : {0, 1, 7, 63}) {
+    for (const int64_t i : {0, 3, 15}) {
+      const double angle =
+          static_cast<double>(p) / std::pow(10000.0, 2.0 * static_cast<double>(i) / 32.0);
+      EXPECT_NEAR(pe[p][2 * i].item<double>(), std::sin(angle), 1e-5) << p << " " << i;
+      EXPECT_NEAR(pe[p][2 * i + 1].item<double>(), std::cos(angle), 1e-5) << p << " " << i;
+    }
+  }
+  config.position = PositionEmbedding::kNone;
+  MaskedTransformer none(config);
+  EXPECT_FALSE(is_parameter(none));
+  EXPECT_EQ(none->position_embedding().abs().max().item<float>(), 0.0f);
+  EXPECT_EQ(parse_position_embedding("sinusoidal"), PositionEmbedding::kSinusoidal);
+  EXPECT_THROW(parse_position_embedding("rope"), InputError);
+  config.pos_init_std = -1;
+  EXPECT_THROW(MaskedTransformer{config}, InputError);
+}
+
+// Dropout acts in training mode only: evaluation gives the model without it, training passes
+// differ from it and from each other, and each kind alone does so (on the CPU kernels' batch
+// sizes too: attention dropout takes the matmul path).
+TEST(ModelSettingsTest, DropoutActsWhileTrainingOnly) {
+  for (const bool attention : {true, false}) {
+    for (const auto readout : {Readout::kClsRegression, Readout::kCausalLm}) {
+      auto config = settings_model(readout, false, Activation::kGelu);
+      (attention ? config.attn_dropout : config.resid_dropout) = 0.5;
+      torch::manual_seed(7);
+      MaskedTransformer model(config);
+      const auto ids = torch::randint(0, 3, {40, 6}, torch::kLong);
+      model->eval();
+      const auto evaluated = model->forward(ids);
+      EXPECT_TRUE(torch::allclose(evaluated, reference_forward(model, ids), 1e-4, 1e-5));
+      model->train();
+      const auto a = model->forward(ids), b = model->forward(ids);
+      EXPECT_FALSE(torch::allclose(a, evaluated)) << attention;
+      EXPECT_FALSE(torch::allclose(a, b)) << attention;
+      if (readout == Readout::kCausalLm) {
+        EXPECT_FALSE(torch::allclose(model->forward(ids, MaskedTransformerImpl::Rows{3, 2}),
+                                     evaluated.narrow(1, 3, 2)));
+      }
+    }
+  }
+  auto config = settings_model(Readout::kClsRegression, false, Activation::kGelu);
+  config.attn_dropout = 1.0;
+  EXPECT_THROW(MaskedTransformer{config}, InputError);
+}
+
+// Mask sharing: M spread to one per layer or one per layer and head, each a copy of the spec's
+// M for its place, learned apart (their gradients differ); a spec's own per-layer M is kept.
+TEST(ModelSettingsTest, MaskSharingGivesEachLayerAndHeadItsOwnM) {
+  const auto m = torch::randn({1, 1, 6, 6});
+  EXPECT_TRUE(torch::equal(shared_mask(m, MaskSharing::kSpec, 2, 2), m));
+  const auto per_layer = shared_mask(m, MaskSharing::kLayer, 2, 2);
+  ASSERT_EQ(per_layer.sizes(), (std::vector<int64_t>{2, 1, 6, 6}));
+  const auto per_head = shared_mask(m, MaskSharing::kHead, 2, 2);
+  ASSERT_EQ(per_head.sizes(), (std::vector<int64_t>{2, 2, 6, 6}));
+  for (int64_t l = 0; l < 2; ++l) {
+    EXPECT_TRUE(torch::equal(per_layer[l][0], m[0][0]));
+    for (int64_t h = 0; h < 2; ++h) EXPECT_TRUE(torch::equal(per_head[l][h], m[0][0]));
+  }
+  const auto spec_layers = torch::randn({2, 1, 6, 6});
+  const auto kept = shared_mask(spec_layers, MaskSharing::kHead, 2, 2);
+  ASSERT_EQ(kept.sizes(), (std::vector<int64_t>{2, 2, 6, 6}));
+  EXPECT_TRUE(torch::equal(kept[1][1], spec_layers[1][0]));
+  EXPECT_FALSE(torch::equal(kept[0][1], kept[1][1]));
+  EXPECT_EQ(parse_mask_sharing("head"), MaskSharing::kHead);
+  EXPECT_THROW(parse_mask_sharing("model"), InputError);
+
+  // Through apply_init, as a run installs it: one learnable M per layer and head.
+  torch::manual_seed(1);
+  MaskedTransformer model(settings_model(Readout::kClsRegression, false, Activation::kGelu));
+  auto spec = parity2_spec(5);  // N = 6
+  InitOptions options;
+  options.mask_sharing = MaskSharing::kHead;
+  apply_init(model, InitMethod::kMask, &spec, options);
+  ASSERT_EQ(model->mask().sizes(), (std::vector<int64_t>{2, 2, 6, 6}));
+  model->forward(torch::randint(0, 3, {8, 6}, torch::kLong)).pow(2).sum().backward();
+  const auto grad = model->mask().grad();
+  EXPECT_GT((grad[0][0] - grad[1][0]).abs().max().item<double>(), 0.0);
+  EXPECT_GT((grad[0][0] - grad[0][1]).abs().max().item<double>(), 0.0);
 }
 
 TEST(ExperimentTest, RoundingMarginIsTheSignedDistanceToTheRoundingBoundary) {

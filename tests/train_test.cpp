@@ -482,6 +482,9 @@ TEST(ConfigTableTest, ChecksComeFromTheRows) {
       case FieldRule::kFraction:
         bad = {0, 1.5};
         break;
+      case FieldRule::kProbability:
+        bad = {-0.1, 1};
+        break;
       case FieldRule::kOneOf:
       case FieldRule::kOneOfOrEmpty:
         bad = {"bogus"};
@@ -531,7 +534,8 @@ TEST(ConfigTableTest, EveryFloatingFieldMustBeFinite) {
       ++checked;
     }
   }
-  EXPECT_EQ(checked, 3 * 8);  // train_fraction, mask_open/close, lr, the decays, qk_contrast/lr
+  // train_fraction, pos_init_std, the dropouts, mask_open/close, lr, the decays, qk_contrast/lr
+  EXPECT_EQ(checked, 3 * 11);
 }
 
 TEST_F(RuntimeTest, NonFiniteTrainFlagsAreUsageErrors) {
@@ -713,6 +717,71 @@ TEST_F(RuntimeTest, ProgressSaysWhatEachEvaluationFoundAndTook) {
   EXPECT_LT(r.err.find("parameters"), r.err.find(evaluations[0])) << r.err;  // after the header
 }
 
+// --print-config: every resolved setting (defaults, the preset, the flags given) as config.json
+// holds them, and nothing trained or written.
+TEST_F(RuntimeTest, PrintConfigShowsEveryResolvedSettingAndTrainsNothing) {
+  const auto r = maskc(
+      "train --task parity2 --preset quick --norm post --pos-init-std 0.02 --mask-sharing layer "
+      "--out run --print-config");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json shown = json::parse(r.out);
+  const json defaults = to_json(TrainConfig{});
+  for (const auto& [key, value] : defaults.items()) EXPECT_TRUE(shown.contains(key)) << key;
+  EXPECT_EQ(shown.size(), defaults.size());
+  EXPECT_EQ(shown.at("norm"), "post");
+  EXPECT_EQ(shown.at("pos_init_std"), 0.02);
+  EXPECT_EQ(shown.at("mask_sharing"), "layer");
+  const json preset = training::task_preset("parity2", "quick");
+  for (const char* key : {"lr", "epochs", "dim", "depth"}) {
+    EXPECT_EQ(shown.at(key), preset.at(key)) << key;
+  }
+  EXPECT_FALSE(fs::exists(dir_ / "run"));
+  EXPECT_EQ(maskc("train --task parity2 --activation tanh --print-config").code, 2);
+  EXPECT_EQ(maskc("train --resume run --print-config").code, 2);
+}
+
+// The architecture's settings reach the run: config.json records them, the learned M has one
+// slice per layer and head, and a run at the defaults written before they existed resumes as one.
+TEST_F(RuntimeTest, ArchitectureSettingsReachTheRun) {
+  auto config = tiny("mask", /*epochs=*/1);
+  config.out = (dir_ / "run").string();
+  config.norm = "post";
+  config.activation = "relu";
+  config.pos_embedding = "sinusoidal";
+  config.attn_dropout = 0.1;
+  config.resid_dropout = 0.1;
+  config.mask_sharing = "head";
+  const auto summary = train(config);
+  EXPECT_FALSE(summary.value("interrupted", false));
+  const json written = json::parse(read_text(dir_ / "run" / "config.json"));
+  EXPECT_EQ(written.at("norm"), "post");
+  EXPECT_EQ(written.at("activation"), "relu");
+  EXPECT_EQ(written.at("pos_embedding"), "sinusoidal");
+  EXPECT_EQ(written.at("attn_dropout"), 0.1);
+  EXPECT_EQ(written.at("mask_sharing"), "head");
+  const auto learned = read_mask_file((dir_ / "run" / "mask.safetensors").string());
+  EXPECT_EQ(learned.layers, config.depth);
+  EXPECT_EQ(learned.heads, config.heads);
+
+  auto old = tiny("mask", /*epochs=*/2);  // 6 steps
+  old.out = (dir_ / "old").string();
+  old.stop_after = 2;
+  ASSERT_TRUE(train(old).at("interrupted").get<bool>());
+  json j = json::parse(read_text(dir_ / "old" / "config.json"));
+  for (const char* key : {"pos_embedding", "pos_init_std", "norm", "attn_dropout", "resid_dropout",
+                          "activation", "mask_sharing"}) {
+    ASSERT_TRUE(j.contains(key));
+    j.erase(key);
+  }
+  std::ofstream(dir_ / "old" / "config.json") << j.dump(2);
+  old.stop_after = 0;
+  old.out = (dir_ / "whole").string();
+  const auto whole = train(old);
+  const auto resumed = resume((dir_ / "old").string(), json());
+  EXPECT_EQ(without_wall(resumed).at("accuracy"), without_wall(whole).at("accuracy"));
+  EXPECT_EQ(read_text(dir_ / "old" / "metrics.jsonl"), read_text(dir_ / "whole" / "metrics.jsonl"));
+}
+
 TEST_F(RuntimeTest, TrainFlagsAreTheConfigTable) {
   const auto r = maskc("train --help");
   ASSERT_EQ(r.code, 0) << r.err;
@@ -730,7 +799,8 @@ TEST_F(RuntimeTest, TrainFlagsAreTheConfigTable) {
       line_of[name] = line;
     }
   }
-  std::set<std::string> expected = {"-h", "--help", "--resume", "--json"};  // the command's own
+  std::set<std::string> expected = {"-h", "--help", "--resume", "--json",
+                                    "--print-config"};  // the command's own
   for (const char* name : {"--rank", "--world-size", "--local-rank", "--master-addr",
                            "--master-port", "--dist-timeout"}) {
     expected.insert(name);  // data-parallel: where this process stands, not the run's config

@@ -80,6 +80,23 @@ std::vector<ConfigField> learning_fields() {
     {"heads", "--heads", "attention heads", &C::heads, R::kPositive},
     {"head_dim", "--head-dim", "width of one head", &C::head_dim, R::kPositive},
     {"mlp", "--mlp", "MLP hidden width", &C::mlp, R::kPositive},
+    // Architecture choices the paper leaves unstated (docs/settings.md).
+    {"pos_embedding", "--pos-embedding",
+     "position embedding: learned (a parameter), sinusoidal (fixed sines and cosines) or none",
+     &C::pos_embedding, R::kOneOf, {"learned", "sinusoidal", "none"}},
+    {"pos_init_std", "--pos-init-std",
+     "learned position embedding: its initial values are drawn from N(0, std^2) (default 1)",
+     &C::pos_init_std, R::kNonNegative},
+    {"norm", "--norm",
+     "LayerNorm placement: pre (x + f(LN(x))) or post (LN(x + f(x)), as PyTorch's "
+     "nn.TransformerEncoderLayer by default)", &C::norm, R::kOneOf, {"pre", "post"}},
+    {"attn_dropout", "--attn-dropout", "dropout on the attention probabilities while training",
+     &C::attn_dropout, R::kProbability},
+    {"resid_dropout", "--resid-dropout",
+     "dropout on the attention's and the MLP's outputs before each residual sum, while training",
+     &C::resid_dropout, R::kProbability},
+    {"activation", "--activation", "the MLP's activation", &C::activation, R::kOneOf,
+     {"gelu", "relu"}},
   };
   // clang-format on
 }
@@ -111,6 +128,10 @@ std::vector<ConfigField> training_fields() {
      &C::qk_contrast},
     {"qk_opt_steps", "--qk-opt-steps", "qk-opt: Adam steps", &C::qk_opt_steps, R::kNonNegative},
     {"qk_opt_lr", "--qk-opt-lr", "qk-opt: Adam learning rate", &C::qk_opt_lr, R::kPositive},
+    {"mask_sharing", "--mask-sharing",
+     "mask methods: spec = M as the spec gives it (one for every layer and head unless the spec "
+     "has per-layer or per-head masks), layer = one M per layer, head = one per layer and head; "
+     "each starts from the spec's", &C::mask_sharing, R::kOneOf, {"spec", "layer", "head"}},
     // Execution.
     {"threads", "--threads", "CPU threads (0 = every core)", &C::threads,
      R::kNonNegative, {}, /*resumable=*/true},
@@ -167,6 +188,9 @@ void check_range(const ConfigField& field, const T& value) {
     }
     if (field.rule == FieldRule::kFraction && !(value > 0 && value <= 1)) {
       throw InputError(fmt::format("{} must be in (0, 1], got {}", field.key, value));
+    }
+    if (field.rule == FieldRule::kProbability && !(value >= 0 && value < 1)) {
+      throw InputError(fmt::format("{} must be in [0, 1), got {}", field.key, value));
     }
   }
 }

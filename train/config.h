@@ -48,6 +48,7 @@ struct TrainConfig : runtime::ExperimentSettings {
   double qk_contrast = 10.0;
   int64_t qk_opt_steps = 1000;
   double qk_opt_lr = 1e-2;
+  std::string mask_sharing = "spec";  // mask methods: spec | layer | head
 
   // Execution.
   int threads = 0;
@@ -67,6 +68,7 @@ enum class FieldRule {
   kPositive,      // > 0
   kNonNegative,   // >= 0
   kFraction,      // in (0, 1]
+  kProbability,   // in [0, 1)
   kOneOf,         // one of `allowed`
   kOneOfOrEmpty,  // one of `allowed`, or "" (none)
 };

@@ -40,6 +40,21 @@ CompiledMask learned_mask(runtime::MaskedTransformer& model, const CompiledMask*
   CompiledMask learned;
   if (spec) {
     learned = *spec;
+    if (m.size(0) != spec->layers || m.size(1) != spec->heads) {  // --mask-sharing layer or head
+      learned.layers = m.size(0);
+      learned.heads = m.size(1);
+      learned.provenance.clear();
+      for (int64_t l = 0; l < learned.layers; ++l) {
+        for (int64_t h = 0; h < learned.heads; ++h) {
+          for (int64_t cell = 0; cell < spec->n * spec->n; ++cell) {
+            learned.provenance.push_back(
+                spec->provenance[spec->index(spec->layers == 1 ? 0 : l, spec->heads == 1 ? 0 : h, 0,
+                                             0) +
+                                 static_cast<size_t>(cell)]);
+          }
+        }
+      }
+    }
   } else {
     learned.layout = layout;
     learned.name = "zero";

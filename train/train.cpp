@@ -213,6 +213,7 @@ void Run::build_model() {
   init_options.qk_opt_lr = config_.qk_opt_lr;
   init_options.probe_ids = probe_cpu;
   init_options.layout = experiment_->layout();
+  init_options.mask_sharing = parse_mask_sharing(config_.mask_sharing);
   init_info_ =
       apply_init(model_, parse_init_method(config_.init), spec_ ? &*spec_ : nullptr, init_options);
   model_->to(device_);
