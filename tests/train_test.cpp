@@ -243,6 +243,23 @@ TEST_F(RuntimeTest, SameSeedSameMetricsForADecoder) {
   EXPECT_GE(read_lines(dir_ / "a" / "metrics.jsonl").size(), 4u);  // step 0, 2, ..., 12
 }
 
+// summary.json names what computed it: the commit (a 40-digit hash, or "unknown" outside a git
+// checkout), the build type, LibTorch's version and the machine.
+TEST_F(RuntimeTest, SummaryNamesTheCommitBuildAndMachine) {
+  const auto summary = train(tiny("vanilla", /*epochs=*/0));
+  const auto& p = summary.at("provenance");
+  const std::string commit = p.at("commit");
+  EXPECT_TRUE(commit == "unknown" || std::regex_match(commit, std::regex("[0-9a-f]{40}")))
+      << commit;
+  EXPECT_TRUE(p.at("dirty").is_boolean());
+  EXPECT_FALSE(p.at("build_type").get<std::string>().empty());
+  EXPECT_EQ(p.at("torch").get<std::string>().substr(0, 2),
+            std::to_string(TORCH_VERSION_MAJOR) + ".");
+  EXPECT_GT(p.at("cores").get<int>(), 0);
+  EXPECT_TRUE(p.at("host").is_string());
+  EXPECT_TRUE(p.at("cpu").is_string());
+}
+
 TEST_F(RuntimeTest, ResumeEqualsUninterrupted) {
   auto whole = tiny("mask", /*epochs=*/4);
   whole.eval_every = 2;

@@ -27,6 +27,7 @@
 #include "runtime/init.h"
 #include "runtime/metrics.h"
 #include "runtime/model.h"
+#include "train/build_info.h"
 #include "train/checkpoint.h"
 #include "train/data_experiment.h"
 #include "train/data_order.h"
@@ -426,7 +427,8 @@ json Run::finish() {
   if (!config_.truth_table.empty()) summary["truth_table"] = config_.truth_table;
   summary["init"] = config_.init;
   summary["seed"] = config_.seed;
-  summary["device"] = device_.str();  // the one used: config.json may say "auto"
+  summary["device"] = device_.str();     // the one used: config.json may say "auto"
+  summary["provenance"] = provenance();  // the commit, build and machine
   summary["steps"] = state_.step;
   summary["interrupted"] = false;
   summary["parameters"] = parameter_count(model_);
