@@ -31,7 +31,13 @@ struct Expr {
   std::string name;           // kName: the name; kCall: the function
   char op = 0;                // kBinary
   std::vector<ExprPtr> args;  // kNegate: 1, kBinary: 2, kCall: the arguments
+  int height = 1;             // levels of the tree from here down (a number or name: 1)
 };
+
+/// The most levels an expression's tree may have. Every pass over an expression (evaluating,
+/// checking, printing, destroying) recurses once per level, so the parser refuses deeper ones
+/// (a chain `1+1+…+1` of more terms, say) with a located error instead of overflowing the stack.
+inline constexpr int kMaxExprHeight = 1000;
 
 /// `[i]`, `[a..b]`, `[..b]`, `[a..]`, `[..]`.
 struct Index {

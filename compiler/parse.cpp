@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include <cctype>
 #include <charconv>
 #include <cstdlib>
@@ -61,6 +63,27 @@ ast::Pos pos_of(const Node& n) {
 
 ast::ExprPtr build_expr(const Node& n);
 
+/// Thrown by build_expr for a tree deeper than ast::kMaxExprHeight, at the operator (or the
+/// operand) where it got too deep; parse_spec and parse_define_value report it.
+struct TooDeep {
+  ast::Pos pos;
+};
+
+std::string too_deep_message() {
+  return fmt::format(
+      "expression too deep: more than {} levels of operators and nesting (a chain such as "
+      "1+1+...+1 counts one level per operator); split it, e.g. into several `param`s",
+      ast::kMaxExprHeight);
+}
+
+/// Sets e's height from its arguments; TooDeep at `pos` past the limit.
+void set_height(ast::Expr& e, ast::Pos pos) {
+  int below = 0;
+  for (const auto& arg : e.args) below = std::max(below, arg->height);
+  e.height = below + 1;
+  if (e.height > ast::kMaxExprHeight) throw TooDeep{pos};
+}
+
 ast::ExprPtr make_binary(char op, ast::ExprPtr lhs, ast::ExprPtr rhs, ast::Pos op_pos) {
   auto e = std::make_shared<ast::Expr>();
   e->kind = ast::ExprKind::kBinary;
@@ -68,6 +91,7 @@ ast::ExprPtr make_binary(char op, ast::ExprPtr lhs, ast::ExprPtr rhs, ast::Pos o
   e->op_pos = op_pos;
   e->op = op;
   e->args = {std::move(lhs), std::move(rhs)};
+  set_height(*e, op_pos);
   return e;
 }
 
@@ -107,11 +131,13 @@ ast::ExprPtr build_expr(const Node& n) {
     e->kind = ast::ExprKind::kCall;
     e->name = n.children.at(0)->string();
     for (size_t i = 1; i < n.children.size(); ++i) e->args.push_back(build_expr(*n.children[i]));
+    set_height(*e, e->pos);
     return e;
   }
   if (n.is_type<g::negation>()) {
     e->kind = ast::ExprKind::kNegate;
     e->args.push_back(build_expr(*n.children.at(1)));
+    set_height(*e, e->pos);
     return e;
   }
   if (n.is_type<g::term>() || n.is_type<g::expr>()) {
@@ -394,7 +420,11 @@ ast::Spec parse_spec(const SourceText& source) {
   internal_check(!top.empty() && top[0]->is_type<g::mask_decl>(), "spec without mask_decl");
   spec.name = top[0]->children.at(0)->string();
   spec.name_pos = pos_of(*top[0]->children[0]);
-  for (size_t i = 1; i < top.size(); ++i) spec.statements.push_back(build_statement(*top[i]));
+  try {
+    for (size_t i = 1; i < top.size(); ++i) spec.statements.push_back(build_statement(*top[i]));
+  } catch (const TooDeep& e) {
+    source.fail(e.pos, too_deep_message());
+  }
   return spec;
 }
 
@@ -410,7 +440,12 @@ ast::ExprPtr parse_define_value(const std::string& name, const std::string& valu
   internal_check(root != nullptr && root->children.size() == 1, "define parse without a value");
   const Node& n = *root->children[0];
   internal_check(is_expr_node(n), "define value is not an expression");
-  return build_expr(n);
+  try {
+    return build_expr(n);
+  } catch (const TooDeep& e) {
+    throw InputError(
+        fmt::format("-D {}: {} (at column {})", name, too_deep_message(), e.pos.column));
+  }
 }
 
 }  // namespace maskprior

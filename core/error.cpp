@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <utility>
+
 namespace maskprior {
 namespace {
 
@@ -30,6 +33,23 @@ std::string caret_line(const std::string& source_line, int column) {
     }
   }
   return out + '^';
+}
+
+/// The part of a long source line around the 1-based `column` that a diagnostic shows (at most
+/// about 2 × kContext bytes, "…" where it is cut), and the column there; short lines are whole.
+constexpr size_t kContext = 60;
+std::pair<std::string, int> excerpt(const std::string& line, int column) {
+  if (line.size() <= 2 * kContext + 40) return {line, column};
+  const size_t at = std::min(static_cast<size_t>(std::max(column, 1) - 1), line.size());
+  auto char_start = [&](size_t i) {  // back to the start of a UTF-8 character
+    while (i > 0 && i < line.size() && (static_cast<unsigned char>(line[i]) & 0xc0) == 0x80) --i;
+    return i;
+  };
+  const size_t begin = char_start(at > kContext ? at - kContext : 0);
+  const size_t end = char_start(std::min(line.size(), at + kContext));
+  const std::string before = begin > 0 ? "…" : "";
+  std::string shown = before + line.substr(begin, end - begin) + (end < line.size() ? "…" : "");
+  return {shown, static_cast<int>(before.size() + (at - begin)) + 1};
 }
 
 }  // namespace
@@ -69,8 +89,8 @@ std::string format_diagnostic(const Diagnostic& d) {
     out = fmt::format("{}: {}", kind, message);
   }
   if (!d.source_line.empty()) {
-    out += "\n  " + escape_control_chars(d.source_line) + "\n  " +
-           caret_line(d.source_line, d.where.column);
+    const auto [shown, column] = excerpt(d.source_line, d.where.column);
+    out += "\n  " + escape_control_chars(shown) + "\n  " + caret_line(shown, column);
   }
   return out;
 }

@@ -43,7 +43,12 @@ rm -rf "$seeds"
 mkdir -p "$seeds" "$corpus" "$findings"
 mapfile -t specs < <(find specs tests/data examples -name '*.mask' 2>/dev/null | sort)
 case $target in
-  fuzz_spec) cp "${specs[@]}" "$seeds"/ 2>/dev/null || true ;;
+  fuzz_spec)
+    cp "${specs[@]}" "$seeds"/ 2>/dev/null || true
+    # Long flat chains: the parser's rule depth stays low while the expression tree gets deep.
+    { echo 'mask chain'; printf 'param n = 1'; printf '+1%.0s' $(seq 1200); echo
+      echo 'tokens x[3]'; printf 'open x[0] -> x[0'; printf '*1%.0s' $(seq 1200); echo ']'
+    } >"$seeds/chain.mask" ;;
   fuzz_truth_table)  # the tables of tests/data and examples, and a few more shapes
     find tests/data examples -name '*.csv' -exec cp {} "$seeds"/ \;
     printf 'x0,x1,x2,y\n-1,-1,-1,-1\n1,-1,-1,1\n-1,1,-1,1\n1,1,1,-1\n' >"$seeds/three.csv"

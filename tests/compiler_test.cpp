@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/ast.h"
 #include "compiler/compile.h"
 #include "core/error.h"
 
@@ -895,6 +896,41 @@ TEST(CompilerLimits, DeepNestingIsAnErrorNotAStackOverflow) {
   const CompiledMask m =
       compile("tokens x[2]\n" + ok + "open diagonal " + std::string(300, '}') + "\n");
   EXPECT_EQ(pattern(m), (Rows{"10", "01"}));
+}
+
+// A flat chain `1+1+…+1` nests no rule of the grammar, yet builds a tree one level deeper per
+// operator, and every pass over it recursed that deep: 30,000 terms overflowed the stack. Past
+// ast::kMaxExprHeight levels it is a located error, in a param, an index or a -D value; a chain
+// just under the limit compiles.
+TEST(CompilerLimits, LongOperatorChainsAreAnErrorNotAStackOverflow) {
+  auto chain = [](const char* op, int terms, const char* term) {
+    std::string text = term;
+    for (int i = 1; i < terms; ++i) text += std::string(op) + term;
+    return text;
+  };
+  for (const char* op : {"+", "*", "-", "/", "%"}) {
+    SCOPED_TRACE(op);
+    const std::string param = "param n = " + chain(op, 30000, "1") + "\ntokens x[3]\n";
+    // The operator that takes the tree past the limit: term k + 1 of "1", one column each.
+    // (line 1 is `mask t`; operator k stands at column 12 + 2 (k − 1))
+    expect_spec_error(param, 2, 10 + 2 * ast::kMaxExprHeight, "expression too deep");
+  }
+  expect_spec_error("tokens x[3]\nopen x[0] -> x[" + chain("+", 30000, "0") + "]\n", 3,
+                    15 + 2 * ast::kMaxExprHeight, "expression too deep");
+  expect_spec_error("param n = f(" + chain("+", 30000, "1") + ")\ntokens x[3]\n", 2,
+                    12 + 2 * ast::kMaxExprHeight, "expression too deep");
+  const CompiledMask ok =
+      compile("param n = " + chain("+", ast::kMaxExprHeight - 1, "1") + "\ntokens x[n - " +
+              std::to_string(ast::kMaxExprHeight - 4) + "]\nopen diagonal\n");
+  EXPECT_EQ(ok.n, 3);
+  CompileOptions options;
+  options.defines["n"] = chain("+", 30000, "1");
+  try {
+    compile("param n = 2\ntokens x[n]\n", options);
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("expression too deep"), std::string::npos) << e.what();
+  }
 }
 
 TEST(CompilerLimits, ManySpansAndRulesByName) {
