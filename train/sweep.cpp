@@ -365,7 +365,7 @@ json dry_run_sweep(const SweepOptions& options, std::ostream& out) {
     if (todo == 0) continue;
     const auto seconds = estimate_seconds(run_settings(options, point, {{"seed", 0}}));
     if (!seconds) throw InputError("[sweep] --dry-run stopped by a signal");
-    out << fmt::format("  {}: about {:.1f} s per run, {} to run\n", point.name, *seconds, todo);
+    out << fmt::format("  {}: about {:.3g} s per run, {} to run\n", point.name, *seconds, todo);
     total += *seconds * todo;
   }
   result["estimated_seconds"] = total;
