@@ -19,7 +19,7 @@ namespace {
 constexpr std::string_view kRuntimeProgram = "maskc-runtime";
 
 bool is_runtime_command(std::string_view name) {
-  return name == "train" || name == "reproduce";
+  return name == "train" || name == "reproduce" || name == "sweep";
 }
 
 /// Replaces this process with maskc-runtime from maskc's own folder; returns only on failure.
@@ -55,6 +55,7 @@ int run(int argc, char** argv) {
   // Listed here for --help; they run in maskc-runtime (see exec_runtime).
   app.add_subcommand("train", "Train a masked Transformer on a task with a spec's prior");
   app.add_subcommand("reproduce", "Run a suite of training runs over seeds and tabulate them");
+  app.add_subcommand("sweep", "Train a grid of settings over seeds, one table row per combination");
   return run_app(app, argc, argv, exit_code);
 }
 

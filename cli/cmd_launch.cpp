@@ -1,5 +1,5 @@
-// `maskc launch --nproc N -- train|reproduce ARGS`: N local processes of maskc-runtime with the
-// variables torchrun sets (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR,
+// `maskc launch --nproc N -- train|reproduce|sweep ARGS`: N local processes of maskc-runtime with
+// the variables torchrun sets (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR,
 // MASTER_PORT), rendezvous on 127.0.0.1 at a free port, under the process supervisor of
 // core/supervisor.h. SIGINT and SIGTERM are passed on to every process; the first process to fail
 // ends the others, and its status is launch's exit status. Light: it only starts processes (no
@@ -86,10 +86,11 @@ int exec_rank(const std::filesystem::path& program, const LaunchFlags& f, int ra
 
 int run_launch(const LaunchFlags& f, const char* argv0) {
   const std::string& what = f.command.front();
-  if (what != "train" && what != "reproduce") {
-    throw CLI::ValidationError("command", fmt::format("launch runs `train` or `reproduce`, not "
-                                                      "`{}` (maskc launch --nproc N -- train ...)",
-                                                      what));
+  if (what != "train" && what != "reproduce" && what != "sweep") {
+    throw CLI::ValidationError("command",
+                               fmt::format("launch runs `train`, `reproduce` or `sweep`, not "
+                                           "`{}` (maskc launch --nproc N -- train ...)",
+                                           what));
   }
   const int port = f.master_port > 0 ? f.master_port : free_port();
   const auto program = runtime_program(argv0);
@@ -125,8 +126,9 @@ void add_launch_command(CLI::App& app, int& exit_code, const char* argv0) {
   auto flags = std::make_shared<LaunchFlags>();
   auto* cmd = app.add_subcommand(
       "launch",
-      "Run `train` or `reproduce` as N local processes (data-parallel training, a suite split\n"
-      "across processes), with the variables torchrun sets. See docs/distributed.md.\n"
+      "Run `train`, `reproduce` or `sweep` as N local processes (data-parallel training, a suite\n"
+      "or grid split across processes), with the variables torchrun sets. See "
+      "docs/distributed.md.\n"
       "  maskc launch --nproc 2 -- train --task parity2 --preset quick --out runs/dp");
   cmd->add_option("--nproc,-n", flags->nproc, "Number of processes")
       ->required()
@@ -136,7 +138,8 @@ void add_launch_command(CLI::App& app, int& exit_code, const char* argv0) {
   cmd->add_option("--kill-after", flags->kill_after,
                   "Seconds the others get to stop after one fails, before SIGKILL")
       ->check(CLI::Range(0.0, 3600.0));
-  cmd->add_option("command", flags->command, "After --: train ... or reproduce ...")->required();
+  cmd->add_option("command", flags->command, "After --: train ..., reproduce ... or sweep ...")
+      ->required();
   cmd->callback([flags, &exit_code, argv0] { exit_code = run_launch(*flags, argv0); });
 }
 

@@ -9,16 +9,23 @@
 namespace maskprior::cli {
 
 void add_report_command(CLI::App& app, int& exit_code) {
-  auto dir = std::make_shared<std::string>();
+  auto options = std::make_shared<report::ReportOptions>();
   auto* cmd = app.add_subcommand(
       "report",
       "Write DIR/REPORT.md and PNG plots (DIR/plots) from the finished runs under DIR (a `maskc "
-      "reproduce` results folder or any folder of run folders): per task the final metric, mean ± "
-      "std over seeds, next to the paper's number and the validator's min-degree interpolator; "
-      "steps to 50%/95%; settings; learning curves, prior mass, mask drift, Fourier coefficients.");
-  cmd->add_option("DIR", *dir, "results folder")->required();
-  cmd->callback([dir, &exit_code] {
-    const std::string path = report::write_report({*dir, share_dir()});
+      "reproduce` or `maskc sweep` results folder, or any folder of run folders): per task or data "
+      "file the final metric, mean ± std over seeds, next to the paper's number and the "
+      "validator's min-degree interpolator; steps to 50%/95%; settings; learning curves, prior "
+      "mass, mask drift, Fourier coefficients. A row is the runs of one folder whose settings "
+      "(config.json, all but the seed and execution settings such as threads and device) are "
+      "equal: only seeds pool; runs of one folder that differ are rows labelled by what differs.");
+  cmd->add_option("DIR", options->dir, "results folder")->required();
+  cmd->add_option("--metric", options->metric,
+                  "summary.json key the tables and plots judge by (default: each task family's "
+                  "headline metric, e.g. accuracy, sequence_accuracy, top1, test_bpc)");
+  cmd->callback([options, &exit_code] {
+    options->source_dir = share_dir();
+    const std::string path = report::write_report(*options);
     std::cout << "report: " << path << "\n";
     exit_code = kExitOk;
   });

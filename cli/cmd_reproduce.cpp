@@ -111,7 +111,8 @@ void add_reproduce_command(CLI::App& app, int& exit_code) {
     const nlohmann::json results = training::run_suite(options, std::cout);
     const bool interrupted = results.value("interrupted", false);
     if (flags->report && !interrupted && !results.contains("rank")) {
-      std::cout << "report: " << report::write_report({options.out, options.source_dir}) << "\n";
+      std::cout << "report: "
+                << report::write_report({options.out, options.source_dir, /*metric=*/""}) << "\n";
     }
     exit_code = interrupted ? kExitInputError : kExitOk;
   });

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "cli/commands.h"
-#include "cli/spec_flags.h"
+#include "cli/config_flags.h"
 #include "tasks/family.h"
 #include "train/config.h"
 #include "train/distributed.h"
@@ -29,12 +29,8 @@ namespace {
 
 inline constexpr int kExitInterrupted = 130;  // 128 + SIGINT, the shell's convention
 
-/// The parsed flags: values land in `config`; `given` remembers each config flag's row, so that
-/// only flags the user typed override the preset.
-struct TrainFlags {
-  training::TrainConfig config;
-  std::vector<std::pair<CLI::Option*, const training::ConfigField*>> given;
-  SpecFlags spec_flags;  // -D NAME=VALUE, parsed and checked as by compile/show/validate
+/// The parsed flags: the config table's (ConfigFlags), and those of resuming and data parallelism.
+struct TrainFlags : ConfigFlags {
   std::string resume;
   bool json = false;
   bool print_config = false;
@@ -83,55 +79,6 @@ void add_world_flags(CLI::App& cmd, TrainFlags& f) {
       ->check(CLI::Range(0.001, 1e7));
 }
 
-/// CLI11 check of a floating flag's value: NaN and infinities are usage errors (exit 2), before
-/// check_config would refuse them as input errors.
-std::string check_finite(const std::string& text) {
-  char* end = nullptr;
-  const double value = std::strtod(text.c_str(), &end);
-  if (end != text.c_str() && *end == '\0' && !std::isfinite(value)) {
-    return "must be a finite number, got '" + text + "'";
-  }
-  return {};
-}
-
-/// Registers the flag of one row of the config table, bound to its member of flags.config: a
-/// bool's flag sets the opposite of the default, the map (defines) is -D NAME=VALUE, an optional
-/// field is set only when its flag is given, the rest take a value (checked against the row's
-/// allowed values, if any).
-void add_field_flag(CLI::App& cmd, TrainFlags& flags, const training::ConfigField& field) {
-  CLI::Option* option = std::visit(
-      [&](auto member) -> CLI::Option* {
-        auto& value = flags.config.*member;
-        using T = std::decay_t<decltype(value)>;
-        if constexpr (std::is_same_v<T, bool>) {
-          const bool flipped = !value;
-          return cmd.add_flag_function(
-              field.flags, [&value, flipped](std::int64_t) { value = flipped; }, field.help);
-        } else if constexpr (std::is_same_v<T, std::map<std::string, std::string>>) {
-          return add_define_flag(cmd, flags.spec_flags)->description(field.help);
-        } else if constexpr (std::is_same_v<T, std::optional<double>>) {  // unset unless given
-          return cmd.add_option_function<double>(
-              field.flags, [&value](const double& given) { value = given; }, field.help);
-        } else {
-          return cmd.add_option(field.flags, value, field.help);
-        }
-      },
-      field.member);
-  if (!field.allowed.empty()) option->check(CLI::IsMember(field.allowed));
-  if (std::holds_alternative<double training::TrainConfig::*>(field.member) ||
-      std::holds_alternative<std::optional<double> training::TrainConfig::*>(field.member)) {
-    option->check(CLI::Validator(check_finite, /*validator_desc=*/"", "finite"));
-  }
-  flags.given.emplace_back(option, &field);
-}
-
-/// The flag of a row as a user reads it: "--lr", "-q/--quiet".
-std::string flag_text(const training::ConfigField& field) {
-  std::string text = field.flags;
-  for (char& c : text) c = c == ',' ? '/' : c;
-  return text;
-}
-
 /// The flags of the rows --resume accepts: "--threads, --device, --precision, -q/--quiet,
 /// --stop-after".
 std::string resumable_flags() {
@@ -140,17 +87,6 @@ std::string resumable_flags() {
     if (field.resumable) names.push_back(flag_text(field));
   }
   return fmt::format("{}", fmt::join(names, ", "));
-}
-
-/// The config keys of the flags the user typed, with their parsed values.
-nlohmann::json overrides_of(TrainFlags& flags) {
-  flags.config.defines = compile_options(flags.spec_flags).defines;
-  const auto all = training::to_json(flags.config);
-  nlohmann::json overrides = nlohmann::json::object();
-  for (const auto& [option, field] : flags.given) {
-    if (option->count() > 0) overrides[field->key] = all.at(field->key);
-  }
-  return overrides;
 }
 
 /// A run being resumed takes its settings from its config.json: a flag of a row --resume does not
@@ -262,7 +198,7 @@ void add_train_command(CLI::App& app, int& exit_code) {
       "  maskc train --truth-table t.csv --spec s.mask --init mask --preset quick --out runs/t\n"
       "  maskc train --resume runs/m");
   auto flags = std::make_shared<TrainFlags>();
-  for (const auto& field : training::config_fields()) add_field_flag(*cmd, *flags, field);
+  add_config_flags(*cmd, *flags);
   auto* resume = cmd->add_option(
       "--resume", flags->resume,
       fmt::format("continue the interrupted run in this folder (other settings come from its "

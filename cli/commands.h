@@ -19,6 +19,8 @@ void add_validate_command(CLI::App& app, int& exit_code);
 void add_report_command(CLI::App& app, int& exit_code);
 void add_train_command(CLI::App& app, int& exit_code);
 void add_reproduce_command(CLI::App& app, int& exit_code);
+/// `maskc sweep --grid KEY=V1,V2 ... -- TRAIN_FLAGS` (cmd_sweep.cpp).
+void add_sweep_command(CLI::App& app, int& exit_code);
 /// `maskc launch --nproc N -- train|reproduce ...` (cmd_launch.cpp); `argv0` finds maskc-runtime.
 void add_launch_command(CLI::App& app, int& exit_code, const char* argv0);
 

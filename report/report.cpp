@@ -79,46 +79,147 @@ double number_or_nan(const json& value) {
   return value.is_number() ? value.get<double>() : NAN;
 }
 
+/// What a row's runs learn: the task, or the file of your own data.
+std::string subject_of(const json& config) {
+  for (const char* key : {"task", "data", "truth_table"}) {
+    const json value = config.value(key, json());
+    if (value.is_string() && !value.get<std::string>().empty()) {
+      const std::string text = value.get<std::string>();
+      return key == std::string("task") ? text : fs::path(text).filename().string();
+    }
+  }
+  return "";
+}
+
+/// A setting's value in a row label: file paths by their name (`short_paths`), a digest by its
+/// first 12 digits, numbers as JSON writes them.
+std::string setting_text(const std::string& key, const json& value, bool short_paths) {
+  if (value.is_number_float()) return fmt::format("{}", value.get<double>());
+  if (!value.is_string()) return value.dump();
+  const std::string text = value.get<std::string>();
+  if (key == "spec_sha256") return text.substr(0, 12);
+  if (short_paths && text.find('/') != std::string::npos) {
+    return fs::path(text).filename().string();
+  }
+  return text;
+}
+
+/// "k=v, k=v" of the settings in which `rows` (of one folder) differ, one per row.
+std::vector<std::string> differences(const std::vector<ReportRow*>& rows, bool short_paths) {
+  std::set<std::string> keys;
+  for (const ReportRow* row : rows) {
+    for (const auto& [key, value] : row->settings.items()) keys.insert(key);
+  }
+  std::vector<std::string> labels(rows.size());
+  for (const std::string& key : keys) {
+    const json first = rows.front()->settings.value(key, json());
+    const bool differ = std::any_of(rows.begin(), rows.end(), [&](const ReportRow* row) {
+      return row->settings.value(key, json()) != first;
+    });
+    if (!differ) continue;
+    for (size_t i = 0; i < rows.size(); ++i) {
+      labels[i] +=
+          fmt::format("{}{}={}", labels[i].empty() ? "" : ", ", key,
+                      setting_text(key, rows[i]->settings.value(key, json()), short_paths));
+    }
+  }
+  return labels;
+}
+
+/// Labels the rows: a folder's only row by the folder; several rows of one folder by what differs
+/// between them (paths by their file name, unless that leaves two rows alike).
+void label_rows(std::vector<ReportRow>& rows, const std::string& root_name) {
+  std::map<std::string, std::vector<ReportRow*>> by_folder;
+  for (ReportRow& row : rows) by_folder[row.runs.front().row].push_back(&row);
+  for (auto& [folder, members] : by_folder) {
+    if (members.size() == 1) {
+      members.front()->label = folder.empty() ? root_name : folder;
+      continue;
+    }
+    std::vector<std::string> labels = differences(members, /*short_paths=*/true);
+    if (std::set<std::string>(labels.begin(), labels.end()).size() < labels.size()) {
+      labels = differences(members, /*short_paths=*/false);
+    }
+    for (size_t i = 0; i < members.size(); ++i) {
+      members[i]->label = folder.empty() ? labels[i] : folder + " " + labels[i];
+    }
+  }
+}
+
 }  // namespace
+
+const std::vector<std::string>& execution_keys() {
+  static const std::vector<std::string> kKeys = {"threads", "device", "precision", "progress",
+                                                 "stop_after"};
+  return kKeys;
+}
+
+json settings_of(const RunRecord& run) {
+  json settings = run.config.is_object() ? run.config : json::object();
+  for (const char* key : {"seed", "out", "config_format"}) settings.erase(key);
+  for (const std::string& key : execution_keys()) settings.erase(key);
+  if (run.summary.contains("spec_sha256")) settings["spec_sha256"] = run.summary["spec_sha256"];
+  return settings;
+}
+
+std::optional<RunRecord> read_run(const std::string& dir_text) {
+  const fs::path dir(dir_text);
+  RunRecord run;
+  run.dir = dir_text;
+  if (!fs::is_regular_file(dir / "summary.json")) return std::nullopt;
+  run.summary = read_json_file((dir / "summary.json").string());
+  if (run.summary.value("interrupted", false)) return std::nullopt;
+  run.config = read_json_file((dir / "config.json").string());
+  if (fs::is_regular_file(dir / "metrics.jsonl"))
+    run.metrics = read_json_lines((dir / "metrics.jsonl").string());
+  return run;
+}
+
+std::vector<ReportRow> group_runs(std::vector<RunRecord> runs, const std::string& root_name) {
+  std::vector<ReportRow> rows;
+  std::map<std::string, size_t> index;
+  for (RunRecord& run : runs) {
+    json settings = settings_of(run);
+    auto [it, added] = index.emplace(run.row + "\n" + settings.dump(), rows.size());
+    if (added) {
+      ReportRow row;
+      row.subject = subject_of(run.config);
+      row.task = run.config.value("task", "");
+      row.init = run.config.value("init", "");
+      row.spec = run.config.value("spec", "");
+      row.train_fraction = run.config.value("train_fraction", 0.0);
+      row.family = &family_of(run);
+      row.settings = std::move(settings);
+      rows.push_back(std::move(row));
+    }
+    rows[it->second].runs.push_back(std::move(run));
+  }
+  label_rows(rows, root_name);
+  return rows;
+}
 
 std::vector<ReportRow> read_rows(const std::string& root_text) {
   const fs::path root(root_text);
   if (!fs::is_directory(root)) {
     throw InputError(fmt::format("[report] {} is not a folder", root_text));
   }
-  std::vector<ReportRow> rows;
-  std::map<std::string, size_t> index;
+  std::vector<RunRecord> runs;
   for (const fs::path& dir : run_folders(root)) {
-    RunRecord run;
-    run.dir = dir.string();
-    run.summary = read_json_file((dir / "summary.json").string());
-    if (run.summary.value("interrupted", false)) continue;
-    run.config = read_json_file((dir / "config.json").string());
-    if (fs::is_regular_file(dir / "metrics.jsonl"))
-      run.metrics = read_json_lines((dir / "metrics.jsonl").string());
+    std::optional<RunRecord> run = read_run(dir.string());
+    if (!run) continue;
     const fs::path parent = dir == root ? dir : dir.parent_path();
-    run.row =
-        parent == root ? root.filename().string() : fs::relative(parent, root).generic_string();
-    if (run.row.empty() || run.row == ".") run.row = fs::absolute(root).filename().string();
-    auto [it, added] = index.emplace(run.row, rows.size());
-    if (added) {
-      ReportRow row;
-      row.label = run.row;
-      row.task = run.config.value("task", "");
-      row.init = run.config.value("init", "");
-      row.spec = run.config.value("spec", "");
-      row.train_fraction = run.config.value("train_fraction", 0.0);
-      row.family = &family_of(run);
-      rows.push_back(std::move(row));
-    }
-    rows[it->second].runs.push_back(std::move(run));
+    run->row = parent == root ? "" : fs::relative(parent, root).generic_string();
+    if (run->row == ".") run->row.clear();  // root given as "runs/"
+    runs.push_back(std::move(*run));
   }
-  if (rows.empty()) {
+  if (runs.empty()) {
     throw InputError(fmt::format(
         "[report] {} holds no finished run (a folder with config.json and summary.json)",
         root_text));
   }
-  return rows;
+  std::string root_name = fs::absolute(root).lexically_normal().filename().string();
+  if (root_name.empty()) root_name = fs::absolute(root).parent_path().filename().string();
+  return group_runs(std::move(runs), root_name);
 }
 
 double metric_value(const json& record, const std::string& key) {

@@ -20,19 +20,44 @@ namespace maskprior::report {
 /// One finished run folder.
 struct RunRecord {
   std::string dir;                      // the folder
-  std::string row;                      // its row: the folder's parent relative to the report root
+  std::string row;                      // the folder's parent relative to the report root ("" for
+                                        // the root itself): runs of one row share it
   nlohmann::json config, summary;       // config.json, summary.json
   std::vector<nlohmann::json> metrics;  // metrics.jsonl, in order
 };
 
-/// A group of runs that differ only by seed.
+/// The config.json keys that say how a run was computed, not what it computes: the rows of the
+/// config table (train/config.cpp) that `maskc train --resume` may change (train_test checks that
+/// the two lists agree). With the seed and the run folder (`out`) they are no part of a run's
+/// settings, so runs that differ only in them pool into one row.
+const std::vector<std::string>& execution_keys();
+
+/// What a run learns and how: its config.json without the seed, `out`, `config_format` and
+/// execution_keys(), plus the SHA-256 of its spec's source when summary.json records it
+/// (`spec_sha256`). Runs pool into a row only when these are equal.
+nlohmann::json settings_of(const RunRecord& run);
+
+/// A group of runs of one folder whose settings are equal: they differ only by seed.
 struct ReportRow {
-  std::string label;
+  std::string label;    // the folder; with what differs from the folder's other rows, if any
+                        // ("runs/s init=mask, pos_init_std=0.02"; "init=mask" in the root)
+  std::string subject;  // what the runs learn: the task, or the data or truth-table file
   std::string task, init, spec;
   const tasks::TaskFamily* family = nullptr;  // of the first run (tasks::family_of_run)
   double train_fraction = 0;                  // arithmetic tasks
+  nlohmann::json settings;                    // settings_of() every run of the row
   std::vector<RunRecord> runs;
 };
+
+/// Reads the run folder `dir` (config.json, summary.json, metrics.jsonl); nullopt when it is not
+/// finished (no summary.json, or an interrupted run's). InputError names a file that does not
+/// parse.
+std::optional<RunRecord> read_run(const std::string& dir);
+/// Groups runs into rows, in the order of their first run: runs pool only when they share their
+/// row folder (RunRecord::row) and their settings (settings_of). `root_name` labels the rows of
+/// the root folder when they are its only ones. Throws InputError naming a run whose task belongs
+/// to no known family.
+std::vector<ReportRow> group_runs(std::vector<RunRecord> runs, const std::string& root_name);
 
 /// A metric in a summary or metrics record: a number, or the mean of a per-layer list; NaN when
 /// absent or not a number.
@@ -48,7 +73,7 @@ std::optional<int64_t> steps_to(const RunRecord& run, const std::string& key, do
 std::string paper_number(const ReportRow& row);
 
 /// Every finished run folder under `root` (folders with config.json and summary.json; interrupted
-/// runs are skipped), grouped into rows by their parent folder, in folder order. Throws InputError
+/// runs are skipped), in natural folder order, grouped into rows by group_runs. Throws InputError
 /// when `root` is no folder or holds no finished run, a JSON file does not parse (naming it), or a
 /// run's task belongs to no known family (naming the run).
 std::vector<ReportRow> read_rows(const std::string& root);
@@ -56,9 +81,12 @@ std::vector<ReportRow> read_rows(const std::string& root);
 struct ReportOptions {
   std::string dir;         // the results folder
   std::string source_dir;  // where specs/ lives (for the validator's MDI of relative spec paths)
+  std::string metric;      // the summary.json key the tables and plots judge by; "": each
+                           // family's headline
 };
 
-/// Writes DIR/REPORT.md and DIR/plots/*.png; returns the path of REPORT.md.
+/// Writes DIR/REPORT.md and DIR/plots/*.png; returns the path of REPORT.md. InputError when
+/// options.metric is set and no run's summary has a number under it (naming the keys that do).
 std::string write_report(const ReportOptions& options);
 
 }  // namespace maskprior::report

@@ -100,10 +100,23 @@ PlotSpec make_plot(std::string title, std::string x_label, std::string y_label) 
   return plot;
 }
 
+/// The rows of one subject (a task, or a file of your own data) and family.
 struct TaskSection {
-  std::string task;
+  std::string subject, task;
   const tasks::TaskFamily* family;
   std::vector<const ReportRow*> rows;
+  std::string spec;  // the spec file every row shares; "" when they differ
+
+  /// The heading: the task, or the data file and its spec.
+  std::string title() const {
+    if (subject.empty()) return "(no task)";
+    if (!task.empty() || spec.empty()) return subject;
+    return fmt::format("{} with {}", subject, spec);
+  }
+  /// The stem of its plot files: "parity2", "train.txt-reverse.mask".
+  std::string name() const {
+    return task.empty() && !spec.empty() ? subject + "-" + spec : subject;
+  }
 };
 
 /// A share in [0, 1] (shown as %): what the section's task family says of `key`.
@@ -116,18 +129,30 @@ std::vector<TaskSection> by_task(const std::vector<ReportRow>& rows) {
   std::vector<TaskSection> sections;
   for (const ReportRow& row : rows) {
     auto it = std::find_if(sections.begin(), sections.end(), [&](const TaskSection& s) {
-      return s.task == row.task && s.family == row.family;
+      return s.subject == row.subject && s.family == row.family;
     });
+    const std::string spec = fs::path(row.spec).filename().string();
     if (it == sections.end()) {
-      sections.push_back({row.task, row.family, {}});
+      sections.push_back({row.subject, row.task, row.family, {}, spec});
       it = std::prev(sections.end());
     }
+    if (it->spec != spec) it->spec.clear();
     it->rows.push_back(&row);
   }
   return sections;
 }
 
-std::string primary_of(const TaskSection& section) {
+/// The metric a section is judged by: `metric` when given and some run of the section has it,
+/// else the family's headline (primary_metric).
+std::string primary_of(const TaskSection& section, const std::string& metric) {
+  if (!metric.empty()) {
+    for (const ReportRow* row : section.rows) {
+      for (const RunRecord& run : row->runs) {
+        if (std::isfinite(metric_value(run.summary, metric))) return metric;
+      }
+    }
+    return "";
+  }
   for (const ReportRow* row : section.rows) {
     if (auto key = primary_metric(*row)) return *key;
   }
@@ -194,7 +219,16 @@ std::string results_table(const TaskSection& section, const std::string& key) {
   const bool share = is_share(section, key);
   // The family's diagnostics of the learned function (Boolean: the coefficient of the monomial
   // the MDI leaves out, the margin of the unseen predictions from the rounding boundary).
-  const std::vector<tasks::Metric>& diagnostics = section.family->diagnostics;
+  // Before them, the family's other metrics shown in tables that some row has.
+  std::vector<tasks::Metric> diagnostics;
+  for (const tasks::Metric& metric : section.family->metrics) {
+    if (!metric.in_tables || metric.key == key) continue;
+    const bool present = std::any_of(section.rows.begin(), section.rows.end(),
+                                     [&](auto* row) { return over_seeds(*row, metric.key).n > 0; });
+    if (present) diagnostics.push_back(metric);
+  }
+  diagnostics.insert(diagnostics.end(), section.family->diagnostics.begin(),
+                     section.family->diagnostics.end());
   std::string titles, rules;
   for (const tasks::Metric& metric : diagnostics) {
     titles += fmt::format(" {} |", metric.column());
@@ -213,7 +247,8 @@ std::string results_table(const TaskSection& section, const std::string& key) {
     }
     out += fmt::format(
         "| {} | {} | {} | {} |{} {} | {} | {} | {} | {} |\n", row->label, row->runs.size(),
-        cell(over_seeds(*row, key), share), paper_number(*row), extra,
+        cell(over_seeds(*row, key), share),
+        key == row->family->headline().key ? paper_number(*row) : "—", extra,
         share ? steps_cell(*row, key, 0.5) : "—", share ? steps_cell(*row, key, 0.95) : "—",
         start.n + end.n ? fmt::format("{} → {}", cell(start, false), cell(end, false)) : "—",
         cell(over_seeds(*row, "mask_drift"), false), wall_cell(over_seeds(*row, "wall_seconds")));
@@ -268,10 +303,10 @@ std::string final_figure(const fs::path& root, const TaskSection& section, const
   const double scale = is_share(section, key) ? 100.0 : 1.0;
   std::set<double> fractions;
   for (const ReportRow* row : section.rows) fractions.insert(row->train_fraction);
-  PlotSpec plot = make_plot(fmt::format("{}: {} per run", section.task, key), "",
+  PlotSpec plot = make_plot(fmt::format("{}: {} per run", section.title(), key), "",
                             key + (scale > 1 ? " %" : ""));
   if (fractions.size() > 1) {
-    plot.title = fmt::format("{}: {} against train fraction", section.task, key);
+    plot.title = fmt::format("{}: {} against train fraction", section.title(), key);
     plot.x_label = "train fraction %";
     plot.log_x = true;
     std::map<std::string, PlotSeries> by_init;
@@ -285,7 +320,7 @@ std::string final_figure(const fs::path& root, const TaskSection& section, const
       s.high.push_back(scale * (v.mean + v.std));
     }
     for (auto& [init, s] : by_init) plot.series.push_back(std::move(s));
-    return figure(root, section.task + "-sweep", plot);
+    return figure(root, section.name() + "-sweep", plot);
   }
   PlotSeries seeds{"seeds", {}, {}, {}, {}, true}, mean{"mean ± std", {}, {}, {}, {}, false};
   for (size_t i = 0; i < section.rows.size(); ++i) {
@@ -303,7 +338,100 @@ std::string final_figure(const fs::path& root, const TaskSection& section, const
   }
   mean.points = true;
   plot.series = {mean, seeds};
-  return figure(root, section.task + "-final", plot);
+  return figure(root, section.name() + "-final", plot);
+}
+
+/// The settings (RunRecord settings_of) in which the section's rows differ.
+std::vector<std::string> differing_settings(const TaskSection& section) {
+  std::set<std::string> keys;
+  for (const ReportRow* row : section.rows) {
+    for (const auto& [key, value] : row->settings.items()) keys.insert(key);
+  }
+  std::vector<std::string> differing;
+  for (const std::string& key : keys) {
+    const json first = section.rows.front()->settings.value(key, json());
+    for (const ReportRow* row : section.rows) {
+      if (row->settings.value(key, json()) != first) {
+        differing.push_back(key);
+        break;
+      }
+    }
+  }
+  return differing;
+}
+
+std::string value_text(const json& value) {
+  if (value.is_number_float()) return fmt::format("{}", value.get<double>());
+  if (!value.is_string()) return value.dump();
+  const std::string text = value.get<std::string>();
+  return text.find('/') == std::string::npos ? text : fs::path(text).filename().string();
+}
+
+/// The metric against one swept setting `x`: one line per combination of the other settings in
+/// which rows differ (a grid of init × x: one line per init); numbers on a numeric axis (log when
+/// they span 100×), anything else as categories.
+std::string setting_figure(const fs::path& root, const TaskSection& section, const std::string& key,
+                           const std::string& x, const std::vector<std::string>& differing) {
+  const double scale = is_share(section, key) ? 100.0 : 1.0;
+  bool numeric = true;
+  double low = INFINITY, high = -INFINITY;
+  std::vector<std::string> categories;
+  for (const ReportRow* row : section.rows) {
+    const json v = row->settings.value(x, json());
+    numeric = numeric && v.is_number();
+    if (v.is_number()) {
+      low = std::min(low, v.get<double>());
+      high = std::max(high, v.get<double>());
+    }
+    if (std::find(categories.begin(), categories.end(), value_text(v)) == categories.end())
+      categories.push_back(value_text(v));
+  }
+  PlotSpec plot = make_plot(fmt::format("{}: {} against {}", section.title(), key, x), x,
+                            key + (scale > 1 ? " %" : ""));
+  plot.log_x = numeric && low > 0 && high >= 100 * low;
+  if (!numeric) plot.x_categories = categories;
+  std::map<std::string, std::vector<std::pair<double, Summary>>> lines;
+  for (const ReportRow* row : section.rows) {
+    std::string line;
+    for (const std::string& other : differing) {
+      if (other == x || other == "spec_sha256") continue;
+      line += fmt::format("{}{}={}", line.empty() ? "" : ", ", other,
+                          value_text(row->settings.value(other, json())));
+    }
+    const json v = row->settings.value(x, json());
+    const double at =
+        numeric
+            ? v.get<double>()
+            : static_cast<double>(std::find(categories.begin(), categories.end(), value_text(v)) -
+                                  categories.begin());
+    lines[line.empty() ? "mean ± std" : line].push_back({at, over_seeds(*row, key)});
+  }
+  for (auto& [label, points] : lines) {
+    std::sort(points.begin(), points.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    PlotSeries series{label, {}, {}, {}, {}, false};
+    for (const auto& [at, v] : points) {
+      series.x.push_back(at);
+      series.y.push_back(scale * v.mean);
+      series.low.push_back(scale * (v.mean - v.std));
+      series.high.push_back(scale * (v.mean + v.std));
+    }
+    plot.series.push_back(std::move(series));
+  }
+  return figure(root, section.name() + "-by-" + x, plot);
+}
+
+/// One setting_figure per setting the rows differ in, but init (the lines), the train fraction
+/// (final_figure) and the spec's digest.
+std::string setting_figures(const fs::path& root, const TaskSection& section,
+                            const std::string& key) {
+  const std::vector<std::string> differing = differing_settings(section);
+  std::string out;
+  for (const std::string& x : differing) {
+    if (x == "init" || x == "train_fraction" || x == "spec_sha256") continue;
+    out += setting_figure(root, section, key, x, differing);
+  }
+  return out;
 }
 
 /// Learning curves, prior mass and mask drift over training, one line per row.
@@ -315,9 +443,9 @@ std::string curve_figures(const fs::path& root, const TaskSection& section,
       {"prior_mass", "attention mass on the prior's open cells"},
       {"mask_drift", "mask drift ||log σ(M_t) − log σ(M_0)||"}};
   for (const auto& [metric, title] : curves) {
-    PlotSpec plot = make_plot(fmt::format("{}: {}", section.task, title), "step", metric);
+    PlotSpec plot = make_plot(fmt::format("{}: {}", section.title(), title), "step", metric);
     for (const ReportRow* row : section.rows) plot.series.push_back(mean_curve(*row, metric));
-    out += figure(root, section.task + "-" + metric, plot);
+    out += figure(root, section.name() + "-" + metric, plot);
   }
   return out;
 }
@@ -351,10 +479,14 @@ std::string fourier_figures(const fs::path& root, const TaskSection& section) {
 }
 
 std::string section_text(const fs::path& root, const TaskSection& section,
-                         const std::string& source_dir) {
-  const std::string key = primary_of(section);
-  std::string out = fmt::format("## {}\n\n", section.task.empty() ? "(no task)" : section.task);
-  if (key.empty()) return out + "No summary metric to report.\n\n";
+                         const ReportOptions& options) {
+  const std::string key = primary_of(section, options.metric);
+  std::string out = fmt::format("## {}\n\n", section.title());
+  if (key.empty()) {
+    return out + (options.metric.empty()
+                      ? std::string("No summary metric to report.\n\n")
+                      : fmt::format("No run here has `{}` in its summary.\n\n", options.metric));
+  }
   out += fmt::format(
       "`{}` of the last evaluation, mean ± std over seeds{}; *paper* is docs/paper.md's number "
       "for the same task, init and mask (— where the paper has none), reached at the paper's own "
@@ -362,11 +494,29 @@ std::string section_text(const fs::path& root, const TaskSection& section,
       "first evaluated step at that level, mean over the seeds that reached it (reached / "
       "seeds).\n\n",
       key, is_share(section, key) ? " (%)" : "");
-  out += results_table(section, key) + mdi_text(section, source_dir);
+  out += results_table(section, key) + mdi_text(section, options.source_dir);
   out += "Settings:\n\n" + settings_table(section);
-  out += final_figure(root, section, key) + curve_figures(root, section, key) +
-         fourier_figures(root, section);
+  out += final_figure(root, section, key) + setting_figures(root, section, key) +
+         curve_figures(root, section, key) + fourier_figures(root, section);
   return out;
+}
+
+/// InputError unless some run's summary has a number under `metric` ("" passes), naming the keys
+/// that have one.
+void check_metric(const std::vector<ReportRow>& rows, const std::string& metric) {
+  if (metric.empty()) return;
+  std::set<std::string> keys;
+  for (const ReportRow& row : rows) {
+    for (const RunRecord& run : row.runs) {
+      if (std::isfinite(metric_value(run.summary, metric))) return;
+      for (const auto& [key, value] : run.summary.items()) {
+        if (std::isfinite(metric_value(run.summary, key))) keys.insert(key);
+      }
+    }
+  }
+  throw InputError(
+      fmt::format("[report] no run's summary.json has a number under '{}' (these do: {})", metric,
+                  fmt::join(keys, ", ")));
 }
 
 }  // namespace
@@ -374,19 +524,24 @@ std::string section_text(const fs::path& root, const TaskSection& section,
 std::string write_report(const ReportOptions& options) {
   const fs::path root(options.dir);
   const std::vector<ReportRow> rows = read_rows(options.dir);
+  check_metric(rows, options.metric);
   size_t runs = 0;
   for (const ReportRow& row : rows) runs += row.runs.size();
   std::string text = fmt::format("# Report: {}\n\n", fs::absolute(root).filename().string());
   if (fs::is_regular_file(root / "results.json")) {
     const json results = read_json_file((root / "results.json").string());
-    text += fmt::format("Suite `{}`, preset `{}`. ", results.value("suite", "?"),
-                        results.value("preset", "?"));
+    if (results.contains("suite")) {
+      text += fmt::format("Suite `{}`, preset `{}`. ", results.value("suite", "?"),
+                          results.value("preset", "?"));
+    } else if (results.value("command", "") == "sweep") {
+      text += "A `maskc sweep` (its grid in results.md). ";
+    }
   }
   text += fmt::format(
       "{} finished runs in {} rows, written by `maskc report`. Plots are in `plots/`.\n\n", runs,
       rows.size());
   for (const TaskSection& section : by_task(rows)) {
-    text += section_text(root, section, options.source_dir);
+    text += section_text(root, section, options);
   }
   const std::string path = (root / "REPORT.md").string();
   write_file_atomic(path, text);

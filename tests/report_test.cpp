@@ -150,14 +150,14 @@ TEST(Report, RowsAndSeedsInNumericOrder) {
   EXPECT_EQ(fs::path(rows[0].runs[0].dir).filename(), "seed2");
   EXPECT_EQ(fs::path(rows[0].runs[1].dir).filename(), "seed10");
   // Settings name the device the run used (summary.json), not the configured "auto".
-  const std::string text = read_text(write_report({root.string(), kSource}));
+  const std::string text = read_text(write_report({root.string(), kSource, ""}));
   EXPECT_NE(text.find("| 10 | cpu |"), std::string::npos) << text;
   EXPECT_EQ(text.find("| auto |"), std::string::npos) << text;
 }
 
 TEST(Report, TablesPaperColumnMdiAndPlots) {
   const fs::path root = write_suite();
-  const std::string path = write_report({root.string(), kSource});
+  const std::string path = write_report({root.string(), kSource, ""});
   const std::string text = read_text(path);
   // Mean ± sample std over the seeds, the paper's number, steps to 50% / 95%.
   EXPECT_NE(
@@ -202,6 +202,87 @@ TEST(Report, ErrorsNameTheFolderOrFile) {
   EXPECT_FALSE(fs::exists(empty / "REPORT.md"));
 }
 
+/// A run of docs/your-data.md: `--data train.txt --spec reverse.mask --predict c`.
+json data_config(const std::string& init) {
+  return {{"task", ""},       {"data", "examples/your-data/train.txt"},
+          {"predict", "c"},   {"spec", "examples/your-data/reverse.mask"},
+          {"init", init},     {"seed", 0},
+          {"lr", 1e-3},       {"threads", 2},
+          {"device", "auto"}, {"out", "runs/" + init}};
+}
+
+TEST(Report, RunFoldersOfOneFolderWithOtherSettingsAreSeparateRows) {
+  // docs/your-data.md: runs/vanilla and runs/mask, each a run folder, side by side.
+  const fs::path root = fresh_dir("your-data");
+  for (const std::string init : {"vanilla", "mask"}) {
+    write_run(root / init, data_config(init),
+              {{"sequence_accuracy", init == "mask" ? 0.9 : 0.2},
+               {"token_accuracy", init == "mask" ? 0.95 : 0.5},
+               {"steps", 100}},
+              {{0, 0.0}, {100, init == "mask" ? 0.9 : 0.2}}, "sequence_accuracy");
+  }
+  const std::vector<ReportRow> rows = read_rows(root.string());
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].label, "init=mask");
+  EXPECT_EQ(rows[1].label, "init=vanilla");
+  EXPECT_EQ(rows[0].runs.size(), 1u);
+  EXPECT_EQ(rows[0].subject, "train.txt");
+  const std::string text = read_text(write_report({root.string(), kSource, ""}));
+  // The heading and the plots are named after the data file and the spec; the table shows the
+  // family's other informative metric (token accuracy).
+  EXPECT_NE(text.find("## train.txt with reverse.mask\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("token acc %"), std::string::npos) << text;
+  EXPECT_NE(text.find("| init=mask | 1 | 90.00 | — | 95.00 |"), std::string::npos) << text;
+  EXPECT_NE(text.find("| init=vanilla | 1 | 20.00 | — | 50.00 |"), std::string::npos) << text;
+  EXPECT_TRUE(is_png(root / "plots" / "train-txt-reverse-mask-final.png", 900, 560));
+}
+
+TEST(Report, OnlySeedsAndExecutionSettingsPool) {
+  // One folder: seeds 0 and 1 of lr 1e-3 (on different thread counts and devices), seed 0 of lr
+  // 1e-2, and seed 0 of lr 1e-3 with another spec source (its SHA-256): three rows, never one.
+  const fs::path root = fresh_dir("mixed");
+  auto run = [&](const std::string& name, int seed, double lr, int threads, const char* sha) {
+    json config = data_config("mask");
+    config["seed"] = seed;
+    config["lr"] = lr;
+    config["threads"] = threads;
+    config["device"] = threads == 1 ? "cpu" : "auto";
+    write_run(root / "s" / name, config,
+              {{"sequence_accuracy", lr * 100 + seed * 0.01}, {"spec_sha256", sha}, {"steps", 9}},
+              {{0, 0.0}}, "sequence_accuracy");
+  };
+  run("a", 0, 1e-3, 1, "aaaa");
+  run("b", 1, 1e-3, 4, "aaaa");
+  run("c", 0, 1e-2, 1, "aaaa");
+  run("d", 0, 1e-3, 1, "bbbbbbbbbbbbbbbbbbbb");
+  const std::vector<ReportRow> rows = read_rows(root.string());
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0].label, "s lr=0.001, spec_sha256=aaaa");
+  EXPECT_EQ(rows[0].runs.size(), 2u);
+  EXPECT_EQ(rows[1].label, "s lr=0.01, spec_sha256=aaaa");
+  EXPECT_EQ(rows[2].label, "s lr=0.001, spec_sha256=bbbbbbbbbbbb");
+  for (const ReportRow& row : rows) {
+    for (const RunRecord& r : row.runs) EXPECT_EQ(settings_of(r), row.settings) << r.dir;
+  }
+  EXPECT_FALSE(rows[0].settings.contains("seed"));
+  EXPECT_FALSE(rows[0].settings.contains("threads"));
+  EXPECT_FALSE(rows[0].settings.contains("out"));
+}
+
+TEST(Report, MetricChoosesTheColumnAndUnknownMetricsAreErrors) {
+  const fs::path root = write_suite();
+  ReportOptions options{root.string(), kSource, "steps"};
+  const std::string text = read_text(write_report(options));
+  EXPECT_NE(text.find("`steps` of the last evaluation"), std::string::npos) << text;
+  EXPECT_NE(text.find("| parity2-mask | 2 | 300 ± 0 | — |"), std::string::npos) << text;
+  options.metric = "no_such_metric";
+  fs::remove(root / "REPORT.md");
+  const std::string error = testing::input_error([&] { write_report(options); });
+  EXPECT_NE(error.find("'no_such_metric'"), std::string::npos) << error;
+  EXPECT_NE(error.find("sequence_accuracy"), std::string::npos) << error;
+  EXPECT_FALSE(fs::exists(root / "REPORT.md"));
+}
+
 TEST(Plot, RefusesEmptyAndMismatchedSeries) {
   PlotSpec plot;
   plot.title = "t";
@@ -231,6 +312,10 @@ TEST(MaskcReport, WritesTheReportOrExitsOne) {
       std::string(MASKC_PATH) + " report " + (root / "missing").string() + " >/dev/null 2>&1";
   const int status = std::system(bad.c_str());
   EXPECT_EQ(WEXITSTATUS(status), 1);
+  const std::string metric = std::string(MASKC_PATH) + " report " + root.string() +
+                             " --metric wall_seconds >/dev/null 2>&1";
+  EXPECT_EQ(std::system(metric.c_str()), 0);
+  EXPECT_NE(read_text(root / "REPORT.md").find("`wall_seconds` of the last"), std::string::npos);
 }
 
 }  // namespace

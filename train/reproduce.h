@@ -35,15 +35,12 @@ struct SuiteOptions {
   std::optional<World> world;
 };
 
-/// Runs (or resumes, or reuses finished) every run of the suite, prints progress and the tables to
-/// `out`, and writes results.json and results.md into options.out. Returns results.json's content;
+/// Runs (or resumes, or reuses finished) every run of the suite (train/run_plan.h), prints
+/// progress and the tables (report/results.h) to `out`, and writes results.json and results.md
+/// into options.out. Returns results.json's content;
 /// "interrupted": true if a run was stopped (Ctrl-C) — rerunning the same command continues.
 /// With options.world of size > 1, a rank other than 0 returns {"rank", "interrupted"} after its
 /// share of the runs and writes no tables.
 nlohmann::json run_suite(const SuiteOptions& options, std::ostream& out);
-
-/// Formats aggregated results (as in results.json's "rows") as a Markdown table of `columns`
-/// (those that some row has).
-std::string results_table(const nlohmann::json& rows, const std::vector<tasks::Metric>& columns);
 
 }  // namespace maskprior::training

@@ -401,7 +401,10 @@ json Run::stop(int received) {
   progress_->note(fmt::format("stopped at step {}{}; continue with: maskc train --resume {}",
                               state_.step, received == SIGTERM ? " (SIGTERM)" : "",
                               folder_.path()));
-  json summary = {{"interrupted", true}, {"steps", state_.step}, {"wall_seconds", wall()}};
+  json summary = {{"interrupted", true},
+                  {"steps", state_.step},
+                  {"total_steps", total_steps_},
+                  {"wall_seconds", wall()}};
   if (received != 0) summary["signal"] = received;
   if (!writer()) summary["rank"] = group_->rank();
   return summary;
@@ -425,6 +428,8 @@ json Run::finish() {
   summary["family"] = family_.name;
   if (!config_.data.empty()) summary["data_file"] = config_.data;
   if (!config_.truth_table.empty()) summary["truth_table"] = config_.truth_table;
+  // The spec as compiled: `maskc report` pools runs only of the same spec's source.
+  if (spec_ && !spec_->source_sha256.empty()) summary["spec_sha256"] = spec_->source_sha256;
   summary["init"] = config_.init;
   summary["seed"] = config_.seed;
   summary["device"] = device_.str();     // the one used: config.json may say "auto"

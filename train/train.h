@@ -14,7 +14,8 @@ namespace maskprior::training {
 
 /// Trains as configured and returns the summary (also summary.json when config.out is set).
 /// A run stopped by SIGINT (Ctrl-C), SIGTERM or `stop_after` writes a checkpoint and returns
-/// {"interrupted": true, "steps", "wall_seconds"} and, when a signal stopped it, "signal".
+/// {"interrupted": true, "steps", "total_steps", "wall_seconds"} and, when a signal stopped it,
+/// "signal".
 /// Throws InputError if config.out already holds a run.
 /// With a `world` of size > 1 the run is data-parallel (train/distributed.h): every rank of the
 /// world calls train() with the same config; each computes its shard of every global batch, the

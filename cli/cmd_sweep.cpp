@@ -1,0 +1,225 @@
+// `maskc sweep`: a grid of training settings times seeds (train/sweep.h), its flags and the
+// Slurm array script of --emit-slurm.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+
+#include "cli/commands.h"
+#include "cli/config_flags.h"
+#include "cli/share_dir.h"
+#include "core/cores.h"
+#include "core/error.h"
+#include "io/atomic_file.h"
+#include "report/report.h"
+#include "train/distributed.h"
+#include "train/sweep.h"
+
+namespace maskprior::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+struct SweepFlags {
+  std::vector<std::string> grid;
+  int seeds = 1;
+  std::string out;
+  int jobs = all_cores();
+  int threads = 0;
+  bool dry_run = false;
+  bool report = false;
+  std::string emit_slurm;
+  int shards = 0;  // 0: one array task per run
+  std::vector<std::string> train_args;
+};
+
+/// The settings of every run: `maskc train`'s flags after `--`, as config keys.
+json base_settings(const std::vector<std::string>& args) {
+  CLI::App train{"the flags of maskc train", "maskc sweep --"};
+  ConfigFlags flags;
+  add_config_flags(train, flags);
+  std::vector<std::string> reversed(args.rbegin(), args.rend());  // as CLI11 reads them
+  train.parse(reversed);
+  json base = overrides_of(flags);
+  if (base.contains("out")) {
+    throw CLI::ValidationError("--",
+                               "give the sweep's folder as --out before --: each run's "
+                               "folder is named by its settings under it");
+  }
+  if (base.contains("seed"))
+    throw CLI::ValidationError("--", "give --seeds N before --, not --seed");
+  return base;
+}
+
+/// The sweep as the flags say: its grid and base checked (a usage error naming the key and what
+/// it allows), every combination resolved before anything runs.
+training::SweepOptions sweep_options(const SweepFlags& flags) {
+  training::SweepOptions options;
+  options.base = base_settings(flags.train_args);
+  if (flags.threads > 0) options.base["threads"] = flags.threads;
+  options.seeds = flags.seeds;
+  options.out = flags.out;
+  options.jobs = flags.jobs;
+  try {
+    for (const std::string& text : flags.grid) {
+      training::SweepAxis axis = training::parse_axis(text);
+      const bool twice = std::any_of(options.grid.begin(), options.grid.end(),
+                                     [&](const auto& a) { return a.key == axis.key; });
+      if (twice) throw InputError(fmt::format("--grid {} is given twice", axis.key));
+      if (options.base.contains(axis.key)) {
+        throw InputError(fmt::format("--grid {} is swept and also given after --", axis.key));
+      }
+      options.grid.push_back(std::move(axis));
+    }
+    training::sweep_points(options);
+  } catch (const InputError& e) {
+    throw CLI::ValidationError("--grid", e.what());
+  }
+  return options;
+}
+
+/// A whole number from the environment variable `name`; nullopt when it is not set.
+std::optional<int> env_number(const char* name, int low) {
+  const char* text = std::getenv(name);
+  if (text == nullptr) return std::nullopt;
+  char* end = nullptr;
+  const long value = std::strtol(text, &end, 10);
+  if (*text == '\0' || *end != '\0' || value < low || value > (1 << 20)) {
+    throw InputError(fmt::format("{}={} is not a whole number of at least {}", name, text, low));
+  }
+  return static_cast<int>(value);
+}
+
+/// Where this process's runs come from: a Slurm array task's share, or the ranks of `maskc
+/// launch` / torchrun / srun (with the machine's cores shared among its ranks unless --jobs or
+/// --threads say otherwise), or all of them.
+void place(training::SweepOptions& options, bool jobs_given) {
+  const auto task = env_number("SLURM_ARRAY_TASK_ID", 0);
+  const auto tasks = env_number("SLURM_ARRAY_TASK_COUNT", 1);
+  if (task && tasks) {
+    if (*task >= *tasks) {
+      throw InputError(
+          fmt::format("SLURM_ARRAY_TASK_ID={} is not below SLURM_ARRAY_TASK_COUNT={} "
+                      "(the script of --emit-slurm numbers its tasks from 0)",
+                      *task, *tasks));
+    }
+    options.shard_index = *task;
+    options.shard_count = *tasks;
+    return;
+  }
+  options.world = training::world_from_environment();
+  if (!options.world || options.world->size <= 1) return;
+  const int cores = all_cores();
+  if (!jobs_given) options.jobs = std::max(1, cores / options.world->local_size);
+  if (!options.base.contains("threads")) {
+    options.base["threads"] = std::max(1, cores / (options.jobs * options.world->local_size));
+  }
+}
+
+std::string shell_quote(const std::string& text) {
+  std::string quoted = "'";
+  for (char c : text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+/// The Slurm array script: task i of N runs `maskc sweep` with the same flags, which trains its
+/// share (SLURM_ARRAY_TASK_ID of SLURM_ARRAY_TASK_COUNT).
+std::string slurm_script(const SweepFlags& flags, size_t runs, bool jobs_given) {
+  const size_t shards = flags.shards > 0 ? std::min<size_t>(flags.shards, runs) : runs;
+  std::vector<std::string> args = {"sweep"};
+  for (const std::string& axis : flags.grid) args.insert(args.end(), {"--grid", axis});
+  args.insert(args.end(), {"--seeds", std::to_string(flags.seeds), "--out",
+                           fs::absolute(flags.out).lexically_normal().string()});
+  if (jobs_given) args.insert(args.end(), {"--jobs", std::to_string(flags.jobs)});
+  if (flags.threads > 0) args.insert(args.end(), {"--threads", std::to_string(flags.threads)});
+  if (flags.report) args.push_back("--report");
+  args.push_back("--");
+  args.insert(args.end(), flags.train_args.begin(), flags.train_args.end());
+  std::string command =
+      shell_quote((fs::read_symlink("/proc/self/exe").parent_path() / "maskc").string());
+  for (const std::string& arg : args) command += " " + shell_quote(arg);
+  return fmt::format(
+      "#!/bin/bash\n#SBATCH --job-name=maskc-sweep\n#SBATCH --array=0-{}\n"
+      "#SBATCH --output=maskc-sweep-%A_%a.out\n"
+      "# Written by `maskc sweep --emit-slurm`: {} runs in {} array tasks. Task i trains runs i, "
+      "i + {}, ... of the sweep\n# (SLURM_ARRAY_TASK_ID of SLURM_ARRAY_TASK_COUNT) into the shared "
+      "folder; the task that finishes the last\n# run writes results.md. Finished runs are never "
+      "redone and stopped ones resume: submit again to\n# continue. Submit with: sbatch FILE\n"
+      "set -euo pipefail\ncd {}\nexec {}\n",
+      shards - 1, runs, shards, shards, shell_quote(fs::current_path().string()), command);
+}
+
+}  // namespace
+
+void add_sweep_command(CLI::App& app, int& exit_code) {
+  auto flags = std::make_shared<SweepFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "sweep",
+      "Train a grid of settings over seeds and tabulate it, one row per combination (only seeds\n"
+      "are averaged). Every flag after -- is a flag of maskc train, for every run:\n"
+      "  maskc sweep --grid init=vanilla,mask --grid lr=1e-4,1e-3 --seeds 3 --out runs/s \\\n"
+      "    -- --task addition --preset quick\n"
+      "Runs go to OUT/<settings>/seedK (e.g. runs/s/init=mask,lr=0.001/seed0); finished runs are\n"
+      "reused and stopped ones resumed, so rerunning the same command continues. Under maskc\n"
+      "launch, torchrun or srun the runs split across the ranks; in a Slurm array (see\n"
+      "--emit-slurm) across its tasks.");
+  cmd->add_option("--grid", flags->grid,
+                  "KEY=V1,V2,...: a config.json key of maskc train (init, lr, spec, data, n, "
+                  "pos_init_std, ... — any row of its config table but seed, out, -D and the "
+                  "execution settings) and its values; repeat for more keys")
+      ->required()
+      ->allow_extra_args(false);
+  cmd->add_option("--seeds", flags->seeds, "Seeds per combination, 0..K-1 (default 1)")
+      ->check(CLI::Range(1, 1000));
+  cmd->add_option("--out", flags->out, "Results folder")->required();
+  auto* jobs = cmd->add_option("--jobs,-j", flags->jobs,
+                               "Runs at once, each in its own process with cores / jobs threads "
+                               "(default: the number of cores; 1 = one after another)")
+                   ->check(CLI::Range(1, 1024));
+  cmd->add_option("--threads", flags->threads, "CPU threads per run (0 = cores / jobs)")
+      ->check(CLI::Range(0, 1024));
+  cmd->add_flag("--dry-run", flags->dry_run,
+                "List every run and estimate the time the unfinished ones take (a few steps of "
+                "each combination are timed here; nothing is written)");
+  cmd->add_flag("--report", flags->report,
+                "Also write REPORT.md and plots (the metric against each swept setting, one line "
+                "per init) into the results folder");
+  cmd->add_option("--emit-slurm", flags->emit_slurm,
+                  "Write a Slurm array script to FILE whose tasks each run a share of the sweep "
+                  "(nothing is trained now)");
+  cmd->add_option("--shards", flags->shards, "--emit-slurm: array tasks (default: one per run)")
+      ->check(CLI::Range(1, 100000));
+  cmd->add_option("TRAIN_FLAGS", flags->train_args, "after --: maskc train's flags for every run");
+  cmd->callback([flags, jobs, &exit_code] {
+    training::SweepOptions options = sweep_options(*flags);
+    const size_t runs = training::sweep_points(options).size() * static_cast<size_t>(flags->seeds);
+    if (!flags->emit_slurm.empty()) {
+      write_file_atomic(flags->emit_slurm, slurm_script(*flags, runs, jobs->count() > 0));
+      std::cout << fmt::format("slurm: {} (sbatch it)\n", flags->emit_slurm);
+      exit_code = kExitOk;
+      return;
+    }
+    if (flags->dry_run) {
+      training::dry_run_sweep(options, std::cout);
+      exit_code = kExitOk;
+      return;
+    }
+    place(options, jobs->count() > 0);
+    const json results = training::run_sweep(options, std::cout);
+    const bool interrupted = results.value("interrupted", false);
+    if (flags->report && !interrupted && results.value("tabulated", true) &&
+        !results.contains("rank")) {
+      std::cout << "report: " << report::write_report({options.out, share_dir(), /*metric=*/""})
+                << "\n";
+    }
+    exit_code = interrupted ? kExitInputError : kExitOk;
+  });
+}
+
+}  // namespace maskprior::cli

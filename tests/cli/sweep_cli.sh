@@ -1,0 +1,157 @@
+#!/usr/bin/env bash
+# `maskc sweep` end to end (tests/cmake/sweep.cmake): one row per combination of settings, resume
+# and reuse, Slurm array shards, a --data sweep, usage errors, --dry-run, ranks under maskc launch.
+# Tiny parity2 runs, one thread each. One case per CTest test.
+# Usage: sweep_cli.sh MASKC SOURCE_DIR CASE
+set -u  # no pipefail: a case greps what a failing maskc prints
+maskc=$1
+spec=$2/specs/gotu/parity2.mask
+case_name=$3
+small=(--task parity2 --spec "$spec" --n 6 --dim 16 --depth 1 --heads 1 --head-dim 8 --mlp 16
+  --epochs 2 --batch-size 8 --threads 1 --device cpu -q)
+d=$(mktemp -d)
+trap 'rm -rf "$d"' EXIT
+cd "$d" || exit 1
+
+fail() {
+  echo "FAIL: $*" >&2
+  exit 1
+}
+
+# Runs maskc with the remaining arguments and fails unless it exits with $1.
+expect_exit() {
+  local want=$1
+  shift
+  "$maskc" "$@"
+  local got=$?
+  [[ $got -eq $want ]] || fail "maskc $* exited $got, not $want"
+}
+
+# The data rows of the results table in $1 (lines starting "| " that are not the header).
+table_rows() { grep '^| ' "$1" | grep -v '^| run ' ; }
+
+# 2 inits × 2 learning rates × 2 seeds in 2 processes: 4 rows of 2 seeds, never pooled; folders
+# named by the settings; --report plots the metric against the swept learning rate.
+rows_one_per_setting() {
+  "$maskc" sweep --grid init=vanilla,mask --grid lr=0.001,0.01 --seeds 2 --jobs 2 --out s \
+    --report -- "${small[@]}" >log || fail "sweep: $(cat log)"
+  for name in init=vanilla,lr=0.001 init=vanilla,lr=0.01 init=mask,lr=0.001 init=mask,lr=0.01; do
+    for seed in 0 1; do test -f "s/$name/seed$seed/summary.json" || fail "no $name/seed$seed"; done
+    [[ $(table_rows s/results.md | grep -c "^| $name *| 2 ") -eq 1 ]] || fail "row $name"
+  done
+  [[ $(table_rows s/results.md | wc -l) -eq 4 ]] || fail "$(cat s/results.md)"
+  python3 - s/results.json <<'PY' || fail "results.json"
+import json, sys
+rows = json.load(open(sys.argv[1]))["rows"]
+assert len(rows) == 4, rows
+for row in rows:
+    assert row["seeds"] == [0, 1], row
+    init, lr = row["settings"]["init"], row["settings"]["lr"]
+    assert row["label"] == f"init={init},lr={lr}", row
+PY
+  test -f s/REPORT.md || fail "no REPORT.md"
+  grep -q 'plots/parity2-by-lr.png' s/REPORT.md || fail "no plot against lr"
+  test -s s/plots/parity2-by-lr.png || fail "plot file"
+}
+
+# Stopped after 2 steps (--stop-after reaches every run), the sweep resumes the stopped run and
+# trains the rest; a third time nothing is trained again.
+resume_reuses_finished_runs() {
+  expect_exit 1 sweep --grid init=vanilla,mask --jobs 1 --out s -- "${small[@]}" --stop-after 2 \
+    >log
+  test -f s/init=vanilla/seed0/checkpoint.pt || fail "no checkpoint of the stopped run"
+  test ! -f s/init=vanilla/seed0/summary.json || fail "the stopped run finished"
+  "$maskc" sweep --grid init=vanilla,mask --jobs 1 --out s -- "${small[@]}" >log ||
+    fail "second sweep: $(cat log)"
+  test -f s/init=vanilla/seed0/summary.json || fail "not resumed"
+  test -f s/init=mask/seed0/summary.json || fail "not trained"
+  # Resumed, not restarted: step 0 was measured once.
+  python3 -c 'import json, sys
+steps = [json.loads(line)["step"] for line in open(sys.argv[1])]
+assert steps.count(0) == 1 and steps == sorted(steps), steps' s/init=vanilla/seed0/metrics.jsonl ||
+    fail "restarted"
+  local before
+  before=$(stat -c %y s/*/seed0/summary.json s/*/seed0/metrics.jsonl)
+  cp s/results.md first.md
+  "$maskc" sweep --grid init=vanilla,mask --jobs 2 --out s -- "${small[@]}" >log ||
+    fail "third sweep"
+  [[ $(stat -c %y s/*/seed0/summary.json s/*/seed0/metrics.jsonl) == "$before" ]] ||
+    fail "a finished run was trained again"
+  grep -q 'started' log && fail "a process was started: $(cat log)"
+  cmp first.md s/results.md || fail "the table changed"
+  # Other settings for the same folder are refused, not mixed in.
+  "$maskc" sweep --grid init=vanilla,mask --jobs 1 --out s -- "${small[@]}" --lr 0.5 2>err
+  [[ $? -eq 1 ]] && grep -q 'was started with lr' err || fail "other settings: $(cat err)"
+}
+
+# The Slurm array script of --emit-slurm, its 2 tasks run by hand (SLURM_ARRAY_TASK_ID of
+# SLURM_ARRAY_TASK_COUNT): each trains its share, every run once; the table equals one process's.
+array_shards_cover_every_run() {
+  local grid=(--grid init=vanilla,mask --grid lr=0.001,0.01 --jobs 1 --threads 1)
+  "$maskc" sweep "${grid[@]}" --out a --emit-slurm job.sh --shards 2 -- "${small[@]}" >log ||
+    fail "emit: $(cat log)"
+  grep -q '^#SBATCH --array=0-1$' job.sh || fail "array: $(cat job.sh)"
+  test ! -e a || fail "--emit-slurm trained"
+  SLURM_ARRAY_TASK_ID=0 SLURM_ARRAY_TASK_COUNT=2 bash job.sh >log0 || fail "task 0: $(cat log0)"
+  test ! -e a/results.md || fail "task 0 wrote the table before the last run"
+  SLURM_ARRAY_TASK_ID=1 SLURM_ARRAY_TASK_COUNT=2 bash job.sh >log1 || fail "task 1: $(cat log1)"
+  [[ $(grep -c -- '->' log0) -eq 2 && $(grep -c -- '->' log1) -eq 2 ]] || fail "shares"
+  [[ $(cat log0 log1 | grep -- '->' | sort -u | wc -l) -eq 4 ]] || fail "a run twice"
+  grep -q 'init=vanilla,lr=0.001 seed 0' log0 && grep -q 'init=vanilla,lr=0.01 seed 0' log1 ||
+    fail "runs i, i + 2, ..."
+  "$maskc" sweep "${grid[@]}" --out one -- "${small[@]}" >log || fail "one process"
+  cmp a/results.md one/results.md || fail "results.md differ"
+}
+
+# A sweep of your own data (docs/your-data.md): a --data file and its spec, init swept.
+data_file_sweep() {
+  printf 'mask rev\ntokens a[3], eq, c[3]\nhard causal\nopen diagonal\n' >rev.mask
+  printf '1 2 3 = 3 2 1\n4 5 6 = 6 5 4\n7 8 9 = 9 8 7\n2 5 8 = 8 5 2\n' >train.txt
+  "$maskc" sweep --grid init=vanilla,mask-fixed --jobs 1 --out s --report -- --data train.txt \
+    --spec rev.mask --predict c --dim 16 --depth 1 --heads 1 --head-dim 8 --mlp 16 --epochs 1 \
+    --threads 1 --device cpu -q >log || fail "sweep: $(cat log)"
+  [[ $(table_rows s/results.md | wc -l) -eq 2 ]] || fail "$(cat s/results.md)"
+  grep -q '^| init=mask-fixed ' s/results.md || fail "row"
+  grep -q '^## train.txt with rev.mask$' s/REPORT.md || fail "heading: $(grep '^##' s/REPORT.md)"
+}
+
+# Unknown keys, bad values and combinations that cannot run are usage errors (2) that name the
+# key and what it takes, before anything is written; a missing spec file is an input error (1).
+bad_grid_is_usage_error() {
+  "$maskc" sweep --grid nope=1 --out s -- "${small[@]}" 2>err
+  [[ $? -eq 2 ]] && grep -q "unknown key 'nope'" err && grep -q 'pos_init_std\|init, ' err ||
+    fail "unknown key: $(cat err)"
+  "$maskc" sweep --grid init=vanilla,maskk --out s -- "${small[@]}" 2>err
+  [[ $? -eq 2 ]] && grep -q "'maskk' is not one of vanilla" err || fail "bad value: $(cat err)"
+  "$maskc" sweep --grid lr=0.1,-1 --out s -- "${small[@]}" 2>err
+  [[ $? -eq 2 ]] && grep -q 'combination lr=-1: lr must be positive' err || fail "$(cat err)"
+  expect_exit 2 sweep --grid seed=1,2 --out s -- "${small[@]}"
+  expect_exit 2 sweep --grid lr=0.1 --out s -- "${small[@]}" --lr 0.2
+  expect_exit 2 sweep --grid lr=0.1 --out s -- "${small[@]}" --out elsewhere
+  expect_exit 2 sweep --grid lr=0.1 --out s -- "${small[@]}" --no-such-flag
+  expect_exit 2 sweep --out s -- "${small[@]}"
+  "$maskc" sweep --grid spec=missing.mask --out s -- --task parity2 "${small[@]:4}" 2>err
+  [[ $? -eq 1 ]] && grep -q "spec 'missing.mask' is not a file" err || fail "missing: $(cat err)"
+  test ! -e s || fail "a refused sweep wrote s"
+}
+
+# --dry-run lists every run and estimates the time from timed steps, writing nothing.
+dry_run_writes_nothing() {
+  "$maskc" sweep --grid init=vanilla,mask --seeds 2 --out s --dry-run -- "${small[@]}" >log ||
+    fail "dry run: $(cat log)"
+  [[ $(grep -c '/seed[01] *$' log) -eq 4 ]] || fail "runs: $(cat log)"
+  grep -q '4 runs, 2 combinations; about [0-9]* s of training' log || fail "estimate: $(cat log)"
+  test ! -e s || fail "--dry-run wrote s"
+}
+
+# Under maskc launch the runs split across 2 ranks; the table equals one process's.
+launch_splits_the_runs() {
+  local grid=(--grid init=vanilla,mask --jobs 1 --threads 1)
+  "$maskc" launch --nproc 2 -- sweep "${grid[@]}" --out two -- "${small[@]}" >log ||
+    fail "launch: $(cat log)"
+  grep -q 'rank 1: init=mask seed 0' log || fail "rank 1's share: $(cat log)"
+  "$maskc" sweep "${grid[@]}" --out one -- "${small[@]}" >log || fail "one process"
+  cmp one/results.md two/results.md || fail "results.md differ"
+}
+
+"$case_name"

@@ -1,0 +1,215 @@
+#include "train/run_plan.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <iostream>
+#include <ostream>
+#include <thread>
+
+#include "core/cores.h"
+#include "core/error.h"
+#include "train/config.h"
+#include "train/interrupt.h"
+#include "train/jobs.h"
+#include "train/run_folder.h"
+#include "train/train.h"
+
+namespace maskprior::training {
+
+namespace {
+
+using nlohmann::json;
+
+bool is_mine(size_t index, int rank, int ranks) {
+  return static_cast<int>(index % static_cast<size_t>(ranks)) == rank;
+}
+
+/// With options.jobs > 1: trains the unfinished runs of this share (runs r = rank, rank + ranks,
+/// ...) in parallel child processes (each with threads = cores / jobs unless the runs set them,
+/// and no progress bar), so that a pass after it only reads summaries. Returns true if a signal
+/// stopped it; the runs that failed (their errors printed by the children) are added to `failed`.
+bool run_in_parallel(const std::vector<PlannedRun>& runs, const PlanOptions& options,
+                     std::ostream& out, std::set<std::string>& failed, int rank, int ranks) {
+  json execution = {{"progress", false}};
+  if (!options.threads_given) execution["threads"] = std::max(1, all_cores() / options.jobs);
+  std::vector<Job> jobs;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const PlannedRun& run = runs[i];
+    if (!is_mine(i, rank, ranks) || finished_run(run.dir)) continue;
+    jobs.push_back({run.name, [&run, execution, &out] {
+                      out << fmt::format("started {} -> {}\n", run.name, run.dir) << std::flush;
+                      const json summary = run.train(execution);
+                      if (summary.value("interrupted", false)) {
+                        return 128 + summary.value("signal", SIGINT);
+                      }
+                      out << fmt::format("finished {}\n", run.name) << std::flush;
+                      return 0;
+                    }});
+  }
+  if (jobs.empty()) return false;
+  out << fmt::format("{} runs in up to {} processes\n", jobs.size(), options.jobs) << std::flush;
+  const JobsOutcome outcome = run_jobs(jobs, options.jobs);
+  failed.insert(outcome.failed.begin(), outcome.failed.end());
+  return outcome.interrupted;
+}
+
+/// This share of the runs (r = rank, rank + ranks, ...), one after another without a progress
+/// bar (or in --jobs processes); true if stopped. Failed runs are added to `failed`.
+bool run_share(const std::vector<PlannedRun>& runs, const PlanOptions& options, int rank, int ranks,
+               std::ostream& out, std::set<std::string>& failed) {
+  if (options.jobs > 1) return run_in_parallel(runs, options, out, failed, rank, ranks);
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const PlannedRun& run = runs[i];
+    if (!is_mine(i, rank, ranks) || finished_run(run.dir)) continue;
+    if (InterruptScope::stop_signal() != 0) return true;
+    out << fmt::format("rank {}: {} -> {}\n", rank, run.name, run.dir) << std::flush;
+    if (run.train({{"progress", false}}).value("interrupted", false)) return true;
+  }
+  return false;
+}
+
+/// Split mode: every rank trains its share and reports to rank 0 through the rendezvous store
+/// ("ok", "interrupted" or "failed: why"); rank 0 waits for every report (a signal does not end
+/// the wait: the others were signalled too and report "interrupted"). Returns true if any rank was
+/// stopped; throws InputError naming the ranks that failed.
+bool run_split(const std::vector<PlannedRun>& runs, const PlanOptions& options, std::ostream& out) {
+  const World& world = *options.world;
+  Rendezvous store(world);
+  std::string status = "ok";
+  try {
+    std::set<std::string> failed;
+    if (run_share(runs, options, world.rank, world.size, out, failed)) status = "interrupted";
+    throw_if_failed(failed, options.command);
+  } catch (const std::exception& e) {
+    status = std::string("failed: ") + e.what();
+  }
+  const std::string key = options.command + "/";
+  store.set(key + std::to_string(world.rank), status);
+  if (world.rank != 0) {
+    store.leave();
+    if (status.starts_with("failed"))
+      throw InputError(fmt::format("[{}] rank {} {}", options.command, world.rank, status));
+    return status == "interrupted";
+  }
+  std::vector<std::string> failures;
+  bool interrupted = status == "interrupted";
+  if (status != "ok" && !interrupted) failures.push_back("rank 0 " + status);
+  {
+    InterruptScope signals;  // a second signal of a kind ends rank 0 at once
+    for (int r = 1; r < world.size; ++r) {
+      std::optional<std::string> report;
+      while (!(report = store.get(key + std::to_string(r)))) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+      interrupted = interrupted || *report == "interrupted";
+      if (*report != "ok" && *report != "interrupted")
+        failures.push_back(fmt::format("rank {} {}", r, *report));
+    }
+  }
+  store.wait_for_leavers(world.timeout_seconds);
+  if (!failures.empty()) {
+    throw InputError(fmt::format("[{}] {}", options.command, fmt::join(failures, "; ")));
+  }
+  return interrupted;
+}
+
+/// One after another in this process (after a parallel pass: only reading summaries); the runs
+/// in `failed` are skipped. True if stopped.
+bool run_in_order(const std::vector<PlannedRun>& runs, std::ostream& out,
+                  std::set<std::string>& failed) {
+  size_t done = 0;
+  for (const PlannedRun& run : runs) {
+    ++done;
+    if (InterruptScope::stop_signal() != 0) return true;  // after the last run's final check
+    if (failed.contains(run.name)) continue;              // in a --jobs child, reported there
+    out << fmt::format("[{}/{}] {} -> {}\n", done, runs.size(), run.name, run.dir) << std::flush;
+    try {  // one run that fails (bad data, divergence) does not stop the others
+      if (run.train(json::object()).value("interrupted", false)) return true;
+    } catch (const std::exception& e) {
+      // As a --jobs child reports it (train/jobs.cpp).
+      std::cerr << fmt::format("maskc: error in {}: {}\n", run.name, e.what());
+      failed.insert(run.name);
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+bool finished_run(const std::string& dir) {
+  const RunFolder folder(dir);
+  return folder.has(kSummaryFile) && !folder.read_json(kSummaryFile).value("interrupted", false);
+}
+
+std::optional<json> reuse_or_resume(const std::string& dir, const json& overrides,
+                                    const std::string& command) {
+  const RunFolder folder(dir);
+  std::optional<json> summary;
+  if (folder.has(kSummaryFile)) {
+    summary = folder.read_json(kSummaryFile);
+    if (summary->value("interrupted", false)) summary.reset();
+  }
+  // A run that never reached a checkpoint is started again (train() takes its folder over).
+  if (!folder.has(kConfigFile)) return summary;
+  if (!summary && folder.never_checkpointed()) return std::nullopt;
+  const json execution = check_started(dir, overrides, command);
+  if (summary) return summary;
+  return resume(folder.path(), execution);
+}
+
+json check_started(const std::string& dir, const json& overrides, const std::string& command) {
+  const RunFolder folder(dir);
+  const json started = folder.read_json(kConfigFile);
+  json execution = json::object();
+  for (const auto& [key, value] : overrides.items()) {
+    if (config_field(key).resumable) {
+      execution[key] = value;
+    } else if (started.value(key, json()) != value) {
+      throw InputError(fmt::format(
+          "[{}] {} was started with {} = {}, not {}; choose another --out to start over", command,
+          folder.path(), key, started.value(key, json()).dump(), value.dump()));
+    }
+  }
+  return execution;
+}
+
+void throw_if_failed(const std::set<std::string>& failed, const std::string& command) {
+  if (failed.empty()) return;
+  throw InputError(fmt::format("[{}] {} run{} failed: {} (their errors are above)", command,
+                               failed.size(), failed.size() == 1 ? "" : "s",
+                               fmt::join(failed, ", ")));
+}
+
+PlanOutcome run_plan(const std::vector<PlannedRun>& runs, const PlanOptions& options,
+                     std::ostream& out) {
+  PlanOutcome outcome;
+  if (options.world && options.world->size > 1) {
+    // Rank 0 goes on once every run has finished: the pass below only reads their summaries.
+    outcome.interrupted = run_split(runs, options, out);
+    if (options.world->rank != 0 || outcome.interrupted) {
+      outcome.tabulate = false;
+      return outcome;
+    }
+  } else if (options.shard) {
+    outcome.interrupted =
+        run_share(runs, options, options.shard->index, options.shard->count, out, outcome.failed);
+    // The task that finishes the last run writes the tables.
+    outcome.tabulate =
+        !outcome.interrupted && std::all_of(runs.begin(), runs.end(), [&](const PlannedRun& run) {
+          return outcome.failed.contains(run.name) || finished_run(run.dir);
+        });
+    return outcome;
+  } else if (options.jobs > 1 &&
+             run_in_parallel(runs, options, out, outcome.failed, /*rank=*/0, /*ranks=*/1)) {
+    outcome.interrupted = true;
+    outcome.tabulate = false;
+    return outcome;
+  }
+  outcome.interrupted = run_in_order(runs, out, outcome.failed);
+  return outcome;
+}
+
+}  // namespace maskprior::training

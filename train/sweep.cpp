@@ -1,0 +1,429 @@
+#include "train/sweep.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <ostream>
+#include <set>
+#include <type_traits>
+
+#include "core/error.h"
+#include "io/atomic_file.h"
+#include "io/json_file.h"
+#include "io/lock_file.h"
+#include "report/report.h"
+#include "report/results.h"
+#include "train/config.h"
+#include "train/interrupt.h"
+#include "train/run_plan.h"
+#include "train/train.h"
+
+namespace maskprior::training {
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+/// Why `field` cannot be swept; "" when it can.
+std::string not_sweepable(const ConfigField& field) {
+  if (field.key == "seed") return "seeds are given by --seeds";
+  if (field.key == "out") return "the runs' folders are named by their settings under --out";
+  if (field.resumable) {
+    return "it is an execution setting, which changes how a run is computed, not what it "
+           "learns (give it after --)";
+  }
+  if (std::holds_alternative<std::map<std::string, std::string> TrainConfig::*>(field.member)) {
+    return "give -D NAME=VALUE after --, or sweep spec files";
+  }
+  return "";
+}
+
+/// The keys --grid accepts, for messages.
+std::string sweepable_keys() {
+  std::vector<std::string> keys;
+  for (const ConfigField& field : config_fields()) {
+    if (not_sweepable(field).empty()) keys.push_back(field.key);
+  }
+  return fmt::format("{}", fmt::join(keys, ", "));
+}
+
+/// `text` as a whole number of type T, or nullopt.
+template <class T>
+std::optional<T> whole_number(const std::string& text) {
+  T value{};
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+/// One value of `field` as config.json spells it: InputError naming the key and what it takes.
+json typed_value(const ConfigField& field, const std::string& text) {
+  const auto bad = [&](const std::string& takes) {
+    return InputError(fmt::format("--grid {}: '{}' is not {}", field.key, text, takes));
+  };
+  return std::visit(
+      [&](auto member) -> json {
+        using T = std::decay_t<decltype(TrainConfig().*member)>;
+        if constexpr (std::is_same_v<T, std::string>) {
+          if (field.allowed.empty() || (text.empty() && field.rule == FieldRule::kOneOfOrEmpty) ||
+              std::find(field.allowed.begin(), field.allowed.end(), text) != field.allowed.end()) {
+            return text;
+          }
+          throw bad(fmt::format("one of {}", fmt::join(field.allowed, ", ")));
+        } else if constexpr (std::is_same_v<T, bool>) {
+          if (text == "true" || text == "false") return text == "true";
+          throw bad("true or false");
+        } else if constexpr (std::is_integral_v<T>) {
+          if (auto value = whole_number<T>(text)) return *value;
+          throw bad("a whole number");
+        } else if constexpr (std::is_same_v<T, double> ||
+                             std::is_same_v<T, std::optional<double>>) {
+          if (std::is_same_v<T, std::optional<double>> && text == "none") return nullptr;
+          char* end = nullptr;
+          const double value = std::strtod(text.c_str(), &end);
+          if (!text.empty() && *end == '\0' && std::isfinite(value)) return value;
+          throw bad(std::is_same_v<T, double> ? "a finite number" : "a finite number or none");
+        } else {
+          throw InternalError("--grid: a map field is not sweepable");
+        }
+      },
+      field.member);
+}
+
+/// FNV-1a of `text`, 8 hex digits: a short, stable tag.
+std::string short_hash(const std::string& text) {
+  uint32_t hash = 2166136261u;
+  for (unsigned char c : text) hash = (hash ^ c) * 16777619u;
+  return fmt::format("{:08x}", hash);
+}
+
+/// How a value reads in a folder name: a path by its file name, characters other than letters,
+/// digits and . _ + - as _.
+std::string folder_text(const json& value) {
+  // Numbers as written, shortest first: 1 and 0.02, not 1.0.
+  std::string text = value.is_string()         ? value.get<std::string>()
+                     : value.is_null()         ? "none"
+                     : value.is_number_float() ? fmt::format("{}", value.get<double>())
+                                               : value.dump();
+  if (value.is_string() && text.find('/') != std::string::npos) {
+    text = fs::path(text).filename().string();
+  }
+  for (char& c : text) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '+' &&
+        c != '-') {
+      c = '_';
+    }
+  }
+  return text.empty() ? "none" : text;
+}
+
+/// The folder texts of an axis's values, a short hash added to all when two would read alike.
+std::vector<std::string> axis_texts(const SweepAxis& axis) {
+  std::vector<std::string> texts;
+  for (const json& value : axis.values) texts.push_back(folder_text(value));
+  if (std::set<std::string>(texts.begin(), texts.end()).size() < texts.size()) {
+    for (size_t i = 0; i < texts.size(); ++i) {
+      texts[i] += '-';
+      texts[i] += short_hash(axis.values[i].dump());
+    }
+  }
+  return texts;
+}
+
+std::string string_of(const json& settings, const char* key) {
+  const json value = settings.value(key, json());
+  return value.is_string() ? value.get<std::string>() : std::string();
+}
+
+/// The settings of one run of `point`: every run's, the point's, then `extra` (seed, out,
+/// execution settings).
+json run_settings(const SweepOptions& options, const SweepPoint& point, const json& extra) {
+  json settings = options.base.is_object() ? options.base : json::object();
+  settings.update(point.settings);
+  settings.update(extra);
+  return settings;
+}
+
+TrainConfig resolve(const json& settings) {
+  return resolve_config(string_of(settings, "task"), string_of(settings, "preset"), settings);
+}
+
+fs::path run_dir(const SweepOptions& options, const SweepPoint& point, int seed) {
+  return fs::path(options.out) / point.name / fmt::format("seed{}", seed);
+}
+
+}  // namespace
+
+SweepAxis parse_axis(const std::string& text) {
+  const size_t eq = text.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    throw InputError(
+        fmt::format("--grid '{}': give KEY=V1,V2,... with KEY one of {}", text, sweepable_keys()));
+  }
+  SweepAxis axis{text.substr(0, eq), {}};
+  const ConfigField* field = nullptr;
+  for (const ConfigField& row : config_fields()) {
+    if (row.key == axis.key) field = &row;
+  }
+  if (field == nullptr) {
+    throw InputError(
+        fmt::format("--grid: unknown key '{}' (keys: {})", axis.key, sweepable_keys()));
+  }
+  if (const std::string why = not_sweepable(*field); !why.empty()) {
+    throw InputError(fmt::format("--grid: {} cannot be swept: {}", axis.key, why));
+  }
+  std::string rest = text.substr(eq + 1);
+  for (size_t start = 0;;) {
+    const size_t comma = rest.find(',', start);
+    axis.values.push_back(typed_value(*field, rest.substr(start, comma - start)));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  std::set<std::string> seen;
+  for (const json& value : axis.values) {
+    if (!seen.insert(value.dump()).second) {
+      throw InputError(fmt::format("--grid {}: {} is given twice", axis.key, value.dump()));
+    }
+  }
+  return axis;
+}
+
+std::vector<SweepPoint> sweep_points(const SweepOptions& options) {
+  std::vector<std::vector<std::string>> texts;
+  for (const SweepAxis& axis : options.grid) texts.push_back(axis_texts(axis));
+  std::vector<SweepPoint> points;
+  std::vector<size_t> at(options.grid.size(), 0);  // an odometer, the last axis fastest
+  while (!options.grid.empty()) {
+    SweepPoint point{"", json::object()};
+    for (size_t a = 0; a < options.grid.size(); ++a) {
+      point.settings[options.grid[a].key] = options.grid[a].values[at[a]];
+      point.name += fmt::format("{}{}={}", a ? "," : "", options.grid[a].key, texts[a][at[a]]);
+    }
+    try {
+      resolve(run_settings(options, point,
+                           {{"seed", 0}, {"out", run_dir(options, point, 0).string()}}));
+    } catch (const InputError& e) {
+      throw InputError(fmt::format("--grid combination {}: {}", point.name, e.what()));
+    }
+    points.push_back(std::move(point));
+    size_t a = options.grid.size();
+    while (a > 0 && ++at[a - 1] == options.grid[a - 1].values.size()) at[--a] = 0;
+    if (a == 0) break;
+  }
+  return points;
+}
+
+void check_sweep_inputs(const std::vector<SweepPoint>& points, const SweepOptions& options) {
+  for (const SweepPoint& point : points) {
+    const json settings = run_settings(options, point, json::object());
+    for (const char* key : {"spec", "data", "test_data", "truth_table"}) {
+      const std::string path = string_of(settings, key);
+      if (!path.empty() && !fs::is_regular_file(path)) {
+        throw InputError(
+            fmt::format("[sweep] {} ({}): {} '{}' is not a file", point.name, key, key, path));
+      }
+    }
+  }
+}
+
+namespace {
+
+/// Trains, resumes or reuses one run of the sweep.
+json run_one(const SweepOptions& options, const SweepPoint& point, int seed,
+             const json& execution) {
+  const fs::path dir = run_dir(options, point, seed);
+  json settings = run_settings(options, point, {{"seed", seed}, {"out", dir.string()}});
+  settings.update(execution);
+  if (auto summary = reuse_or_resume(dir.string(), settings, "sweep")) return *summary;
+  return train(resolve(settings));
+}
+
+/// Every run: each combination's seeds, named "NAME seed K".
+std::vector<PlannedRun> plan_runs(const SweepOptions& options,
+                                  const std::vector<SweepPoint>& points) {
+  std::vector<PlannedRun> runs;
+  for (const SweepPoint& point : points) {
+    for (int seed = 0; seed < options.seeds; ++seed) {
+      runs.push_back({fmt::format("{} seed {}", point.name, seed),
+                      run_dir(options, point, seed).string(),
+                      [options, point, seed](const json& execution) {
+                        return run_one(options, point, seed, execution);
+                      }});
+    }
+  }
+  return runs;
+}
+
+/// "`init` = vanilla, mask; `lr` = 0.001, 0.01"
+std::string grid_text(const std::vector<SweepAxis>& grid) {
+  std::vector<std::string> parts;
+  for (const SweepAxis& axis : grid) {
+    std::vector<std::string> values;
+    for (const json& v : axis.values)
+      values.push_back(v.is_string() ? v.get<std::string>() : v.dump());
+    parts.push_back(fmt::format("`{}` = {}", axis.key, fmt::join(values, ", ")));
+  }
+  return fmt::format("{}", fmt::join(parts, "; "));
+}
+
+/// results.json's rows and results.md's tables of the finished runs: one row per combination.
+std::pair<json, std::string> tabulate(const std::vector<SweepPoint>& points,
+                                      const std::vector<PlannedRun>& runs,
+                                      const std::set<std::string>& failed) {
+  std::vector<report::RunRecord> records;
+  for (const PlannedRun& run : runs) {
+    if (failed.contains(run.name)) continue;
+    if (auto record = report::read_run(run.dir)) {
+      record->row = fs::path(run.dir).parent_path().filename().string();
+      records.push_back(std::move(*record));
+    }
+  }
+  std::map<std::string, json> settings;
+  for (const SweepPoint& point : points) settings[point.name] = point.settings;
+  const std::vector<report::ReportRow> rows = report::group_runs(std::move(records), "");
+  json aggregated = json::array();
+  for (const report::ReportRow& row : rows) {
+    json seeds = json::array();
+    for (const report::RunRecord& run : row.runs) seeds.push_back(run.config.value("seed", 0));
+    aggregated.push_back({{"label", row.label},
+                          {"settings", settings.at(row.runs.front().row)},
+                          {"seeds", seeds},
+                          {"metrics", report::aggregate_row(row)}});
+  }
+  return {aggregated, report::family_tables(rows, aggregated)};
+}
+
+void write_results(const SweepOptions& options, const json& results, const std::string& tables,
+                   std::ostream& out) {
+  const fs::path root(options.out);
+  std::string markdown = fmt::format(
+      "# maskc sweep\n\nGrid: {}; {} seed{} each. Every run: `{}`. One row per combination of "
+      "settings: mean ± std over its seeds.\n\n",
+      grid_text(options.grid), options.seeds, options.seeds == 1 ? "" : "s", options.base.dump());
+  markdown += tables;
+  if (results.contains("failed")) {
+    markdown += fmt::format(
+        "Failed, so not in the tables: {} (run the same command again to retry them).\n",
+        fmt::join(results["failed"].get<std::vector<std::string>>(), ", "));
+  }
+  out << "\n" << markdown;
+  if (results.value("interrupted", false)) {
+    out << "interrupted: run the same command again to continue\n";
+  }
+  write_json_file((root / "results.json").string(), results);
+  write_file_atomic((root / "results.md").string(), markdown);
+  out << fmt::format("results: {}, {}\n", (root / "results.md").string(),
+                     (root / "results.json").string());
+}
+
+/// Seconds of the run `settings` describe, from two short sessions timed in this process (no run
+/// folder): the setup and the time per step, and the run's total steps. nullopt when stopped.
+std::optional<double> estimate_seconds(json settings) {
+  settings["out"] = "";
+  settings["progress"] = false;
+  double wall[2] = {0, 0};
+  int64_t steps[2] = {0, 0}, total = 0;
+  for (int i = 0; i < 2; ++i) {
+    settings["stop_after"] = i == 0 ? 2 : 12;
+    const json summary = train(resolve(settings));
+    if (summary.value("interrupted", false) && summary.contains("signal")) return std::nullopt;
+    wall[i] = summary.value("wall_seconds", 0.0);
+    steps[i] = summary.value("steps", int64_t{0});
+    total = summary.value("total_steps", steps[i]);
+    if (steps[i] >= total) return wall[i];  // the whole run fitted in the probe
+  }
+  const double per_step =
+      std::max(0.0, (wall[1] - wall[0]) / static_cast<double>(steps[1] - steps[0]));
+  return std::max(0.0, wall[0] - per_step * static_cast<double>(steps[0])) +
+         per_step * static_cast<double>(total);
+}
+
+}  // namespace
+
+json dry_run_sweep(const SweepOptions& options, std::ostream& out) {
+  const std::vector<SweepPoint> points = sweep_points(options);
+  check_sweep_inputs(points, options);
+  json result = {{"runs", json::array()}, {"estimated_seconds", 0.0}};
+  InterruptScope signals;
+  double total = 0;
+  for (const SweepPoint& point : points) {
+    int todo = 0;
+    for (int seed = 0; seed < options.seeds; ++seed) {
+      const fs::path dir = run_dir(options, point, seed);
+      const bool done = finished_run(dir.string());
+      todo += done ? 0 : 1;
+      out << fmt::format("{} {}\n", dir.string(), done ? "(finished)" : "") << std::flush;
+      result["runs"].push_back({{"dir", dir.string()}, {"finished", done}});
+    }
+    if (todo == 0) continue;
+    const auto seconds = estimate_seconds(run_settings(options, point, {{"seed", 0}}));
+    if (!seconds) throw InputError("[sweep] --dry-run stopped by a signal");
+    out << fmt::format("  {}: about {:.3g} s per run, {} to run\n", point.name, *seconds, todo);
+    total += *seconds * todo;
+  }
+  result["estimated_seconds"] = total;
+  out << fmt::format(
+      "{} runs, {} combinations; about {:.0f} s of training in all (about {:.0f} s with --jobs "
+      "{}), "
+      "estimated from 2 and 12 timed steps of each combination\n",
+      result["runs"].size(), points.size(), total, total / std::max(1, options.jobs), options.jobs);
+  return result;
+}
+
+json run_sweep(const SweepOptions& options, std::ostream& out) {
+  const std::vector<SweepPoint> points = sweep_points(options);
+  check_sweep_inputs(points, options);
+  // A folder of another sweep's run with other settings is refused before anything runs.
+  for (const SweepPoint& point : points) {
+    for (int seed = 0; seed < options.seeds; ++seed) {
+      const fs::path dir = run_dir(options, point, seed);
+      if (!fs::is_regular_file(dir / "config.json")) continue;
+      check_started(dir.string(),
+                    run_settings(options, point, {{"seed", seed}, {"out", dir.string()}}), "sweep");
+    }
+  }
+  const bool split = options.world && options.world->size > 1;
+  const bool sharded = options.shard_count > 1;
+  fs::create_directories(options.out);
+  // One sweep per folder; ranks and array tasks share it (rank 0 alone holds the lock).
+  const bool locks = sharded ? false : !split || options.world->rank == 0;
+  const FolderLock lock(locks ? options.out : std::string());
+  InterruptScope signals;
+  const std::vector<PlannedRun> runs = plan_runs(options, points);
+  PlanOptions plan{"sweep", options.jobs, options.base.contains("threads"), options.world,
+                   std::nullopt};
+  if (sharded) plan.shard = PlanShard{options.shard_index, options.shard_count};
+  if (sharded) plan.world.reset();
+  const PlanOutcome outcome = run_plan(runs, plan, out);
+  if (split && !sharded && options.world->rank != 0) {  // rank 0 writes the tables
+    return {{"rank", options.world->rank}, {"interrupted", outcome.interrupted}};
+  }
+  if (!outcome.tabulate) {
+    out << (outcome.interrupted ? "interrupted: run the same command again to continue\n"
+                                : "this share is done; the tables come with the last run\n");
+    return {{"interrupted", outcome.interrupted}, {"tabulated", false}};
+  }
+  auto [rows, tables] = tabulate(points, runs, outcome.failed);
+  json results = {{"command", "sweep"},
+                  {"base", options.base},
+                  {"seeds", options.seeds},
+                  {"rows", rows},
+                  {"interrupted", outcome.interrupted}};
+  json grid = json::array();
+  for (const SweepAxis& axis : options.grid)
+    grid.push_back({{"key", axis.key}, {"values", axis.values}});
+  results["grid"] = grid;
+  if (!outcome.failed.empty()) results["failed"] = outcome.failed;
+  write_results(options, results, tables, out);
+  if (!outcome.interrupted) throw_if_failed(outcome.failed, "sweep");
+  return results;
+}
+
+}  // namespace maskprior::training

@@ -1,0 +1,70 @@
+// `maskc sweep`: a grid over training settings (any key of the config table, train/config.h,
+// that says what a run learns: init, lr, spec, data, ...) times seeds, for any task or your own
+// data. Each combination's runs go into a folder named by its settings
+// (OUT/init=mask,lr=0.001/seed0), resumable like `maskc reproduce` and run by the same machinery
+// (train/run_plan.h: --jobs, ranks, Slurm array tasks); results.md has one row per combination
+// (report/: only seeds pool).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "train/distributed.h"
+
+namespace maskprior::training {
+
+/// One swept setting: a config.json key and its values, typed as its row of the config table.
+struct SweepAxis {
+  std::string key;
+  std::vector<nlohmann::json> values;
+};
+
+/// Parses `KEY=V1,V2,...`. The key must be a row of the config table that says what a run learns
+/// (not `seed`, `out`, a map such as `defines`, or an execution setting `--resume` may change),
+/// each value of the row's type and among its allowed values; no value twice. InputError naming
+/// the key and what it allows otherwise.
+SweepAxis parse_axis(const std::string& text);
+
+/// One combination of the grid.
+struct SweepPoint {
+  std::string name;         // its folder, from its settings: "init=mask,lr=0.001"
+  nlohmann::json settings;  // the swept keys' values
+};
+
+struct SweepOptions {
+  std::vector<SweepAxis> grid;
+  nlohmann::json base = nlohmann::json::object();  // every run's settings (maskc train's flags)
+  int seeds = 1;
+  std::string out;
+  int jobs = 1;
+  std::optional<World> world;  // split across ranks, as `maskc reproduce`
+  int shard_index = 0;         // a Slurm array task: runs i with i % shard_count == shard_index
+  int shard_count = 1;
+};
+
+/// Every combination of the grid (the first axis varying slowest), named by its settings (values
+/// made safe for a file name: paths by their file name, with a short hash where two would read
+/// alike). Each is resolved as its runs will be (resolve_config, check_config): InputError naming
+/// the combination otherwise, before anything is written.
+std::vector<SweepPoint> sweep_points(const SweepOptions& options);
+
+/// InputError when a file the runs read (spec, data, test_data, truth_table) is missing.
+void check_sweep_inputs(const std::vector<SweepPoint>& points, const SweepOptions& options);
+
+/// Prints every run of the sweep (folder, finished or not) and an estimate of the time the
+/// unfinished ones take, from a few steps of each combination timed in this process (no folder
+/// is written). Returns {"runs": [...], "estimated_seconds"}.
+nlohmann::json dry_run_sweep(const SweepOptions& options, std::ostream& out);
+
+/// Runs (or resumes, or reuses finished) every run of the sweep, writes results.json and
+/// results.md (one row per combination) into options.out and prints the tables. Returns
+/// results.json's content ("interrupted": true if stopped: rerunning the same command continues).
+/// A rank other than 0, or an array task that did not finish the sweep's last run, writes no
+/// tables and returns {"interrupted", "tabulated": false}.
+nlohmann::json run_sweep(const SweepOptions& options, std::ostream& out);
+
+}  // namespace maskprior::training
