@@ -211,7 +211,8 @@ TEST_F(ToyFamilyTest, TrainsAndReportsThroughItsDescriptor) {
   EXPECT_DOUBLE_EQ(summary["accuracy"].get<double>(), 1.0) << summary.dump();
   EXPECT_TRUE(summary["steps_to_95"].is_number());
 
-  const std::string report = report::write_report({(dir_ / "runs").string(), MASKPRIOR_SOURCE_DIR});
+  const std::string report =
+      report::write_report({(dir_ / "runs").string(), MASKPRIOR_SOURCE_DIR, ""});
   std::ifstream in(report);
   std::stringstream text;
   text << in.rdbuf();
