@@ -31,6 +31,7 @@
 #include "train/presets.h"
 #include "train/run_spec.h"
 #include "train/train.h"
+#include "validate/validate.h"
 
 namespace maskprior::runtime {
 namespace {
@@ -220,6 +221,48 @@ TEST(ArithDigitOrders, OverrideEqualsHandWrittenDeclarations) {
       input_error([&] { compile_file(spec_path("addition.mask"), unknown); });
   EXPECT_NE(message.find("has no span 'd'"), std::string::npos) << message;
   EXPECT_NE(message.find("a[3], plus, b[3], eq, c[4]"), std::string::npos) << message;
+}
+
+// The shipped specs describe the data in every order once their digits follow it: `maskc validate`
+// (which reads the data's orders from the spec's `digits`) finds every answer digit's inputs
+// reachable, and still finds the carries missing from addition_nocarry. A mask of one order
+// checked against data of the other is not enough: the cells really move with the order.
+TEST(ArithDigitOrders, ShippedSpecsValidateUnderEveryOrder) {
+  using Orders = std::pair<DigitOrder, DigitOrder>;                    // operands, answer
+  const Orders msb_lsb{DigitOrder::kMsbFirst, DigitOrder::kLsbFirst};  // the defaults
+  const Orders msb_msb{DigitOrder::kMsbFirst, DigitOrder::kMsbFirst};
+  const Orders lsb_lsb{DigitOrder::kLsbFirst, DigitOrder::kLsbFirst};
+  const Orders lsb_msb{DigitOrder::kLsbFirst, DigitOrder::kMsbFirst};
+  // Every order for addition; the most different one for the others (multiplication's 10^6
+  // products take a second each to check).
+  const std::vector<std::pair<std::string, Orders>> cases = {
+      {"addition", msb_lsb}, {"addition", msb_msb},         {"addition", lsb_lsb},
+      {"addition", lsb_msb}, {"addition_nocarry", lsb_msb}, {"multiplication", lsb_msb}};
+  for (const auto& [name, orders] : cases) {
+    const std::string task = name == "multiplication" ? "multiplication" : "addition";
+    CompileOptions options;
+    options.provenance = false;
+    options.digit_orders = {{"a", orders.first}, {"b", orders.first}, {"c", orders.second}};
+    CompiledMask mask = compile_file(spec_path(name + ".mask"), options);
+    const std::string what =
+        fmt::format("{} a, b {}, c {}", name, digit_order_keyword(orders.first),
+                    digit_order_keyword(orders.second));
+    const auto report = validate::validate_target(mask, validate::task_target(mask, task));
+    EXPECT_EQ(report.ok(), name != "addition_nocarry") << what;
+    if (name != "addition" || orders.second == DigitOrder::kLsbFirst) continue;
+    // The msb-answer mask against lsb-answer data: the carry rows are in the wrong places.
+    for (auto& span : mask.layout.spans) {
+      if (span.name == "c") span.digits = DigitOrder::kLsbFirst;
+    }
+    EXPECT_FALSE(validate::validate_target(mask, validate::task_target(mask, task)).ok())
+        << what << " checked as lsb";
+  }
+  CompiledMask mixed = compile_file(spec_path("addition.mask"));
+  mixed.layout.spans[0].digits = DigitOrder::kLsbFirst;  // a lsb_first, b msb_first
+  EXPECT_NE(input_error([&] {
+              validate::task_target(mixed, "addition");
+            }).find("declares `digits a lsb_first` but `digits b msb_first`"),
+            std::string::npos);
 }
 
 // --answer-order, --operand-order: the experiment's sequences follow them, the loss's targets are
