@@ -60,6 +60,7 @@ void add_compile_command(CLI::App& app, int& exit_code) {
       ->required()
       ->type_name("OUT");
   add_define_flag(*cmd, args->flags);
+  add_digits_flag(*cmd, args->flags);
   add_scale_and_size_flags(*cmd, args->flags);
   cmd->add_option("--format", args->format,
                   "safetensors (default: mask, provenance, hard, metadata) or npy (float32 mask "
@@ -73,7 +74,8 @@ void add_compile_command(CLI::App& app, int& exit_code) {
       "Exit status: 0 ok, 1 error in the spec or an input, 2 usage error.\n\n"
       "Examples:\n"
       "  maskc compile specs/gotu/parity2.mask -o parity2.safetensors\n"
-      "  maskc compile specs/gotu/parity2.mask -D n=20 --open 5 -o parity2_n20.npy");
+      "  maskc compile specs/gotu/parity2.mask -D n=20 --open 5 -o parity2_n20.npy\n"
+      "  maskc compile specs/arith/addition.mask --digits c=msb_first -o addition_msb.safetensors");
   cmd->callback([args, &exit_code] {
     run_compile(*args);
     exit_code = kExitOk;

@@ -21,6 +21,7 @@ struct ShowArgs {
   std::string png;
   SpecFlags flags;
   CLI::Option* define_option = nullptr;
+  CLI::Option* digits_option = nullptr;
 };
 
 bool is_spec(const std::string& path) {
@@ -33,9 +34,12 @@ CompiledMask load(const ShowArgs& args) {
     print_warnings(mask, std::cerr);
     return mask;
   }
-  if (args.define_option->count() > 0) {
-    throw CLI::ValidationError(
-        "-D", "only applies to .mask specs, not to the tensor file '" + args.input + "'");
+  for (const CLI::Option* option : {args.define_option, args.digits_option}) {
+    if (option->count() > 0) {
+      const std::string why =
+          "only applies to .mask specs, not to the tensor file '" + args.input + "'";
+      throw CLI::ValidationError(option->get_name(), why);
+    }
   }
   return read_mask_file(args.input, args.flags.max_bytes);
 }
@@ -74,6 +78,7 @@ void add_show_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--png", args->png, "Also write a heatmap of the (layer, head) to this PNG")
       ->type_name("OUT.png");
   args->define_option = add_define_flag(*cmd, args->flags);
+  args->digits_option = add_digits_flag(*cmd, args->flags);
   add_scale_and_size_flags(*cmd, args->flags);
   cmd->footer(
       "Rows are queries, columns keys. Grid symbols: # open value, . close value, + - 0 other\n"

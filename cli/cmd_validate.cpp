@@ -1,5 +1,5 @@
 // `maskc validate SPEC (--task NAME | --truth-table FILE.csv) [--depth L] [--json]
-//                     [--readout TOKEN[,TOKEN...]] [-D name=value]...`
+//                     [--readout TOKEN[,TOKEN...]] [-D name=value]... [--digits SPAN=ORDER]...`
 #include <iostream>
 #include <memory>
 
@@ -63,6 +63,7 @@ void add_validate_command(CLI::App& app, int& exit_code) {
                   "the task's; cls for CSV)")
       ->delimiter(',');
   add_define_flag(*cmd, args->spec_flags);
+  add_digits_flag(*cmd, args->spec_flags);
   cmd->callback([args, depth, &exit_code] { run_validate(*args, depth->count() > 0, exit_code); });
 }
 

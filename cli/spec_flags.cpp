@@ -39,6 +39,22 @@ std::string check_define(const std::string& text) {
   return {};
 }
 
+/// CLI11 validator for --digits SPAN=ORDER: an empty string when fine, else the complaint.
+std::string check_digits(const std::string& text) {
+  const size_t eq = text.find('=');
+  if (eq == std::string::npos) {
+    return "--digits expects SPAN=lsb_first|msb_first, got " + quote_input(text);
+  }
+  if (!is_identifier(text.substr(0, eq))) {
+    return "--digits: " + quote_input(text.substr(0, eq)) + " is not a span name in " +
+           quote_input(text);
+  }
+  if (!parse_digit_order(std::string_view(text).substr(eq + 1))) {
+    return "--digits: the order must be lsb_first or msb_first, got " + quote_input(text);
+  }
+  return {};
+}
+
 /// CLI11 check of --open/--close: the value must be finite, also as float32 (the mask's type).
 std::string check_scale_value(const std::string& text) {
   char* end = nullptr;
@@ -83,6 +99,18 @@ CLI::Option* add_define_flag(CLI::App& cmd, SpecFlags& flags) {
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
 }
 
+CLI::Option* add_digits_flag(CLI::App& cmd, SpecFlags& flags) {
+  return cmd
+      .add_option("--digits", flags.digits,
+                  "Override the digit order of a span, as if the spec declared `digits SPAN "
+                  "ORDER` (align and product follow digit places), e.g. --digits c=msb_first "
+                  "(repeatable)")
+      ->type_name("SPAN=ORDER")
+      ->check(CLI::Validator(check_digits, /*validator_desc=*/"", "digits"))
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+}
+
 void add_scale_and_size_flags(CLI::App& cmd, SpecFlags& flags) {
   const CLI::Validator finite(check_scale_value, /*validator_desc=*/"", "finite");
   cmd.add_option("--open", flags.open_value,
@@ -110,6 +138,15 @@ CompileOptions compile_options(const SpecFlags& flags) {
       throw CLI::ValidationError(
           "-D", fmt::format("parameter {} is given twice ({} and {}); give each parameter once",
                             name, quote_input(name + "=" + it->second), quote_input(define)));
+    }
+  }
+  for (const std::string& digits : flags.digits) {
+    const size_t eq = digits.find('=');
+    const std::string span = digits.substr(0, eq);
+    const auto order = *parse_digit_order(std::string_view(digits).substr(eq + 1));
+    if (!options.digit_orders.emplace(span, order).second) {
+      throw CLI::ValidationError(
+          "--digits", fmt::format("span {} is given twice; give each span's order once", span));
     }
   }
   options.open_value = flags.open_value;

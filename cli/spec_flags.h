@@ -18,6 +18,7 @@ inline constexpr uint64_t kMaxBytesCeiling = uint64_t{64} << 30;
 /// Values of -D, --open, --close and --max-bytes, as parsed.
 struct SpecFlags {
   std::vector<std::string> defines;  // NAME=VALUE, checked at parse time
+  std::vector<std::string> digits;   // SPAN=lsb_first|msb_first, checked at parse time
   std::optional<double> open_value;
   std::optional<double> close_value;
   uint64_t max_bytes = CompileOptions{}.max_bytes;
@@ -25,12 +26,15 @@ struct SpecFlags {
 
 /// Registers -D NAME=VALUE (repeatable) on `cmd`; a malformed -D is a usage error (exit 2).
 CLI::Option* add_define_flag(CLI::App& cmd, SpecFlags& flags);
+/// Registers --digits SPAN=lsb_first|msb_first (repeatable) on `cmd`; a malformed one is a usage
+/// error (exit 2).
+CLI::Option* add_digits_flag(CLI::App& cmd, SpecFlags& flags);
 /// Registers --open, --close (finite numbers) and --max-bytes (0 to kMaxBytesCeiling) on `cmd`;
 /// anything else is a usage error (exit 2).
 void add_scale_and_size_flags(CLI::App& cmd, SpecFlags& flags);
 
-/// The compile options the flags ask for. Two -D of one name are a usage error
-/// (CLI::ValidationError, exit 2).
+/// The compile options the flags ask for. Two -D of one name, or two --digits of one span, are a
+/// usage error (CLI::ValidationError, exit 2).
 CompileOptions compile_options(const SpecFlags& flags);
 
 /// Throws InputError when `output` (the value of `flag`) is the file `input`: the same file

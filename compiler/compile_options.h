@@ -7,6 +7,8 @@
 #include <optional>
 #include <string>
 
+#include "core/layout.h"
+
 namespace maskprior {
 
 /// Options of one compile: command-line overrides and the size cap.
@@ -14,7 +16,11 @@ struct CompileOptions {
   std::map<std::string, std::string> defines;  // -D NAME=VALUE (value text, parsed as EXPR literal)
   std::optional<double> open_value;            // --open, overrides `scale open = ...`
   std::optional<double> close_value;           // --close
-  uint64_t max_bytes = uint64_t{4} << 30;      // refuse outputs larger than this (mask+provenance)
+  /// --digits SPAN=ORDER: the digit order of SPAN, as if the spec declared `digits SPAN ORDER`
+  /// instead of what it declares (a task whose data puts the digits the other way round: `align`
+  /// and `product` are defined by digit place). InputError for a span the spec lacks.
+  std::map<std::string, DigitOrder> digit_orders;
+  uint64_t max_bytes = uint64_t{4} << 30;  // refuse outputs larger than this (mask+provenance)
   /// Also build the provenance tensor (which rule wrote each cell): what `maskc compile` saves,
   /// `maskc show` and `.provenance` in Python show, and a run's learned mask keeps. A caller that
   /// reads only M and the hard mask (validate, report) turns it off: the compiler then writes one

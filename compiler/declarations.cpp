@@ -195,6 +195,19 @@ void check_defines(const Declarations& d, const SourceText& source, const Compil
   }
 }
 
+// Applies --digits: each named span takes the given order, whatever the spec declared.
+void override_digits(Declarations& d, const SourceText& source, const CompileOptions& options) {
+  for (const auto& [name, order] : options.digit_orders) {
+    const auto it = d.span_index.find(name);
+    if (it == d.span_index.end()) {
+      throw InputError(fmt::format("--digits: {} has no span {} to order {} (its layout: {})",
+                                   source.filename(), quote_input(name), digit_order_keyword(order),
+                                   layout_text(d.layout)));
+    }
+    d.layout.spans[it->second].digits = order;
+  }
+}
+
 // The value every cell starts with: `default_st` (null if none) after --open/--close.
 double default_value(const Declarations& d, const ast::Statement* default_st,
                      const SourceText& source) {
@@ -239,6 +252,7 @@ Declarations resolve_declarations(const ast::Spec& spec, const SourceText& sourc
   if (!d.has_tokens) {
     source.fail(spec.name_pos, "the spec declares no tokens; expected a `tokens` statement");
   }
+  override_digits(d, source, options);
   if (options.open_value) d.open_value = *options.open_value;
   if (options.close_value) d.close_value = *options.close_value;
   d.default_value = default_value(d, default_st, source);

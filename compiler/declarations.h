@@ -34,7 +34,7 @@ struct Declarations {
 
 /// Resolves the declarations of `spec` in file order. Throws SpecError for unknown or duplicate
 /// names, bad sizes, grids that do not cover their span, declarations after the first rule;
-/// InputError for a -D naming no parameter.
+/// InputError for a -D naming no parameter or a --digits naming no span (CompileOptions).
 Declarations resolve_declarations(const ast::Spec& spec, const SourceText& source,
                                   const CompileOptions& options);
 

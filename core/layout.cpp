@@ -110,6 +110,16 @@ std::string layout_text(const Layout& layout) {
   return fmt::format("`{}` (N = {})", fmt::join(parts, ", "), layout.size());
 }
 
+const char* digit_order_keyword(DigitOrder order) {
+  return order == DigitOrder::kLsbFirst ? "lsb_first" : "msb_first";
+}
+
+std::optional<DigitOrder> parse_digit_order(std::string_view keyword) {
+  if (keyword == "lsb_first") return DigitOrder::kLsbFirst;
+  if (keyword == "msb_first") return DigitOrder::kMsbFirst;
+  return std::nullopt;
+}
+
 bool same_spans(const Layout& a, const Layout& b) {
   if (a.spans.size() != b.spans.size()) return false;
   for (size_t i = 0; i < a.spans.size(); ++i) {

@@ -5,12 +5,18 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 namespace maskprior {
 
 enum class DigitOrder { kLsbFirst, kMsbFirst };
+
+/// `lsb_first` or `msb_first`: how `digits SPAN ORDER` spells an order.
+const char* digit_order_keyword(DigitOrder order);
+/// The order `keyword` spells (`lsb_first`, `msb_first`); nullopt for anything else.
+std::optional<DigitOrder> parse_digit_order(std::string_view keyword);
 
 /// A named run of tokens in the sequence layout (`cls` is a span of length 1).
 struct Span {

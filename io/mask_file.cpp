@@ -38,10 +38,6 @@ std::string_view as_bytes(const std::vector<T>& v) {
 // ---------------------------------------------------------------------------------------------
 // Writing
 
-std::string digit_order_name(DigitOrder order) {
-  return order == DigitOrder::kLsbFirst ? "lsb_first" : "msb_first";
-}
-
 std::string format_number(double value) {
   return fmt::format("{}", value);
 }
@@ -64,7 +60,7 @@ json layout_json(const Layout& layout) {
   for (const Span& s : layout.spans) {
     json span = {{"name", s.name}, {"offset", s.offset}, {"length", s.length}};
     if (s.grid) span["grid"] = {s.grid->first, s.grid->second};
-    if (s.digits) span["digits"] = digit_order_name(*s.digits);
+    if (s.digits) span["digits"] = digit_order_keyword(*s.digits);
     spans.push_back(std::move(span));
   }
   return spans;

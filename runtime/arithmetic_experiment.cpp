@@ -17,7 +17,7 @@ inline constexpr uint64_t kProbeSeed = 0xa7'1d'5eedULL;  // fixed: every run pro
 class ArithmeticExperiment : public DecoderExperiment {
  public:
   explicit ArithmeticExperiment(const ExperimentConfig& config)
-      : task_(tasks::make_arithmetic_task(config.task)) {
+      : DecoderExperiment(config), task_(arithmetic_task(config)) {
     const auto split =
         tasks::split_problems(task_, config.train_fraction, config.test_size, config.seed);
     if (split.test.empty()) {
@@ -52,6 +52,13 @@ class ArithmeticExperiment : public DecoderExperiment {
 };
 
 }  // namespace
+
+tasks::ArithmeticTask arithmetic_task(const ExperimentSettings& settings) {
+  auto task = tasks::make_arithmetic_task(settings.task);
+  task.operand_order = tasks::digit_order_setting(settings.operand_order, "operand_order");
+  task.answer_order = tasks::digit_order_setting(settings.answer_order, "answer_order");
+  return task;
+}
 
 torch::Tensor arithmetic_ids(const tasks::ArithmeticTask& task,
                              const std::vector<int64_t>& problems) {

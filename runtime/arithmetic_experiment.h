@@ -15,6 +15,10 @@
 
 namespace maskprior::runtime {
 
+/// The task settings.task names, with the digit orders of settings.operand_order and
+/// settings.answer_order. InputError for an unknown task or order.
+tasks::ArithmeticTask arithmetic_task(const ExperimentSettings& settings);
+
 /// Token ids [P, N] (int64, CPU) of the problems `problems` (indices as in ArithmeticTask).
 torch::Tensor arithmetic_ids(const tasks::ArithmeticTask& task,
                              const std::vector<int64_t>& problems);

@@ -42,6 +42,19 @@ torch::Tensor answer_rows_loss(MaskedTransformer& model, const torch::Tensor& id
   return answer_loss(logits, answers, 1);
 }
 
+torch::Tensor next_token_loss(const torch::Tensor& logits, const torch::Tensor& ids) {
+  const int64_t n = ids.size(1);
+  const auto rows = logits.narrow(1, 0, n - 1);  // [B, N − 1, V]: row r predicts token r + 1
+  return torch::nn::functional::cross_entropy(rows.reshape({-1, rows.size(-1)}),
+                                              ids.narrow(1, 1, n - 1).reshape({-1}));
+}
+
+LossRows parse_loss_rows(const std::string& setting) {
+  if (setting == "answer") return LossRows::kAnswer;
+  if (setting == "all") return LossRows::kAll;
+  throw InputError(fmt::format("loss_rows must be answer or all, got {}", quote_input(setting)));
+}
+
 torch::Tensor greedy_decode(const LogitsFn& forward, const torch::Tensor& ids,
                             int64_t answer_offset, int64_t answer_length) {
   torch::NoGradGuard no_grad;
@@ -197,6 +210,9 @@ nlohmann::json decoder_metrics(MaskedTransformer& model, const torch::Tensor& te
   return metrics;
 }
 
+DecoderExperiment::DecoderExperiment(const ExperimentSettings& settings)
+    : loss_rows_(parse_loss_rows(settings.loss_rows)) {}
+
 int64_t DecoderExperiment::train_size() const {
   return train_ids_.size(0);
 }
@@ -207,10 +223,12 @@ Batch DecoderExperiment::train_batch(const torch::Tensor& rows) const {
 }
 
 torch::Tensor DecoderExperiment::loss(const torch::Tensor& output, const Batch& batch) const {
+  if (loss_rows_ == LossRows::kAll) return next_token_loss(output, batch.inputs);
   return answer_loss(output, batch.targets, answer_offset_);
 }
 
 torch::Tensor DecoderExperiment::train_loss(MaskedTransformer& model, const Batch& batch) const {
+  if (loss_rows_ == LossRows::kAll) return loss(model->forward(batch.inputs), batch);
   return answer_rows_loss(model, batch.inputs, batch.targets, answer_offset_);
 }
 

@@ -1,7 +1,8 @@
 // The causal decoder that completes a prompt with an answer span: arithmetic (`a[3] op b[3] eq
 // c[K]`, runtime/arithmetic_experiment.h) and your sequence files (runtime/sequence_experiment.h).
-// Training uses teacher forcing with cross-entropy on the answer tokens only: the logits at row
-// answer_offset − 1 + j predict answer token j. Evaluation decodes greedily: the prompt before the
+// Training uses teacher forcing with cross-entropy on the answer tokens only (loss_rows `answer`:
+// the logits at row answer_offset − 1 + j predict answer token j), or on every next token
+// (loss_rows `all`: row r predicts token r + 1). Evaluation decodes greedily: the prompt before the
 // answer is fed, then its tokens are decoded one at a time, each argmax written back before the
 // next (docs/arithmetic.md, "Model, loss and evaluation"). The experiments describe their data and
 // derive from DecoderExperiment; the model's own entry points (forward(ids, rows),
@@ -52,6 +53,10 @@ torch::Tensor answer_loss(const torch::Tensor& logits, const torch::Tensor& answ
 torch::Tensor answer_rows_loss(MaskedTransformer& model, const torch::Tensor& ids,
                                const torch::Tensor& answers, int64_t answer_offset);
 
+/// Teacher-forced cross-entropy of every next token: mean over r < N − 1 of
+/// CE(logits[:, r], ids[:, r + 1]); logits [B, N, V], ids [B, N].
+torch::Tensor next_token_loss(const torch::Tensor& logits, const torch::Tensor& ids);
+
 /// Greedy decoding, batched: for j = 0..K−1 runs `forward` on the sequences and writes the argmax
 /// of row answer_offset − 1 + j into position answer_offset + j (K passes in all). Positions from
 /// answer_offset on are ignored on input (a causal model cannot see them before they are written).
@@ -101,10 +106,19 @@ nlohmann::json decoder_metrics(MaskedTransformer& model, const torch::Tensor& te
                                const torch::Tensor& train_ids, int64_t answer_offset,
                                int64_t answer_length);
 
+/// Which rows of a causal decoder's output training reads (the setting loss_rows).
+enum class LossRows {
+  kAnswer,  // `answer`: the rows that predict the answer span (answer_loss)
+  kAll,     // `all`: every row that predicts a next token (next_token_loss)
+};
+/// The LossRows a loss_rows setting names; InputError for anything but `answer` and `all`.
+LossRows parse_loss_rows(const std::string& setting);
+
 /// What the causal-decoder experiments share. A subclass describes its data: it calls set_data
 /// in its constructor and adds layout, model_config, probe_inputs and what else it has to say.
 /// Batches hold whole sequences and their answer tokens; the loss is answer_loss (answer rows
-/// only in training); evaluate reports decoder_metrics with test_size and train_size.
+/// only in training) or, with loss_rows `all`, next_token_loss; evaluate reports decoder_metrics
+/// (the answer rows whatever loss_rows says) with test_size and train_size.
 class DecoderExperiment : public Experiment {
  public:
   int64_t train_size() const override;
@@ -118,6 +132,9 @@ class DecoderExperiment : public Experiment {
   void to(torch::Device device) override;
 
  protected:
+  /// Reads settings.loss_rows (InputError unless `answer` or `all`).
+  explicit DecoderExperiment(const ExperimentSettings& settings);
+
   /// The data: training and test sequences [T, N], [E, N] (int64, answers in place), their answer
   /// span [answer_offset, answer_offset + answer_length), and what the family calls the share of
   /// right answer tokens (`digit_accuracy` for arithmetic).
@@ -128,6 +145,7 @@ class DecoderExperiment : public Experiment {
   torch::Tensor train_eval_ids_;        // the training rows evaluate re-decodes
 
  private:
+  LossRows loss_rows_ = LossRows::kAnswer;
   int64_t answer_offset_ = 0, answer_length_ = 0;
   std::string token_metric_;
 };

@@ -19,6 +19,13 @@ struct ExperimentSettings {
   int n = 15;         // Boolean tasks: input bits; fortunes-char: context length
   // Arithmetic tasks: share of problems trained on (addition's paper value unless set).
   double train_fraction = tasks::paper_train_fraction("addition");
+  // Causal decoders (arithmetic, --data): the rows trained on, `answer` (those that predict the
+  // answer span) or `all` (every next token); runtime/decoder.h.
+  std::string loss_rows = "answer";
+  // Arithmetic tasks: the digit order of the operands a, b and of the answer c in the sequence,
+  // `msb` or `lsb` first (tasks/arithmetic_task.h).
+  std::string operand_order = "msb";
+  std::string answer_order = "lsb";
   // Sequence data files instead of a task (docs/your-data.md): the spec defines the layout.
   std::string data;           // TRAIN: one example per line (tasks/sequence_file.h)
   std::string test_data;      // TEST; "" = a seeded 10% of TRAIN is held out

@@ -28,7 +28,8 @@ torch::Tensor ids_tensor(std::vector<int64_t> ids, int64_t length) {
 class SequenceExperiment : public DecoderExperiment {
  public:
   explicit SequenceExperiment(const ExperimentConfig& config)
-      : config_(config),
+      : DecoderExperiment(config),
+        config_(config),
         span_(tasks::predicted_span(config.layout, config.predict, config.layout_source)) {
     const auto train = tasks::read_sequence_file(config.data, config.layout);
     vocabulary_ = tasks::sequence_vocabulary(train);

@@ -2,6 +2,8 @@
 // (tasks/arithmetic_task.h, docs/arithmetic.md).
 #include <fmt/format.h>
 
+#include <utility>
+
 #include "tasks/arithmetic_task.h"
 #include "tasks/families.h"
 
@@ -94,10 +96,31 @@ TaskFamily arithmetic_family() {
   family.presets = json::parse(kPresets);
   family.task_presets = arithmetic_task_presets();
   family.metrics = decoder_metrics("digit");
+  family.own_settings = {"loss_rows", "operand_order", "answer_order"};
+  family.digit_orders = [](const json& config) {
+    ArithmeticTask task = make_arithmetic_task(config.at("task").get<std::string>());
+    task.operand_order =
+        digit_order_setting(config.at("operand_order").get<std::string>(), "operand_order");
+    task.answer_order =
+        digit_order_setting(config.at("answer_order").get<std::string>(), "answer_order");
+    return task.digit_orders();
+  };
   family.describe_data = [](const json& config) {
-    return config.contains("train_fraction") && config["train_fraction"].is_number()
-               ? fmt::format("{:.3g}% of problems", 100 * config["train_fraction"].get<double>())
-               : std::string("—");
+    std::string text =
+        config.contains("train_fraction") && config["train_fraction"].is_number()
+            ? fmt::format("{:.3g}% of problems", 100 * config["train_fraction"].get<double>())
+            : std::string("—");
+    // The settings of the data and loss that differ from the defaults (older run folders have
+    // none of them): "0.4% of problems, answer_order msb".
+    for (const auto& [key, normal] :
+         {std::pair{"operand_order", "msb"}, std::pair{"answer_order", "lsb"},
+          std::pair{"loss_rows", "answer"}}) {
+      const auto it = config.find(key);
+      const std::string value =
+          it != config.end() && it->is_string() ? it->get<std::string>() : normal;
+      if (value != normal) text += fmt::format(", {} {}", key, value);
+    }
+    return text;
   };
   family.paper = arithmetic_paper_numbers();
   family.suites = {

@@ -50,24 +50,35 @@ int64_t ArithmeticTask::result(int64_t a, int64_t b) const {
   return op == '+' ? a + b : a * b;
 }
 
+std::map<std::string, DigitOrder> ArithmeticTask::digit_orders() const {
+  return {{"a", operand_order}, {"b", operand_order}, {"c", answer_order}};
+}
+
 std::vector<int64_t> ArithmeticTask::encode(int64_t problem) const {
   const auto [a, b] = operands(problem);
   std::vector<int64_t> tokens;
   tokens.reserve(static_cast<size_t>(sequence_length()));
-  for (int i = operand_digits - 1; i >= 0; --i) tokens.push_back(a / pow10(i) % 10);
+  // Token t of a span of `digits` digits holds place t (lsb first) or digits − 1 − t.
+  const auto push_digits = [&](int64_t value, int digits, DigitOrder order) {
+    for (int t = 0; t < digits; ++t) {
+      const int place = order == DigitOrder::kLsbFirst ? t : digits - 1 - t;
+      tokens.push_back(value / pow10(place) % 10);
+    }
+  };
+  push_digits(a, operand_digits, operand_order);
   tokens.push_back(op == '+' ? kTokenPlus : kTokenTimes);
-  for (int i = operand_digits - 1; i >= 0; --i) tokens.push_back(b / pow10(i) % 10);
+  push_digits(b, operand_digits, operand_order);
   tokens.push_back(kTokenEquals);
-  const int64_t c = result(a, b);
-  for (int j = 0; j < answer_digits; ++j) tokens.push_back(c / pow10(j) % 10);
+  push_digits(result(a, b), answer_digits, answer_order);
   return tokens;
 }
 
 int64_t ArithmeticTask::decode_answer(const std::vector<int64_t>& answer_tokens) const {
   if (answer_tokens.size() != static_cast<size_t>(answer_digits)) return -1;
   int64_t value = 0;
-  for (int j = answer_digits - 1; j >= 0; --j) {
-    const int64_t digit = answer_tokens[static_cast<size_t>(j)];
+  for (int place = answer_digits - 1; place >= 0; --place) {  // most significant first
+    const int t = answer_order == DigitOrder::kLsbFirst ? place : answer_digits - 1 - place;
+    const int64_t digit = answer_tokens[static_cast<size_t>(t)];
     if (digit < 0 || digit > 9) return -1;
     value = value * 10 + digit;
   }
@@ -96,6 +107,12 @@ ArithmeticTask make_arithmetic_task(const std::string& name) {
                                  fmt::join(arithmetic_task_names(), ", ")));
   }
   return task;
+}
+
+DigitOrder digit_order_setting(const std::string& value, const std::string& key) {
+  if (value == "lsb") return DigitOrder::kLsbFirst;
+  if (value == "msb") return DigitOrder::kMsbFirst;
+  throw InputError(fmt::format("{} must be lsb or msb, got {}", key, quote_input(value)));
 }
 
 double paper_train_fraction(const std::string& name) {

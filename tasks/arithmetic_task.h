@@ -1,11 +1,14 @@
 // 3-digit addition and multiplication as a causal decoder (docs/paper.md, "Our format"):
 //   a[3] op b[3] eq c[K]
 // operands zero padded, most significant digit first; the answer zero padded to K digits
-// (4 for sums, 6 for products), least significant first. N = 12 (addition) or 14 (multiplication).
+// (4 for sums, 6 for products), least significant first: the defaults of operand_order and
+// answer_order (the settings of the same names, docs/arithmetic.md, "Digit order").
+// N = 12 (addition) or 14 (multiplication).
 // Vocabulary: digits 0–9 are tokens 0–9, then `+` = 10, `*` = 11, `=` = 12.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -22,7 +25,9 @@ struct ArithmeticTask {
   std::string name;  // addition, multiplication
   char op = '+';
   int operand_digits = 3;
-  int answer_digits = 4;  // K
+  int answer_digits = 4;                             // K
+  DigitOrder operand_order = DigitOrder::kMsbFirst;  // of a and b in the sequence
+  DigitOrder answer_order = DigitOrder::kLsbFirst;   // of c
 
   int64_t problems() const;     // 10^(2·operand_digits): every (a, b) pair
   int sequence_length() const;  // 2·operand_digits + 2 + K
@@ -32,10 +37,11 @@ struct ArithmeticTask {
   /// Problem index p ↔ (a, b) = (p / 10^d, p % 10^d).
   std::pair<int64_t, int64_t> operands(int64_t problem) const;
   int64_t result(int64_t a, int64_t b) const;
-  /// The full token sequence (length sequence_length()).
+  /// The digit order of each span with digits: a and b (operand_order), c (answer_order).
+  std::map<std::string, DigitOrder> digit_orders() const;
+  /// The full token sequence (length sequence_length()), digits in the task's orders.
   std::vector<int64_t> encode(int64_t problem) const;
-  /// Reads the K answer tokens (least significant first) back to a number; -1 if a token is no
-  /// digit.
+  /// Reads the K answer tokens (in answer_order) back to a number; -1 if a token is no digit.
   int64_t decode_answer(const std::vector<int64_t>& answer_tokens) const;
 };
 
@@ -43,6 +49,9 @@ std::vector<std::string> arithmetic_task_names();
 bool is_arithmetic_task(const std::string& name);
 /// Throws InputError for an unknown name.
 ArithmeticTask make_arithmetic_task(const std::string& name);
+/// The order a digit-order setting names: `lsb` or `msb` (operand_order, answer_order); InputError
+/// naming `key` otherwise.
+DigitOrder digit_order_setting(const std::string& value, const std::string& key);
 /// The share of all problems the paper trains on (docs/arithmetic.md): 0.004 (4,000 problems)
 /// for addition, 0.03 (30,000) for multiplication: the one definition of these numbers.
 /// Throws InputError for an unknown name.

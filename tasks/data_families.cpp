@@ -42,6 +42,7 @@ TaskFamily sequence_data_family() {
   family.input_key = "data";
   family.presets = nlohmann::json::parse(kSequencePresets);
   family.metrics = decoder_metrics("token");
+  family.own_settings = {"loss_rows"};
   return family;
 }
 

@@ -16,11 +16,13 @@
 
 #include <deque>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "core/error.h"
+#include "core/layout.h"
 #include "tasks/truth_table.h"
 
 namespace maskprior::tasks {
@@ -85,6 +87,14 @@ struct TaskFamily {
   /// Parameters of a .mask spec that a run fills from the config key of the same name unless -D
   /// gives them (Boolean tasks: `n` bits; language: `n` tokens of context).
   std::vector<std::string> spec_params;
+  /// Settings (config keys) that only some families read, among them this family's: a run of a
+  /// family that does not list one must leave it at its default (train/config.cpp check_config).
+  std::vector<std::string> own_settings;
+  /// The digit order of each span with digits (span → order) that a run's data has under its
+  /// settings `config` (a config.json): a .mask spec is compiled with them in place of its
+  /// `digits` declarations, so one spec serves every order (CompileOptions::digit_orders).
+  /// Null for families whose data has no digits.
+  std::function<std::map<std::string, DigitOrder>(const nlohmann::json& config)> digit_orders;
   /// The data a run's config describes, for the report's settings table ("n = 15").
   std::function<std::string(const nlohmann::json& config)> describe_data;
   /// A Boolean target on the cube (the report shows the validator's min-degree interpolator);

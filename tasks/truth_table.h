@@ -45,8 +45,9 @@ struct TruthTable {
 
 /// The whole cube of a Boolean task: inputs x0..x(n−1), one output `y`, its seen domain.
 TruthTable boolean_truth_table(const BooleanTask& task);
-/// Every problem of an arithmetic task: inputs a[i], b[i] (digit values, most significant first),
-/// outputs c[j] (answer digits, least significant first).
+/// Every problem of an arithmetic task: inputs a[i], b[i] (digit values in the task's
+/// operand_order), outputs c[j] (answer digits in its answer_order): token i of a span, as encode()
+/// writes it.
 TruthTable arithmetic_truth_table(const ArithmeticTask& task);
 /// Parses CSV text (format above); `filename` names the file in errors. Throws InputError with
 /// the file and line for malformed tables.

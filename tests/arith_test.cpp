@@ -1,26 +1,37 @@
-// Tests of the arithmetic experiments (docs/arithmetic.md): sequences and batches, presets, a short run that
-// beats chance, and every init method on both tasks: what it puts in the model at step 0, that
-// the model then learns, and what train() reports. The decoder they train and evaluate (answer
+// Tests of the arithmetic experiments (docs/arithmetic.md): sequences and batches, presets, a short
+// run that beats chance, and every init method on both tasks: what it puts in the model at step 0,
+// that the model then learns, and what train() reports. The decoder they train and evaluate (answer
 // loss, greedy decoding, metrics) is tested in tests/decoder_test.cpp.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "compiler/compile.h"
 #include "core/error.h"
+#include "io/mask_file.h"
 #include "runtime/arithmetic_experiment.h"
 #include "runtime/experiment.h"
 #include "runtime/init.h"
 #include "runtime/metrics.h"
 #include "runtime/model.h"
 #include "tasks/arithmetic_task.h"
+#include "tests/test_util.h"
 #include "train/data_experiment.h"
 #include "train/presets.h"
+#include "train/run_spec.h"
 #include "train/train.h"
+#include "validate/validate.h"
 
 namespace maskprior::runtime {
 namespace {
@@ -34,6 +45,7 @@ using training::to_json;
 using training::train;
 using training::TrainConfig;
 
+using maskprior::testing::input_error;
 using nlohmann::json;
 
 std::vector<int64_t> row(const torch::Tensor& t) {
@@ -152,6 +164,199 @@ TEST(ArithmeticExperiment, RejectsASplitWithoutTestProblems) {
     FAIL() << "expected InputError";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("no test problem left"), std::string::npos) << e.what();
+  }
+}
+
+/// The text of a shipped arithmetic spec with its `digits` declarations of a and b set to
+/// `operands` and of c to `answer` (lsb_first or msb_first), as a user would write them by hand.
+std::string with_digits(const std::string& text, const std::string& operands,
+                        const std::string& answer) {
+  std::istringstream in(text);
+  std::string out;
+  for (std::string line; std::getline(in, line);) {
+    if (line.starts_with("digits a ")) line = "digits a " + operands;
+    if (line.starts_with("digits b ")) line = "digits b " + operands;
+    if (line.starts_with("digits c ")) line = "digits c " + answer;
+    out += line + "\n";
+  }
+  return out;
+}
+
+// The compiler's digit-order override (what a run passes for --operand-order, --answer-order) is
+// hand-writing the declarations: every cell, its provenance, the hard mask and the layout agree,
+// for every shipped arithmetic spec and every pair of orders; and each non-default order moves
+// cells (the shapes follow digit places).
+TEST(ArithDigitOrders, OverrideEqualsHandWrittenDeclarations) {
+  for (const std::string name : {"addition", "addition_nocarry", "multiplication"}) {
+    std::ifstream file(spec_path(name + ".mask"));
+    const std::string text((std::istreambuf_iterator<char>(file)), {});
+    ASSERT_NE(text.find("digits c lsb_first"), std::string::npos) << name;
+    const CompiledMask shipped = compile_file(spec_path(name + ".mask"));
+    for (const auto operands : {DigitOrder::kMsbFirst, DigitOrder::kLsbFirst}) {
+      for (const auto answer : {DigitOrder::kLsbFirst, DigitOrder::kMsbFirst}) {
+        CompileOptions options;
+        options.digit_orders = {{"a", operands}, {"b", operands}, {"c", answer}};
+        const CompiledMask overridden = compile_file(spec_path(name + ".mask"), options);
+        const CompiledMask by_hand = compile_source(
+            with_digits(text, digit_order_keyword(operands), digit_order_keyword(answer)),
+            name + ".mask");
+        const std::string what = fmt::format(
+            "{} a, b {}, c {}", name, digit_order_keyword(operands), digit_order_keyword(answer));
+        EXPECT_EQ(overridden.mask, by_hand.mask) << what;
+        EXPECT_EQ(overridden.provenance, by_hand.provenance) << what;
+        EXPECT_EQ(overridden.hard, by_hand.hard) << what;
+        for (const std::string span : {"a", "b", "c"}) {
+          EXPECT_EQ(overridden.layout.find(span)->digits, by_hand.layout.find(span)->digits)
+              << what << " " << span;
+        }
+        EXPECT_EQ(overridden.layout.find("c")->digits, answer) << what;
+        const bool defaults = operands == DigitOrder::kMsbFirst && answer == DigitOrder::kLsbFirst;
+        EXPECT_EQ(overridden.mask == shipped.mask, defaults) << what;
+      }
+    }
+  }
+  CompileOptions unknown;
+  unknown.digit_orders = {{"d", DigitOrder::kMsbFirst}};
+  const std::string message =
+      input_error([&] { compile_file(spec_path("addition.mask"), unknown); });
+  EXPECT_NE(message.find("has no span 'd'"), std::string::npos) << message;
+  EXPECT_NE(message.find("a[3], plus, b[3], eq, c[4]"), std::string::npos) << message;
+}
+
+// The shipped specs describe the data in every order once their digits follow it: `maskc validate`
+// (which reads the data's orders from the spec's `digits`) finds every answer digit's inputs
+// reachable, and still finds the carries missing from addition_nocarry. A mask of one order
+// checked against data of the other is not enough: the cells really move with the order.
+TEST(ArithDigitOrders, ShippedSpecsValidateUnderEveryOrder) {
+  using Orders = std::pair<DigitOrder, DigitOrder>;                    // operands, answer
+  const Orders msb_lsb{DigitOrder::kMsbFirst, DigitOrder::kLsbFirst};  // the defaults
+  const Orders msb_msb{DigitOrder::kMsbFirst, DigitOrder::kMsbFirst};
+  const Orders lsb_lsb{DigitOrder::kLsbFirst, DigitOrder::kLsbFirst};
+  const Orders lsb_msb{DigitOrder::kLsbFirst, DigitOrder::kMsbFirst};
+  // Every order for addition; the most different one for the others (multiplication's 10^6
+  // products take a second each to check).
+  const std::vector<std::pair<std::string, Orders>> cases = {
+      {"addition", msb_lsb}, {"addition", msb_msb},         {"addition", lsb_lsb},
+      {"addition", lsb_msb}, {"addition_nocarry", lsb_msb}, {"multiplication", lsb_msb}};
+  for (const auto& [name, orders] : cases) {
+    const std::string task = name == "multiplication" ? "multiplication" : "addition";
+    CompileOptions options;
+    options.provenance = false;
+    options.digit_orders = {{"a", orders.first}, {"b", orders.first}, {"c", orders.second}};
+    CompiledMask mask = compile_file(spec_path(name + ".mask"), options);
+    const std::string what =
+        fmt::format("{} a, b {}, c {}", name, digit_order_keyword(orders.first),
+                    digit_order_keyword(orders.second));
+    const auto report = validate::validate_target(mask, validate::task_target(mask, task));
+    EXPECT_EQ(report.ok(), name != "addition_nocarry") << what;
+    if (name != "addition" || orders.second == DigitOrder::kLsbFirst) continue;
+    // The msb-answer mask against lsb-answer data: the carry rows are in the wrong places.
+    for (auto& span : mask.layout.spans) {
+      if (span.name == "c") span.digits = DigitOrder::kLsbFirst;
+    }
+    EXPECT_FALSE(validate::validate_target(mask, validate::task_target(mask, task)).ok())
+        << what << " checked as lsb";
+  }
+  CompiledMask mixed = compile_file(spec_path("addition.mask"));
+  mixed.layout.spans[0].digits = DigitOrder::kLsbFirst;  // a lsb_first, b msb_first
+  EXPECT_NE(input_error([&] {
+              validate::task_target(mixed, "addition");
+            }).find("declares `digits a lsb_first` but `digits b msb_first`"),
+            std::string::npos);
+}
+
+// --answer-order, --operand-order: the experiment's sequences follow them, the loss's targets are
+// the answer tokens as written, and decode_answer reads them back.
+TEST(ArithmeticExperiment, EncodesTheSettingsDigitOrders) {
+  TrainConfig config = tiny_config("addition", "vanilla");
+  config.operand_order = "lsb";
+  config.answer_order = "msb";
+  const auto settings = training::experiment_config(config);
+  const auto task = arithmetic_task(settings);
+  EXPECT_EQ(
+      row(arithmetic_ids(task, {123 * 1000 + 456})),
+      (std::vector<int64_t>{3, 2, 1, tasks::kTokenPlus, 6, 5, 4, tasks::kTokenEquals, 0, 5, 7, 9}));
+  auto experiment = make_arithmetic_experiment(settings);
+  const auto batch = experiment->train_batch(torch::arange(3, torch::kLong));
+  const auto split = tasks::split_problems(task, config.train_fraction, config.test_size, 0);
+  EXPECT_TRUE(torch::equal(batch.inputs,
+                           arithmetic_ids(task, {split.train[0], split.train[1], split.train[2]})));
+  for (int64_t i = 0; i < 3; ++i) {
+    const auto [a, b] = task.operands(split.train[static_cast<size_t>(i)]);
+    EXPECT_EQ(task.decode_answer(row(batch.targets[i])), a + b);
+  }
+  config.answer_order = "middle";
+  EXPECT_THROW(make_arithmetic_experiment(training::experiment_config(config)), InputError);
+}
+
+// The settings are the arithmetic family's (loss_rows also sequence-data's): any other family
+// refuses a value other than the default, naming the setting, the families and the run's family.
+TEST(ArithDigitOrders, OtherFamiliesRefuseTheSettings) {
+  const std::string order = input_error([] {
+    resolve_config("parity2", "", {{"answer_order", "msb"}});
+  });
+  for (const char* part : {"answer_order", "--answer-order", "arithmetic family", "task parity2",
+                           "boolean family", "\"lsb\""}) {
+    EXPECT_NE(order.find(part), std::string::npos) << part << " in " << order;
+  }
+  const std::string rows = input_error([] {
+    resolve_config("fortunes-char", "", {{"loss_rows", "all"}});
+  });
+  for (const char* part : {"loss_rows", "arithmetic, sequence-data families", "language family"}) {
+    EXPECT_NE(rows.find(part), std::string::npos) << part << " in " << rows;
+  }
+  EXPECT_NO_THROW(resolve_config(
+      "addition", "", {{"loss_rows", "all"}, {"operand_order", "lsb"}, {"answer_order", "msb"}}));
+  EXPECT_NO_THROW(resolve_config(
+      "", "", {{"data", "d.txt"}, {"predict", "y"}, {"spec", "s.mask"}, {"loss_rows", "all"}}));
+  EXPECT_NE(
+      input_error([] {
+        resolve_config(
+            "", "",
+            {{"data", "d.txt"}, {"predict", "y"}, {"spec", "s.mask"}, {"operand_order", "lsb"}});
+      }).find("sequence-data family"),
+      std::string::npos);
+  // The defaults are every family's.
+  EXPECT_NO_THROW(
+      resolve_config("parity2", "", {{"loss_rows", "answer"}, {"answer_order", "lsb"}}));
+}
+
+// A report's data column names the settings that differ from the defaults, and only those.
+TEST(ArithDigitOrders, ReportsDescribeTheOrders) {
+  const auto* family = tasks::find_family("arithmetic");
+  ASSERT_NE(family, nullptr);
+  EXPECT_EQ(family->describe_data({{"train_fraction", 0.004}}), "0.4% of problems");
+  EXPECT_EQ(family->describe_data(to_json(resolve_config("addition", "", json::object()))),
+            "0.4% of problems");
+  EXPECT_EQ(family->describe_data({{"train_fraction", 0.004},
+                                   {"operand_order", "lsb"},
+                                   {"answer_order", "msb"},
+                                   {"loss_rows", "all"}}),
+            "0.4% of problems, operand_order lsb, answer_order msb, loss_rows all");
+}
+
+// A compiled mask file cannot be recompiled: a run whose digit orders differ from the file's
+// refuses it, naming both; the .mask itself is compiled with the run's orders.
+TEST(ArithDigitOrders, RunCompilesTheSpecWithItsOrders) {
+  TrainConfig config = tiny_config("addition", "mask");
+  config.answer_order = "msb";
+  const CompiledMask spec = training::load_spec(config);
+  EXPECT_EQ(spec.layout.find("c")->digits, DigitOrder::kMsbFirst);
+  EXPECT_EQ(spec.layout.find("a")->digits, DigitOrder::kMsbFirst);
+  CompileOptions msb;
+  msb.digit_orders = {{"c", DigitOrder::kMsbFirst}};
+  EXPECT_EQ(spec.mask, compile_file(spec_path("addition.mask"), msb).mask);
+
+  const auto dir =
+      std::filesystem::temp_directory_path() / fmt::format("maskprior_arith_orders_{}", ::getpid());
+  std::filesystem::create_directories(dir);
+  config.spec = (dir / "addition.safetensors").string();
+  write_mask_file(compile_file(spec_path("addition.mask")), config.spec);
+  const std::string message = input_error([&] { training::load_spec(config); });
+  std::filesystem::remove_all(dir);
+  for (const char* part : {"addition.safetensors", "`digits c lsb_first`", "answer_order msb",
+                           "--digits c=msb_first"}) {
+    EXPECT_NE(message.find(part), std::string::npos) << part << " in " << message;
   }
 }
 

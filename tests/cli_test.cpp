@@ -167,6 +167,41 @@ TEST_F(MaskcTest, DefinesAndScaleOverrides) {
   EXPECT_EQ(m.close_value, -2);
 }
 
+// --digits SPAN=ORDER: the span's digit order in place of the spec's declaration (the file and
+// `show` say it), the same mask as a spec that declares it; bad values are usage errors, a span the
+// spec lacks an input error, and nothing is written.
+TEST_F(MaskcTest, DigitsOverrideTheSpecsDeclaration) {
+  const std::string addition = std::string(MASKPRIOR_SOURCE_DIR) + "/specs/arith/addition.mask";
+  const Result r = maskc("compile '" + addition + "' --digits c=msb_first -o a.safetensors");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const CompiledMask m = read_mask_file(path("a.safetensors"));
+  EXPECT_EQ(m.layout.find("c")->digits, DigitOrder::kMsbFirst);
+  EXPECT_EQ(m.layout.find("a")->digits, DigitOrder::kMsbFirst);
+  std::string text = read_text(addition);
+  text.replace(text.find("digits c lsb_first"), 18, "digits c msb_first");
+  write("msb.mask", text);
+  ASSERT_EQ(maskc("compile msb.mask -o hand.safetensors").code, 0);
+  ASSERT_EQ(maskc("compile '" + addition + "' -o lsb.safetensors").code, 0);
+  EXPECT_EQ(m.mask, read_mask_file(path("hand.safetensors")).mask);
+  EXPECT_NE(m.mask, read_mask_file(path("lsb.safetensors")).mask);
+  const Result show = maskc("show '" + addition + "' --digits c=msb_first");
+  ASSERT_EQ(show.code, 0) << show.err;
+  EXPECT_CONTAINS(show.out, "c[4] @8..11 msb_first");
+  EXPECT_EQ(maskc("show a.safetensors --digits c=lsb_first").code, 2);
+  const std::string compile = "compile '" + addition + "' -o b.safetensors ";
+  for (const char* bad : {"--digits c=msb", "--digits c", "--digits 3=lsb_first"}) {
+    const Result usage = maskc(compile + bad);
+    EXPECT_EQ(usage.code, 2) << bad << ": " << usage.err;
+  }
+  EXPECT_CONTAINS(maskc(compile + "--digits c=lsb_first --digits c=msb_first").err,
+                  "span c is given twice");
+  const Result unknown = maskc(compile + "--digits d=msb_first");
+  EXPECT_EQ(unknown.code, 1) << unknown.err;
+  EXPECT_CONTAINS(unknown.err, "has no span 'd'");
+  EXPECT_EQ(entries(), std::vector<std::string>(
+                           {"a.safetensors", "hand.safetensors", "lsb.safetensors", "msb.mask"}));
+}
+
 TEST_F(MaskcTest, NpyFormatHoldsTheMask) {
   const Result r = maskc("compile '" + kParity2 + "' --format npy -o p.bin");
   ASSERT_EQ(r.code, 0) << r.err;

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -14,10 +15,12 @@
 #include "runtime/decoder.h"
 #include "runtime/model.h"
 #include "tasks/arithmetic_task.h"
+#include "tests/test_util.h"
 
 namespace maskprior::runtime {
 namespace {
 
+using maskprior::testing::input_error;
 using nlohmann::json;
 
 std::vector<int64_t> row(const torch::Tensor& t) {
@@ -34,6 +37,77 @@ TEST(AnswerLoss, ReadsOnlyTheRowsThatPredictAnswers) {
   EXPECT_NEAR(answer_loss(logits, answers, offset).item<double>(), std::log(13.0), 1e-5);
   for (int j = 0; j < 4; ++j) rows[0][j][answers[0][j].item<int64_t>()] = 100;
   EXPECT_LT(answer_loss(logits, answers, offset).item<double>(), 1e-6);
+}
+
+/// Mean over the given (sequence, row) cells of −log softmax(logits[b, r])[target]: cross-entropy
+/// by hand, one cell at a time, where row r of `ids` predicts token r + 1.
+double hand_cross_entropy(const torch::Tensor& logits, const torch::Tensor& ids, int64_t first_row,
+                          int64_t rows) {
+  double sum = 0;
+  for (int64_t b = 0; b < ids.size(0); ++b) {
+    for (int64_t r = first_row; r < first_row + rows; ++r) {
+      const auto target = ids[b][r + 1].item<int64_t>();
+      const auto row_logits = logits[b][r].to(torch::kDouble);
+      const double log_z = std::log(row_logits.exp().sum().item<double>());
+      sum += log_z - row_logits[target].item<double>();
+    }
+  }
+  return sum / static_cast<double>(ids.size(0) * rows);
+}
+
+// loss_rows all: every row but the last predicts the next token; the last row's logits are unread.
+TEST(NextTokenLoss, IsTheCrossEntropyOfEveryNextToken) {
+  torch::manual_seed(0);
+  const auto ids = torch::tensor({{1, 2, 3, 4}, {4, 0, 2, 2}}, torch::kLong);
+  auto logits = torch::randn({2, 4, 5}) * 3;
+  const double want = hand_cross_entropy(logits, ids, 0, 3);
+  EXPECT_NEAR(next_token_loss(logits, ids).item<double>(), want, 1e-5);
+  logits.select(1, 3).normal_(0, 100);  // garbage on the row that predicts nothing
+  EXPECT_NEAR(next_token_loss(logits, ids).item<double>(), want, 1e-5);
+  EXPECT_GT(std::abs(answer_loss(logits, ids.narrow(1, 2, 2), 2).item<double>() - want), 1e-3);
+}
+
+/// An arithmetic experiment of a tiny decoder with loss rows `loss_rows`.
+std::unique_ptr<Experiment> tiny_arithmetic(const std::string& loss_rows,
+                                            ExperimentConfig& config) {
+  config.task = "addition";
+  config.train_fraction = 0.0005;
+  config.test_size = 64;
+  config.dim = 16;
+  config.depth = 1;
+  config.heads = 2;
+  config.head_dim = 8;
+  config.mlp = 16;
+  config.loss_rows = loss_rows;
+  return make_arithmetic_experiment(config);
+}
+
+// The decoder's training loss under each loss_rows, against cross-entropy by hand on a tiny model;
+// the metrics (test_loss too) read the answer rows either way.
+TEST(DecoderExperimentLoss, LossRowsChooseTheRowsTrainedOn) {
+  torch::set_num_threads(1);
+  ExperimentConfig config;
+  const auto answer = tiny_arithmetic("answer", config);
+  const auto all = tiny_arithmetic("all", config);
+  torch::manual_seed(0);
+  MaskedTransformer model(answer->model_config(config));
+  const auto batch = all->train_batch(torch::arange(5, torch::kLong));
+  ASSERT_TRUE(
+      torch::equal(batch.inputs, answer->train_batch(torch::arange(5, torch::kLong)).inputs));
+  const auto logits = model->forward(batch.inputs).detach();
+  const double every_row = hand_cross_entropy(logits, batch.inputs, 0, 11);
+  const double answer_rows = hand_cross_entropy(logits, batch.inputs, 7, 4);  // rows 7..10
+  EXPECT_NEAR(all->train_loss(model, batch).item<double>(), every_row, 1e-4);
+  EXPECT_NEAR(all->loss(logits, batch).item<double>(), every_row, 1e-4);
+  EXPECT_NEAR(answer->train_loss(model, batch).item<double>(), answer_rows, 1e-4);
+  EXPECT_GT(std::abs(every_row - answer_rows), 1e-3);
+  const auto answer_metrics = answer->evaluate(model);
+  const auto all_metrics = all->evaluate(model);
+  for (const char* key : {"test_loss", "sequence_accuracy", "digit_accuracy"}) {
+    EXPECT_EQ(all_metrics[key], answer_metrics[key]) << key;
+  }
+  const std::string message = input_error([&] { tiny_arithmetic("every", config); });
+  EXPECT_NE(message.find("loss_rows must be answer or all"), std::string::npos) << message;
 }
 
 /// A hand-written causal "model": row r predicts (sum of tokens 0..r) mod 10.

@@ -139,6 +139,37 @@ TEST(ArithmeticTask, EncodesOurFormat) {
             std::string::npos);
 }
 
+// --operand-order and --answer-order: the same problem with its digits the other way round, and
+// decode_answer reads the answer in the order it was written.
+TEST(ArithmeticTask, EncodesEveryDigitOrder) {
+  ArithmeticTask add = make_arithmetic_task("addition");
+  add.answer_order = DigitOrder::kMsbFirst;  // 123 + 456 = 0579
+  EXPECT_EQ(add.encode(123456),
+            (std::vector<int64_t>{1, 2, 3, kTokenPlus, 4, 5, 6, kTokenEquals, 0, 5, 7, 9}));
+  EXPECT_EQ(add.decode_answer({0, 5, 7, 9}), 579);
+  add.operand_order = DigitOrder::kLsbFirst;
+  EXPECT_EQ(add.encode(123456),
+            (std::vector<int64_t>{3, 2, 1, kTokenPlus, 6, 5, 4, kTokenEquals, 0, 5, 7, 9}));
+  add.answer_order = DigitOrder::kLsbFirst;
+  EXPECT_EQ(add.encode(123456),
+            (std::vector<int64_t>{3, 2, 1, kTokenPlus, 6, 5, 4, kTokenEquals, 9, 7, 5, 0}));
+  EXPECT_EQ(add.decode_answer({9, 7, 5, 0}), 579);
+
+  ArithmeticTask mul = make_arithmetic_task("multiplication");
+  mul.answer_order = DigitOrder::kMsbFirst;
+  EXPECT_EQ(mul.encode(999999),
+            (std::vector<int64_t>{9, 9, 9, kTokenTimes, 9, 9, 9, kTokenEquals, 9, 9, 8, 0, 0, 1}));
+  EXPECT_EQ(mul.digit_orders(), (std::map<std::string, DigitOrder>{{"a", DigitOrder::kMsbFirst},
+                                                                   {"b", DigitOrder::kMsbFirst},
+                                                                   {"c", DigitOrder::kMsbFirst}}));
+  EXPECT_EQ(digit_order_setting("lsb", "answer_order"), DigitOrder::kLsbFirst);
+  EXPECT_EQ(digit_order_setting("msb", "answer_order"), DigitOrder::kMsbFirst);
+  EXPECT_NE(input_error([] {
+              digit_order_setting("lsb_first", "operand_order");
+            }).find("operand_order must be lsb or msb"),
+            std::string::npos);
+}
+
 TEST(ArithmeticTask, SplitsAreExactDisjointAndSeeded) {
   const ArithmeticTask add = make_arithmetic_task("addition");
   const ArithmeticSplit split = split_problems(add, 0.004, 10000, /*seed=*/1);

@@ -16,6 +16,7 @@
 #include "compiler/compile.h"
 #include "core/error.h"
 #include "io/mask_file.h"
+#include "runtime/decoder.h"
 #include "runtime/experiment.h"
 #include "tasks/arithmetic_task.h"
 #include "tasks/boolean_task.h"
@@ -239,6 +240,24 @@ TEST_F(YourDataTest, AdditionFromAFileLearnsLikeTheBuiltInTask) {
             json({"+", "0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "="}));
   EXPECT_EQ(vocab.at("predict").at("offset"), 8);
   EXPECT_FALSE(vocab.at("test").at("held_out").get<bool>());
+}
+
+// --loss-rows all reaches a --data run's decoder: every next token is trained on, not only the
+// predicted span's.
+TEST_F(YourDataTest, LossRowsAllTrainsEveryNextToken) {
+  write_addition(addition_config());
+  auto config = data_config(addition_config());
+  const auto spec = compile_file(config.spec);
+  const auto answer = training::make_run_experiment(config, spec);
+  config.loss_rows = "all";
+  const auto all = training::make_run_experiment(config, spec);
+  torch::manual_seed(0);
+  runtime::MaskedTransformer model(all->model_config(training::experiment_config(config)));
+  const auto batch = all->train_batch(torch::arange(0, 8, torch::kLong));
+  const auto logits = model->forward(batch.inputs);
+  const double every_row = runtime::next_token_loss(logits, batch.inputs).item<double>();
+  EXPECT_NEAR(all->train_loss(model, batch).item<double>(), every_row, 1e-5);
+  EXPECT_GT(std::abs(answer->train_loss(model, batch).item<double>() - every_row), 1e-3);
 }
 
 TEST_F(YourDataTest, WithoutTestDataATenthOfTrainIsHeldOut) {

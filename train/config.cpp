@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 #include <type_traits>
@@ -68,6 +69,18 @@ std::vector<ConfigField> learning_fields() {
     {"test_size", "--test-size",
      "arithmetic tasks: problems evaluated; fashion-mnist: test images (at most 10000); "
      "fortunes-char: test and validation windows (at most all)", &C::test_size, R::kPositive},
+    {"loss_rows", "--loss-rows",
+     "causal decoders (arithmetic, --data): answer = cross-entropy on the rows that predict the "
+     "answer span only; all = on every next-token row (rows 0..N-2 predict tokens 1..N-1). "
+     "Metrics and test_loss read the answer rows either way (docs/arithmetic.md)",
+     &C::loss_rows, R::kOneOf, {"answer", "all"}},
+    {"operand_order", "--operand-order",
+     "arithmetic tasks: digit order of the operands a, b in the sequence (msb = most significant "
+     "first); a .mask spec is compiled with it as `digits a, b` (docs/arithmetic.md)",
+     &C::operand_order, R::kOneOf, {"msb", "lsb"}},
+    {"answer_order", "--answer-order",
+     "arithmetic tasks: digit order of the answer c (lsb = least significant first); a .mask spec "
+     "is compiled with it as `digits c`", &C::answer_order, R::kOneOf, {"lsb", "msb"}},
     {"train_size", "--train-size",
      "fashion-mnist, fortunes-char: training images or windows, a seeded subset (0 = all)",
      &C::train_size, R::kNonNegative},
@@ -345,6 +358,35 @@ void check_what_is_learned(const TrainConfig& c) {
   }
 }
 
+/// A setting that only some families read (TaskFamily::own_settings) keeps its default in a run
+/// of any other family.
+void check_family_settings(const TrainConfig& c) {
+  const json settings = to_json(c);
+  const json defaults = to_json(TrainConfig{});
+  const tasks::TaskFamily* family = nullptr;  // looked up once a setting needs it
+  for (const auto& other : tasks::families()) {
+    for (const std::string& key : other.own_settings) {
+      if (settings.at(key) == defaults.at(key)) continue;
+      if (family == nullptr) family = &tasks::family_of_run(settings);
+      const auto& own = family->own_settings;
+      if (std::find(own.begin(), own.end(), key) != own.end()) continue;
+      std::vector<std::string> readers;
+      for (const auto& f : tasks::families()) {
+        const auto& keys = f.own_settings;
+        if (std::find(keys.begin(), keys.end(), key) != keys.end()) readers.push_back(f.name);
+      }
+      const std::string run = !c.data.empty()          ? "data " + c.data
+                              : !c.truth_table.empty() ? "truth table " + c.truth_table
+                                                       : "task " + c.task;
+      throw InputError(fmt::format(
+          "{} ({}) is {} but applies only to the {} famil{}; this run ({}) is of the {} family: "
+          "leave it at {}",
+          key, config_field(key).flags, settings.at(key).dump(), fmt::join(readers, ", "),
+          readers.size() == 1 ? "y" : "ies", run, family->name, defaults.at(key).dump()));
+    }
+  }
+}
+
 /// The preset row for `task`, or for the run on your own data that `overrides` name; "" if none.
 std::string preset_row(const std::string& task, const json& overrides) {
   if (!task.empty() || !overrides.is_object()) return task;
@@ -362,6 +404,7 @@ std::string preset_row(const std::string& task, const json& overrides) {
 void check_config(const TrainConfig& config) {
   for (const auto& field : config_fields()) check_field(field, config);
   check_what_is_learned(config);
+  check_family_settings(config);
   const auto method = runtime::parse_init_method(config.init);
   if (runtime::init_requires_spec(method) && config.spec.empty()) {
     throw InputError(fmt::format("--init {} needs a spec (--spec FILE)", config.init));

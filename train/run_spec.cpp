@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cstdint>
+#include <map>
 #include <string>
 
 #include "compiler/compile.h"
@@ -13,8 +14,36 @@
 
 namespace maskprior::training {
 
+namespace {
+
+/// For a tensor file: InputError unless every span of `orders` that the mask has, with a digit
+/// order, has that order (a .mask spec is compiled with them instead).
+void check_digit_orders(const CompiledMask& spec, const TrainConfig& config,
+                        const std::map<std::string, DigitOrder>& orders) {
+  for (const auto& [name, order] : orders) {
+    const Span* span = spec.layout.find(name);
+    if (span == nullptr || !span->digits || *span->digits == order) continue;
+    throw InputError(fmt::format(
+        "spec {} was compiled with `digits {} {}`, but this run's data (operand_order {}, "
+        "answer_order {}) puts {} {}; compile the .mask with --digits {}={} or pass the .mask "
+        "itself",
+        config.spec, name, digit_order_keyword(*span->digits), config.operand_order,
+        config.answer_order, name, digit_order_keyword(order), name, digit_order_keyword(order)));
+  }
+}
+
+}  // namespace
+
 CompiledMask load_spec(const TrainConfig& config) {
-  if (!config.spec.ends_with(".mask")) return read_mask_file(config.spec);
+  const auto& family = family_of(config);
+  const nlohmann::json settings = to_json(config);
+  std::map<std::string, DigitOrder> orders;
+  if (family.digit_orders) orders = family.digit_orders(settings);
+  if (!config.spec.ends_with(".mask")) {
+    auto spec = read_mask_file(config.spec);
+    check_digit_orders(spec, config, orders);
+    return spec;
+  }
   CompileOptions options;
   options.defines = config.defines;
   options.open_value = config.mask_open;
@@ -32,14 +61,22 @@ CompiledMask load_spec(const TrainConfig& config) {
       again = true;
     }
   };
-  const nlohmann::json settings = to_json(config);
-  for (const std::string& name : family_of(config).spec_params) {
+  for (const std::string& name : family.spec_params) {
     const auto value = settings.find(name);
     internal_check(value != settings.end() && value->is_number_integer(),
                    "a task family's spec parameter " + name + " is no integer setting");
     fill(name.c_str(), value->get<int64_t>(), true);
   }
   fill("depth", config.depth, true);
+  // The data's digit orders in place of the spec's declarations, where they differ (a spec without
+  // the span is left to check_spec, which names both layouts).
+  for (const auto& [name, order] : orders) {
+    const Span* span = spec.layout.find(name);
+    if (span != nullptr && span->digits && *span->digits != order) {
+      options.digit_orders[name] = order;
+      again = true;
+    }
+  }
   return again ? compile_file(config.spec, options) : spec;
 }
 

@@ -15,7 +15,10 @@ namespace maskprior::training {
 /// Compiles (.mask) or reads (tensor file) the spec of `config`: with its -D defines and its
 /// mask_open/mask_close when set. A .mask spec with a parameter `n` is compiled with n =
 /// config.n for Boolean and language tasks (bits, context), and one with a parameter `depth` with
-/// the model's depth, unless -D gave them. Throws SpecError or InputError as the compiler does.
+/// the model's depth, unless -D gave them; its `digits` declarations of the spans whose order the
+/// task's data fixes (arithmetic: operand_order, answer_order) give way to that order
+/// (TaskFamily::digit_orders), and a tensor file must have been compiled with it. Throws SpecError
+/// or InputError as the compiler does, InputError for a tensor file of other digit orders.
 CompiledMask load_spec(const TrainConfig& config);
 
 /// Throws InputError unless `spec` has `task_layout`'s spans and the model's sequence length,

@@ -41,6 +41,22 @@ std::vector<int64_t> readout_rows(const CompiledMask& mask, const std::vector<st
   return rows;
 }
 
+/// The arithmetic task `task` with the data the spec's `digits` declarations describe (the task's
+/// defaults where it declares none): the order of a and b, which must agree, and of c.
+tasks::ArithmeticTask arithmetic_data(const CompiledMask& mask, const std::string& task,
+                                      const Span& a, const Span& b, const Span& c) {
+  tasks::ArithmeticTask arithmetic = tasks::make_arithmetic_task(task);
+  if (a.digits && b.digits && *a.digits != *b.digits) {
+    throw InputError(fmt::format(
+        "spec '{}' declares `digits a {}` but `digits b {}`; task {} writes both operands in one "
+        "order",
+        mask.name, digit_order_keyword(*a.digits), digit_order_keyword(*b.digits), task));
+  }
+  if (const auto operands = a.digits ? a.digits : b.digits) arithmetic.operand_order = *operands;
+  if (c.digits) arithmetic.answer_order = *c.digits;
+  return arithmetic;
+}
+
 }  // namespace
 
 Target task_target(const CompiledMask& mask, const std::string& task,
@@ -77,7 +93,7 @@ Target task_target(const CompiledMask& mask, const std::string& task,
     if (c.offset == 0) {
       throw InputError(fmt::format("spec '{}': no token before c[0] to predict it", mask.name));
     }
-    target.table = tasks::arithmetic_truth_table(arithmetic);
+    target.table = tasks::arithmetic_truth_table(arithmetic_data(mask, task, a, b, c));
     for (const Span* span : {&a, &b}) {
       for (int64_t i = 0; i < span->length; ++i) target.input_tokens.push_back(span->offset + i);
     }

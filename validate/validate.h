@@ -37,8 +37,9 @@ struct Target {
 };
 
 /// A built-in task on the spec's layout (Boolean tasks take n from span `x`; arithmetic tasks read
-/// c[j] at the token before it). Throws InputError for an unknown task or a layout that lacks the
-/// task's spans.
+/// c[j] at the token before it, with their digits in the orders the spec declares: its `digits`
+/// describe the data, docs/arithmetic.md "Digit order"). Throws InputError for an unknown task, a
+/// layout that lacks the task's spans, or operands a and b declared in different orders.
 Target task_target(const CompiledMask& mask, const std::string& task,
                    const ValidateOptions& options = {});
 /// A truth table whose inputs name spec tokens (bound by bind_token_labels, core/layout.h);

@@ -5,7 +5,8 @@
 # Usage: train_cli.sh MASKC SOURCE_DIR CASE
 set -u  # no pipefail: a case greps what a failing maskc prints
 maskc=$1
-parity2=$2/specs/gotu/parity2.mask
+source_dir=$2
+parity2=$source_dir/specs/gotu/parity2.mask
 case_name=$3
 small=(--n 6 --dim 16 --depth 1 --heads 1 --head-dim 8 --mlp 16 --epochs 2 --batch-size 16
   --threads 1 --device cpu -q)
@@ -102,6 +103,28 @@ run_without_checkpoint_starts_again() {
     fail "take-over message"
   test -s "$d/run/summary.json" || fail "no summary.json"
   test "$(wc -l <"$d/run/metrics.jsonl")" -eq 3 || fail "metrics.jsonl lines"
+}
+# --answer-order msb --operand-order lsb --loss-rows all: the shipped addition spec, compiled with
+# its digits the run's way round, trains a few steps end to end; config.json and the run's mask
+# say so. The settings are arithmetic's: a Boolean task refuses them (exit 1, nothing written).
+arithmetic_orders_and_loss_rows() {
+  local addition=$source_dir/specs/arith/addition.mask
+  "$maskc" train --task addition --spec "$addition" --init mask --answer-order msb \
+    --operand-order lsb --loss-rows all --train-fraction 0.0002 --test-size 32 --dim 16 \
+    --depth 1 --heads 2 --head-dim 8 --mlp 16 --steps 3 --batch-size 32 --threads 1 \
+    --device cpu -q --out "$d/run" || fail "train"
+  grep -q '"answer_order": "msb"' "$d/run/config.json" || fail "answer_order in config.json"
+  grep -q '"operand_order": "lsb"' "$d/run/config.json" || fail "operand_order in config.json"
+  grep -q '"loss_rows": "all"' "$d/run/config.json" || fail "loss_rows in config.json"
+  grep -q '"steps": 3' "$d/run/summary.json" || fail "steps"
+  "$maskc" show "$d/run/mask.safetensors" >"$d/show" || fail "show"
+  grep -q 'a\[3\] @0..2 lsb_first' "$d/show" || fail "a's order in the run's mask"
+  grep -q 'c\[4\] @8..11 msb_first' "$d/show" || fail "c's order in the run's mask"
+  "$maskc" train --task parity2 --answer-order msb -q --out "$d/bool" 2>"$d/err"
+  local got=$?
+  [[ $got -eq 1 ]] || fail "parity2 --answer-order msb exited $got"
+  grep -q 'applies only to the arithmetic family.*boolean family' "$d/err" || fail "message"
+  test ! -e "$d/bool" || fail "a refused run left a folder"
 }
 
 "$case_name"

@@ -1,4 +1,4 @@
 # Tests of the arithmetic experiments.
 maskprior_test(arith_test
   SOURCES arith_test.cpp
-  LIBS maskprior_train maskprior_compiler)
+  LIBS maskprior_train maskprior_compiler maskprior_io maskprior_validate)
