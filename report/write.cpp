@@ -519,6 +519,48 @@ void check_metric(const std::vector<ReportRow>& rows, const std::string& metric)
                   fmt::join(keys, ", ")));
 }
 
+/// Text of a summary or config value for REPORT.md: control characters escaped, `|` and
+/// backticks (which would break a table or a code span) replaced.
+std::string inert(std::string text) {
+  text = escape_control_chars(text);
+  std::replace(text.begin(), text.end(), '|', '/');
+  std::replace(text.begin(), text.end(), '`', '\'');
+  return text;
+}
+
+/// What computed the runs (summary.json's `provenance`, device and the config's precision): one
+/// line per distinct commit, build, machine, device and precision, with how many runs; runs
+/// written before summaries recorded it are counted apart.
+std::string provenance_text(const std::vector<ReportRow>& rows) {
+  std::map<std::string, int> lines;
+  int unknown = 0;
+  for (const ReportRow& row : rows) {
+    for (const RunRecord& run : row.runs) {
+      const json p = run.summary.value("provenance", json());
+      if (!p.is_object()) {
+        ++unknown;
+        continue;
+      }
+      const std::string commit = p.value("commit", "unknown");
+      ++lines[fmt::format(
+          "commit `{}`{}, {} build, LibTorch {}; machine {} ({}, {} cores); device {}, "
+          "precision {}",
+          inert(commit.substr(0, 12)), p.value("dirty", false) ? " (with uncommitted changes)" : "",
+          inert(p.value("build_type", "?")), inert(p.value("torch", "?")),
+          inert(p.value("host", "?")), inert(p.value("cpu", "?")), p.value("cores", 0),
+          inert(run.summary.value("device", "?")), inert(run.config.value("precision", "?")))];
+    }
+  }
+  std::string text = "Computed with:\n\n";
+  auto runs = [](int count) { return fmt::format("{} run{}", count, count == 1 ? "" : "s"); };
+  for (const auto& [line, count] : lines) text += fmt::format("- {}: {}\n", line, runs(count));
+  if (unknown > 0) {
+    text +=
+        fmt::format("- {} from before summaries recorded the commit and machine\n", runs(unknown));
+  }
+  return text + "\n";
+}
+
 }  // namespace
 
 std::string write_report(const ReportOptions& options) {
@@ -540,6 +582,7 @@ std::string write_report(const ReportOptions& options) {
   text += fmt::format(
       "{} finished runs in {} rows, written by `maskc report`. Plots are in `plots/`.\n\n", runs,
       rows.size());
+  text += provenance_text(rows);
   for (const TaskSection& section : by_task(rows)) {
     text += section_text(root, section, options);
   }

@@ -318,5 +318,37 @@ TEST(MaskcReport, WritesTheReportOrExitsOne) {
   EXPECT_NE(read_text(root / "REPORT.md").find("`wall_seconds` of the last"), std::string::npos);
 }
 
+// REPORT.md names what computed its runs: each distinct commit, build, machine, device and
+// precision with its number of runs, and how many runs predate the record; a host name cannot
+// break the page.
+TEST(Report, NamesTheCommitBuildAndMachineOfItsRuns) {
+  const fs::path root = fresh_dir("provenance");
+  const json provenance = {{"commit", "0123456789abcdef0123456789abcdef01234567"},
+                           {"dirty", false},
+                           {"build_type", "Release"},
+                           {"torch", "1.13.1"},
+                           {"host", "box|\x1b[31m"},
+                           {"cpu", "Some CPU"},
+                           {"cores", 2}};
+  json config = parity2_config("mask");
+  config["precision"] = "fp32";
+  for (int seed = 0; seed < 2; ++seed) {
+    write_run(root / "mask" / fmt::format("seed{}", seed), config,
+              {{"accuracy", 1.0}, {"steps", 10}, {"device", "cpu"}, {"provenance", provenance}},
+              {{0, 0.5}, {10, 1.0}}, "accuracy");
+  }
+  write_run(root / "mask" / "seed2", config, {{"accuracy", 1.0}, {"steps", 10}},
+            {{0, 0.5}, {10, 1.0}}, "accuracy");
+  const std::string text = read_text(write_report({root.string(), kSource, ""}));
+  EXPECT_NE(
+      text.find("- commit `0123456789ab`, Release build, LibTorch 1.13.1; machine box/\\x1b[31m "
+                "(Some CPU, 2 cores); device cpu, precision fp32: 2 runs"),
+      std::string::npos)
+      << text;
+  EXPECT_NE(text.find("- 1 run from before summaries recorded the commit and machine"),
+            std::string::npos)
+      << text;
+}
+
 }  // namespace
 }  // namespace maskprior::report

@@ -21,7 +21,7 @@ using nlohmann::json;
 using C = TrainConfig;
 using R = FieldRule;
 
-// The rows, in the order of `maskc train --help`: what is learned (task, prior, data, model) ...
+// The rows, in the order of `maskc train --help`: what is learned (task, prior, data) ...
 std::vector<ConfigField> learning_fields() {
   const auto tasks = fmt::format("{}", fmt::join(tasks::task_names(), ", "));
   // clang-format off
@@ -87,7 +87,14 @@ std::vector<ConfigField> learning_fields() {
     {"data_dir", "--data-dir",
      "fashion-mnist, fortunes-char: folder of the data files (default: where the Debian "
      "packages dataset-fashion-mnist and fortunes put them)", &C::data_dir},
-    // Model.
+  };
+  // clang-format on
+}
+
+// ... the model's sizes and the architecture's choices ...
+std::vector<ConfigField> model_fields() {
+  // clang-format off
+  return {
     {"dim", "--dim", "model width", &C::dim, R::kPositive},
     {"depth", "--depth", "layers", &C::depth, R::kPositive},
     {"heads", "--heads", "attention heads", &C::heads, R::kPositive},
@@ -171,6 +178,7 @@ std::vector<ConfigField> training_fields() {
 
 std::vector<ConfigField> make_fields() {
   auto fields = learning_fields();
+  for (auto& field : model_fields()) fields.push_back(std::move(field));
   for (auto& field : training_fields()) fields.push_back(std::move(field));
   return fields;
 }
