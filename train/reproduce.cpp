@@ -58,28 +58,6 @@ std::vector<PlannedRun> plan_suite(const std::vector<SuiteEntry>& entries,
   return runs;
 }
 
-/// Prints the suite's tables (one per task family, since their metrics differ) and writes
-/// results.md and results.json into `root`.
-void write_results(const SuiteOptions& options, const json& results, const std::string& tables,
-                   const fs::path& root, std::ostream& out) {
-  std::string markdown =
-      fmt::format("# maskc reproduce {} (preset {})\n\n", options.suite, options.preset);
-  markdown += tables;
-  if (results.contains("failed")) {
-    markdown += fmt::format(
-        "Failed, so not in the tables: {} (run the same command again to retry them).\n",
-        fmt::join(results["failed"].get<std::vector<std::string>>(), ", "));
-  }
-  out << "\n" << markdown;
-  if (results.value("interrupted", false)) {
-    out << "interrupted: run the same command again to continue\n";
-  }
-  write_json_file((root / "results.json").string(), results);
-  write_file_atomic((root / "results.md").string(), markdown);
-  out << fmt::format("results: {}, {}\n", (root / "results.md").string(),
-                     (root / "results.json").string());
-}
-
 /// The suite's runs, or those whose label contains one of --only's words.
 std::vector<SuiteEntry> selected_entries(const tasks::Suite& suite, const SuiteOptions& options) {
   std::vector<SuiteEntry> entries = suite.runs;
@@ -99,15 +77,8 @@ std::vector<SuiteEntry> selected_entries(const tasks::Suite& suite, const SuiteO
 std::pair<json, std::string> tabulate(const std::vector<SuiteEntry>& entries,
                                       const std::vector<PlannedRun>& runs,
                                       const std::set<std::string>& failed) {
-  std::vector<report::RunRecord> records;
-  for (const PlannedRun& run : runs) {
-    if (failed.contains(run.name)) continue;
-    if (auto record = report::read_run(run.dir)) {
-      record->row = fs::path(run.dir).parent_path().filename().string();
-      records.push_back(std::move(*record));
-    }
-  }
-  const std::vector<report::ReportRow> rows = report::group_runs(std::move(records), "");
+  const std::vector<report::ReportRow> rows =
+      report::group_runs(finished_records(runs, failed), "");
   std::map<std::string, const SuiteEntry*> by_label;
   for (const SuiteEntry& entry : entries) by_label[entry.label] = &entry;
   json aggregated = json::array();
@@ -153,7 +124,10 @@ json run_suite(const SuiteOptions& options, std::ostream& out) {
   json results = {{"suite", options.suite}, {"preset", options.preset}, {"rows", rows}};
   results["interrupted"] = outcome.interrupted;
   if (!outcome.failed.empty()) results["failed"] = outcome.failed;
-  write_results(options, results, tables, root, out);
+  write_results_files(
+      root.string(),
+      fmt::format("# maskc reproduce {} (preset {})\n\n", options.suite, options.preset), tables,
+      results, out);
   if (!outcome.interrupted) throw_if_failed(outcome.failed, "reproduce");  // else rerun retries
   return results;
 }

@@ -5,12 +5,15 @@
 #include <algorithm>
 #include <chrono>
 #include <csignal>
+#include <filesystem>
 #include <iostream>
 #include <ostream>
 #include <thread>
 
 #include "core/cores.h"
 #include "core/error.h"
+#include "io/atomic_file.h"
+#include "io/json_file.h"
 #include "train/config.h"
 #include "train/interrupt.h"
 #include "train/jobs.h"
@@ -210,6 +213,39 @@ PlanOutcome run_plan(const std::vector<PlannedRun>& runs, const PlanOptions& opt
   }
   outcome.interrupted = run_in_order(runs, out, outcome.failed);
   return outcome;
+}
+
+std::vector<report::RunRecord> finished_records(const std::vector<PlannedRun>& runs,
+                                                const std::set<std::string>& failed) {
+  std::vector<report::RunRecord> records;
+  for (const PlannedRun& run : runs) {
+    if (failed.contains(run.name)) continue;
+    if (auto record = report::read_run(run.dir)) {
+      record->row = std::filesystem::path(run.dir).parent_path().filename().string();
+      records.push_back(std::move(*record));
+    }
+  }
+  return records;
+}
+
+void write_results_files(const std::string& root, const std::string& heading,
+                         const std::string& tables, const nlohmann::json& results,
+                         std::ostream& out) {
+  std::string markdown = heading + tables;
+  if (results.contains("failed")) {
+    markdown += fmt::format(
+        "Failed, so not in the tables: {} (run the same command again to retry them).\n",
+        fmt::join(results["failed"].get<std::vector<std::string>>(), ", "));
+  }
+  out << "\n" << markdown;
+  if (results.value("interrupted", false)) {
+    out << "interrupted: run the same command again to continue\n";
+  }
+  const auto dir = std::filesystem::path(root);
+  write_json_file((dir / "results.json").string(), results);
+  write_file_atomic((dir / "results.md").string(), markdown);
+  out << fmt::format("results: {}, {}\n", (dir / "results.md").string(),
+                     (dir / "results.json").string());
 }
 
 }  // namespace maskprior::training

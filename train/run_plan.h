@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "report/report.h"
 #include "train/distributed.h"
 
 namespace maskprior::training {
@@ -76,5 +77,17 @@ nlohmann::json check_started(const std::string& dir, const nlohmann::json& overr
 /// The InputError for the runs in `failed`, if any: "[COMMAND] 2 runs failed: A, B (their
 /// errors are above)".
 void throw_if_failed(const std::set<std::string>& failed, const std::string& command);
+
+/// The finished runs of `runs` that are not in `failed`, read for the results tables
+/// (report::read_run), each in the row of its folder's parent.
+std::vector<report::RunRecord> finished_records(const std::vector<PlannedRun>& runs,
+                                                const std::set<std::string>& failed);
+
+/// Writes `root`/results.md (`heading`, `tables`, then a line naming results' failed runs) and
+/// `root`/results.json (`results`), and prints the Markdown and where both went to `out` (with a
+/// note when results say the runs were interrupted).
+void write_results_files(const std::string& root, const std::string& heading,
+                         const std::string& tables, const nlohmann::json& results,
+                         std::ostream& out);
 
 }  // namespace maskprior::training

@@ -277,17 +277,10 @@ std::string grid_text(const std::vector<SweepAxis>& grid) {
 std::pair<json, std::string> tabulate(const std::vector<SweepPoint>& points,
                                       const std::vector<PlannedRun>& runs,
                                       const std::set<std::string>& failed) {
-  std::vector<report::RunRecord> records;
-  for (const PlannedRun& run : runs) {
-    if (failed.contains(run.name)) continue;
-    if (auto record = report::read_run(run.dir)) {
-      record->row = fs::path(run.dir).parent_path().filename().string();
-      records.push_back(std::move(*record));
-    }
-  }
   std::map<std::string, json> settings;
   for (const SweepPoint& point : points) settings[point.name] = point.settings;
-  const std::vector<report::ReportRow> rows = report::group_runs(std::move(records), "");
+  const std::vector<report::ReportRow> rows =
+      report::group_runs(finished_records(runs, failed), "");
   json aggregated = json::array();
   for (const report::ReportRow& row : rows) {
     json seeds = json::array();
@@ -300,27 +293,12 @@ std::pair<json, std::string> tabulate(const std::vector<SweepPoint>& points,
   return {aggregated, report::family_tables(rows, aggregated)};
 }
 
-void write_results(const SweepOptions& options, const json& results, const std::string& tables,
-                   std::ostream& out) {
-  const fs::path root(options.out);
-  std::string markdown = fmt::format(
+/// results.md's heading: the grid, the seeds and the flags every run shares.
+std::string results_heading(const SweepOptions& options) {
+  return fmt::format(
       "# maskc sweep\n\nGrid: {}; {} seed{} each. Every run: `{}`. One row per combination of "
       "settings: mean ± std over its seeds.\n\n",
       grid_text(options.grid), options.seeds, options.seeds == 1 ? "" : "s", options.base.dump());
-  markdown += tables;
-  if (results.contains("failed")) {
-    markdown += fmt::format(
-        "Failed, so not in the tables: {} (run the same command again to retry them).\n",
-        fmt::join(results["failed"].get<std::vector<std::string>>(), ", "));
-  }
-  out << "\n" << markdown;
-  if (results.value("interrupted", false)) {
-    out << "interrupted: run the same command again to continue\n";
-  }
-  write_json_file((root / "results.json").string(), results);
-  write_file_atomic((root / "results.md").string(), markdown);
-  out << fmt::format("results: {}, {}\n", (root / "results.md").string(),
-                     (root / "results.json").string());
 }
 
 /// Seconds of the run `settings` describe, from two short sessions timed in this process (no run
@@ -421,7 +399,7 @@ json run_sweep(const SweepOptions& options, std::ostream& out) {
     grid.push_back({{"key", axis.key}, {"values", axis.values}});
   results["grid"] = grid;
   if (!outcome.failed.empty()) results["failed"] = outcome.failed;
-  write_results(options, results, tables, out);
+  write_results_files(options.out, results_heading(options), tables, results, out);
   if (!outcome.interrupted) throw_if_failed(outcome.failed, "sweep");
   return results;
 }

@@ -17,28 +17,7 @@ long=(--task parity2 --spec "$spec" --init mask --n 6 --dim 16 --depth 1 --heads
 d=$(mktemp -d)
 trap 'rm -rf "$d"' EXIT
 
-fail() {
-  echo "FAIL: $*" >&2
-  exit 1
-}
-
-# Runs maskc with the remaining arguments and fails unless it exits with $1.
-expect_exit() {
-  local want=$1
-  shift
-  "$maskc" "$@"
-  local got=$?
-  [[ $got -eq $want ]] || fail "maskc $* exited $got, not $want"
-}
-
-# Waits (at most 60 s) for the file $1.
-wait_for() {
-  local i=0
-  while [[ ! -f $1 && $i -lt 600 ]]; do
-    sleep 0.1
-    i=$((i + 1))
-  done
-}
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 # A free port on loopback for the cases that start ranks by hand.
 free_port() {

@@ -13,19 +13,7 @@ d=$(mktemp -d)
 trap 'rm -rf "$d"' EXIT
 cd "$d" || exit 1
 
-fail() {
-  echo "FAIL: $*" >&2
-  exit 1
-}
-
-# Runs maskc with the remaining arguments and fails unless it exits with $1.
-expect_exit() {
-  local want=$1
-  shift
-  "$maskc" "$@"
-  local got=$?
-  [[ $got -eq $want ]] || fail "maskc $* exited $got, not $want"
-}
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 # The data rows of the results table in $1 (lines starting "| " that are not the header).
 table_rows() { grep '^| ' "$1" | grep -v '^| run ' ; }

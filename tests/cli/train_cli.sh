@@ -15,19 +15,7 @@ long=(--n 6 --dim 16 --depth 1 --heads 1 --head-dim 8 --mlp 16 --epochs 100000 -
 d=$(mktemp -d)
 trap 'rm -rf "$d"' EXIT
 
-fail() {
-  echo "FAIL: $*" >&2
-  exit 1
-}
-
-# Runs maskc with the remaining arguments and fails unless it exits with $1.
-expect_exit() {
-  local want=$1
-  shift
-  "$maskc" "$@"
-  local got=$?
-  [[ $got -eq $want ]] || fail "maskc $* exited $got, not $want"
-}
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 unknown_init_is_usage_error() { expect_exit 2 train --task parity2 --init maskk; }
 bad_preset_is_usage_error() { expect_exit 2 train --task parity2 --preset fast; }
@@ -64,11 +52,8 @@ stop_and_resume() {
 # SIGTERM (as from a job scheduler) stops cleanly with a checkpoint: exit 143, resumable.
 sigterm_checkpoints() {
   "$maskc" train --task parity2 --spec "$parity2" --init mask "${long[@]}" --out "$d/run" &
-  local pid=$! i=0
-  while [[ ! -f $d/run/init.json && $i -lt 1200 ]]; do
-    sleep 0.1
-    i=$((i + 1))
-  done
+  local pid=$!
+  wait_for "$d/run/init.json"
   kill -TERM "$pid"
   wait "$pid"
   local got=$?
