@@ -157,8 +157,12 @@ int run_train(TrainFlags& f, bool resuming) {
       throw CLI::RequiredError("--task (or --data, or --truth-table)");
     }
     const auto config = training::resolve_config(f.config.task, f.config.preset, overrides);
-    if (f.print_config) {  // every resolved setting, as config.json would hold it
-      std::cout << training::to_json(config).dump(2) << '\n';
+    if (f.print_config) {  // every resolved setting, as config.json holds it, in --help's order
+      const nlohmann::json values = training::to_json(config);
+      nlohmann::ordered_json ordered;
+      for (const auto& field : training::config_fields()) ordered[field.key] = values[field.key];
+      ordered[training::kConfigFormatKey] = values[training::kConfigFormatKey];
+      std::cout << ordered.dump(2) << '\n';
       return kExitOk;
     }
     out = config.out;
