@@ -35,6 +35,11 @@ std::pair<const void*, int64_t> source_key(const torch::Tensor& t) {
   return {t.data_ptr(), static_cast<int64_t>(t._version())};
 }
 
+/// t with dropout p applied when `training` (and p > 0); t itself otherwise.
+torch::Tensor dropped(const torch::Tensor& t, double p, bool training) {
+  return training && p > 0 ? F::dropout(t, F::DropoutFuncOptions().p(p).training(true)) : t;
+}
+
 /// softmax(q kᵀ · scale + bias) v for q, k, v [B, H, N, d_head] and bias [H' or 1, N, N] (or
 /// undefined). With `attention`, also appends the probabilities [B, H, N, N] (detached).
 torch::Tensor attend(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
@@ -60,7 +65,7 @@ torch::Tensor attend(const torch::Tensor& q, const torch::Tensor& k, const torch
   if (bias.defined()) scores.add_(bias);
   auto probs = torch::softmax(scores, -1);
   if (attention) attention->push_back(probs.detach());
-  if (dropout > 0) probs = F::dropout(probs, F::DropoutFuncOptions().p(dropout).training(true));
+  probs = dropped(probs, dropout, /*training=*/true);  // dropout is 0 outside training
   return torch::matmul(probs, v);
 }
 
@@ -100,10 +105,6 @@ torch::Tensor sinusoids(int64_t n, int64_t dim) {
   table.index_put_({torch::indexing::Slice(), torch::indexing::Slice(1, dim, 2)},
                    torch::cos(angle).narrow(1, 0, dim / 2));
   return table.to(torch::kFloat);
-}
-
-torch::Tensor dropped(const torch::Tensor& t, double p, bool training) {
-  return training && p > 0 ? F::dropout(t, F::DropoutFuncOptions().p(p).training(true)) : t;
 }
 
 }  // namespace
