@@ -1,13 +1,10 @@
 // `maskc launch --nproc N -- train|reproduce|sweep ARGS`: N local processes of maskc-runtime with
-// the variables torchrun sets (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR,
-// MASTER_PORT), rendezvous on 127.0.0.1 at a free port, under the process supervisor of
-// core/supervisor.h. SIGINT and SIGTERM are passed on to every process; the first process to fail
-// ends the others, and its status is launch's exit status. Light: it only starts processes (no
-// LibTorch). See docs/distributed.md.
-#include <arpa/inet.h>
+// the variables torchrun sets (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR),
+// meeting through a file in a new private folder (MASKC_RENDEZVOUS_FILE; no port open to the
+// network, train/rendezvous_file.h), under the process supervisor of core/supervisor.h. SIGINT and
+// SIGTERM are passed on to every process; the first process to fail ends the others, and its status
+// is launch's exit status. Light: it only starts processes (no LibTorch). See docs/distributed.md.
 #include <fmt/format.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -32,27 +29,35 @@ namespace {
 
 struct LaunchFlags {
   int nproc = 1;
-  int master_port = 0;  // 0: a free port
   double kill_after = 10;
   std::vector<std::string> command;
 };
 
-/// A TCP port on 127.0.0.1 that nothing listens on now (the kernel's choice).
-int free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) throw InputError(fmt::format("cannot open a socket: {}", std::strerror(errno)));
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  address.sin_port = 0;
-  socklen_t length = sizeof(address);
-  const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0 &&
-                  ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0;
-  const int reason = errno;
-  ::close(fd);
-  if (!ok) throw InputError(fmt::format("cannot find a free port: {}", std::strerror(reason)));
-  return ntohs(address.sin_port);
-}
+/// A new folder only this user can enter (mkdtemp: mode 0700) for the ranks' rendezvous file,
+/// removed with everything in it when the launch ends.
+class PrivateFolder {
+ public:
+  PrivateFolder() {
+    const char* base = std::getenv("TMPDIR");
+    std::string pattern =
+        fmt::format("{}/maskc-launch-XXXXXX", base != nullptr && *base != '\0' ? base : "/tmp");
+    if (::mkdtemp(pattern.data()) == nullptr) {
+      throw InputError(fmt::format("cannot create a private folder for the rendezvous ({}): {}",
+                                   pattern, std::strerror(errno)));
+    }
+    path_ = pattern;
+  }
+  ~PrivateFolder() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  PrivateFolder(const PrivateFolder&) = delete;
+  PrivateFolder& operator=(const PrivateFolder&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
 
 std::filesystem::path runtime_program(const char* argv0) {
   std::error_code error;
@@ -62,14 +67,15 @@ std::filesystem::path runtime_program(const char* argv0) {
 
 /// Rank `rank` of f.nproc, run in the supervisor's forked child: maskc-runtime COMMAND... with
 /// the launcher's variables. Returns only if the program cannot be started.
-int exec_rank(const std::filesystem::path& program, const LaunchFlags& f, int rank, int port) {
+int exec_rank(const std::filesystem::path& program, const LaunchFlags& f, int rank,
+              const std::string& rendezvous) {
   const std::string n = std::to_string(f.nproc), r = std::to_string(rank);
   ::setenv("RANK", r.c_str(), 1);
   ::setenv("LOCAL_RANK", r.c_str(), 1);
   ::setenv("WORLD_SIZE", n.c_str(), 1);
   ::setenv("LOCAL_WORLD_SIZE", n.c_str(), 1);
   ::setenv("MASTER_ADDR", "127.0.0.1", 1);
-  ::setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
+  ::setenv("MASKC_RENDEZVOUS_FILE", rendezvous.c_str(), 1);
   // The machine's cores shared among the ranks, unless the user chose (as torchrun does).
   const auto threads = std::to_string(std::max(1, all_cores() / static_cast<int>(f.nproc)));
   ::setenv("OMP_NUM_THREADS", threads.c_str(), 0);
@@ -92,12 +98,14 @@ int run_launch(const LaunchFlags& f, const char* argv0) {
                                            "`{}` (maskc launch --nproc N -- train ...)",
                                            what));
   }
-  const int port = f.master_port > 0 ? f.master_port : free_port();
+  const PrivateFolder folder;
+  const std::string rendezvous = folder.path() + "/rendezvous";
   const auto program = runtime_program(argv0);
   std::vector<ChildProcess> ranks;
   for (int rank = 0; rank < f.nproc; ++rank) {
-    ranks.push_back({fmt::format("rank {}", rank),
-                     [&program, &f, rank, port] { return exec_rank(program, f, rank, port); }});
+    ranks.push_back({fmt::format("rank {}", rank), [&program, &f, rank, &rendezvous] {
+                       return exec_rank(program, f, rank, rendezvous);
+                     }});
   }
   SuperviseOptions options;
   options.parallel = f.nproc;
@@ -133,8 +141,6 @@ void add_launch_command(CLI::App& app, int& exit_code, const char* argv0) {
   cmd->add_option("--nproc,-n", flags->nproc, "Number of processes")
       ->required()
       ->check(CLI::Range(1, 1024));
-  cmd->add_option("--master-port", flags->master_port, "Rendezvous port (default: a free one)")
-      ->check(CLI::Range(1, 65535));
   cmd->add_option("--kill-after", flags->kill_after,
                   "Seconds the others get to stop after one fails, before SIGKILL")
       ->check(CLI::Range(0.0, 3600.0));

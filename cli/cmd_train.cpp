@@ -37,7 +37,7 @@ struct TrainFlags : ConfigFlags {
   // Data-parallel: as RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT say (-1/empty: not
   // given; the variables, if set, fill the rest). See docs/distributed.md.
   int rank = -1, world_size = 0, local_rank = -1, master_port = 0;
-  std::string master_addr;
+  std::string master_addr, rendezvous_file;
   double dist_timeout = 0;
 };
 
@@ -52,6 +52,7 @@ std::optional<training::World> world_of(const TrainFlags& f) {
   if (f.local_rank >= 0) w.local_rank = f.local_rank;
   if (!f.master_addr.empty()) w.master_addr = f.master_addr;
   if (f.master_port > 0) w.master_port = f.master_port;
+  if (!f.rendezvous_file.empty()) w.rendezvous_file = f.rendezvous_file;
   if (f.dist_timeout > 0) w.timeout_seconds = f.dist_timeout;
   training::check_world(w);
   return w;
@@ -72,6 +73,11 @@ void add_world_flags(CLI::App& cmd, TrainFlags& f) {
   cmd.add_option("--master-port", f.master_port, "Rank 0's rendezvous port (MASTER_PORT)")
       ->group(group)
       ->check(CLI::Range(1, 65535));
+  cmd.add_option("--rendezvous-file", f.rendezvous_file,
+                 "Meet through this file (a FileStore) instead of a TCP port; its folder must be "
+                 "private (MASKC_RENDEZVOUS_FILE; default on loopback: a file in a private "
+                 "folder)")
+      ->group(group);
   cmd.add_option("--dist-timeout", f.dist_timeout,
                  "Seconds a rank waits for the others before failing (MASKC_DIST_TIMEOUT; "
                  "default 60)")

@@ -1,11 +1,20 @@
 // train/distributed.h without processes: shards of a batch and the launcher's variables.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
 #include <string>
+#include <thread>
 
 #include "core/error.h"
+#include "mask_fixture.h"
+#include "test_util.h"
 #include "train/distributed.h"
+#include "train/rendezvous_file.h"
 
 namespace maskprior::training {
 namespace {
@@ -33,10 +42,10 @@ TEST(Shard, CoversTheBatchContiguouslyWithSizesWithinOne) {
 class Environment : public ::testing::Test {
  protected:
   void TearDown() override {
-    for (const char* name :
-         {"RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
-          "MASKC_DIST_TIMEOUT", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_STEP_NUM_TASKS",
-          "SLURM_LOCALID", "SLURM_STEP_TASKS_PER_NODE"}) {
+    for (const char* name : {"RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR",
+                             "MASTER_PORT", "MASKC_DIST_TIMEOUT", "SLURM_PROCID", "SLURM_NTASKS",
+                             "SLURM_STEP_NUM_TASKS", "SLURM_LOCALID", "SLURM_STEP_TASKS_PER_NODE",
+                             "MASKC_RENDEZVOUS_FILE", "TMPDIR", "XDG_RUNTIME_DIR"}) {
       ::unsetenv(name);
     }
   }
@@ -96,6 +105,84 @@ TEST_F(Environment, SlurmJobStepButNotTheBatchShell) {
   EXPECT_EQ(world->rank, 2);
   EXPECT_EQ(world->size, 4);
   EXPECT_EQ(world->local_size, 2);
+}
+
+using testing::input_error;
+using testing::TempDir;
+
+// On one machine the ranks meet through a file in a folder only this user can enter, never
+// through a port every host can reach; across machines, through rank 0's TCP port.
+TEST_F(Environment, LoopbackMeetsThroughAPrivateFileAndOtherHostsThroughTcp) {
+  const TempDir temp;
+  const auto dir = std::filesystem::path(temp.file("x")).parent_path();
+  set("TMPDIR", dir.c_str());
+  World world;
+  world.master_port = 29611;
+  const std::string file = rendezvous_file_of(world);
+  EXPECT_EQ(file, fmt::format("{}/maskc-{}/rendezvous-29611", dir.string(), ::getuid()));
+  struct stat info {};
+  ASSERT_EQ(::stat(std::filesystem::path(file).parent_path().c_str(), &info), 0);
+  EXPECT_EQ(info.st_mode & 0777, 0700u);
+  world.master_addr = "node0";
+  EXPECT_EQ(rendezvous_file_of(world), "");
+  world.rendezvous_file = (dir / "mine").string();
+  EXPECT_EQ(rendezvous_file_of(world), world.rendezvous_file);  // chosen: used even across hosts
+  set("MASKC_RENDEZVOUS_FILE", world.rendezvous_file.c_str());
+  set("RANK", "0");
+  EXPECT_EQ(world_from_environment()->rendezvous_file, world.rendezvous_file);
+}
+
+// A folder someone else could have made or can write is refused, naming it.
+TEST_F(Environment, AnOpenFolderIsRefused) {
+  const TempDir temp;
+  const auto dir = std::filesystem::path(temp.file("x")).parent_path();
+  set("TMPDIR", dir.c_str());
+  const auto mine = dir / fmt::format("maskc-{}", ::getuid());
+  std::filesystem::create_directory(mine);
+  ::chmod(mine.c_str(), 0777);
+  World world;
+  EXPECT_NE(input_error([&] { (void)rendezvous_file_of(world); }).find("is not a private folder"),
+            std::string::npos);
+  world.rendezvous_file = (mine / "store").string();
+  EXPECT_NE(input_error([&] { (void)rendezvous_file_of(world); }).find("writable by every user"),
+            std::string::npos);
+  world.rendezvous_file = (dir / "missing" / "store").string();
+  EXPECT_NE(input_error([&] { (void)rendezvous_file_of(world); }).find("does not exist"),
+            std::string::npos);
+}
+
+// Rank 0 clears what an earlier job left and publishes the file; a second rank 0 is refused while
+// the first lives; another rank waits for rank 0 and sees it end.
+TEST(RendezvousFile, RankZeroOwnsThePathAndOthersWatchIt) {
+  const TempDir temp;
+  const std::string path = temp.file("store");
+  std::ofstream(path) << "an earlier job's keys";
+  {
+    const RendezvousFile rank0(path, 0, 2, 1);
+    EXPECT_FALSE(std::filesystem::exists(path)) << "the old store is cleared";
+    EXPECT_TRUE(std::filesystem::exists(path + ".rank0"));
+    EXPECT_NE(
+        input_error([&] { RendezvousFile again(path, 0, 2, 1); }).find("in use by another job"),
+        std::string::npos);
+    const RendezvousFile rank1(path, 1, 2, 1);
+    EXPECT_TRUE(rank1.rank0_alive());
+  }
+  EXPECT_FALSE(std::filesystem::exists(path + ".rank0")) << "withdrawn at the end";
+  // An earlier rank 0 that died (its file left behind, unlocked) is not taken for a live one.
+  std::ofstream(path + ".rank0") << "12345\n";
+  const auto message = input_error([&] { RendezvousFile rank1(path, 1, 2, 0.2); });
+  EXPECT_NE(message.find("rank 0 did not open the rendezvous"), std::string::npos) << message;
+  // A rank that waits for rank 0 goes on as soon as rank 0 has published.
+  std::unique_ptr<RendezvousFile> late;
+  std::thread rank0([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    late = std::make_unique<RendezvousFile>(path, 0, 2, 1);
+  });
+  const RendezvousFile rank1(path, 1, 2, 5);
+  rank0.join();
+  EXPECT_TRUE(rank1.rank0_alive());
+  late.reset();
+  EXPECT_FALSE(rank1.rank0_alive());
 }
 
 }  // namespace

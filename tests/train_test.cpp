@@ -857,7 +857,7 @@ TEST_F(RuntimeTest, TrainFlagsAreTheConfigTable) {
   std::set<std::string> expected = {"-h", "--help", "--resume", "--json",
                                     "--print-config"};  // the command's own
   for (const char* name : {"--rank", "--world-size", "--local-rank", "--master-addr",
-                           "--master-port", "--dist-timeout"}) {
+                           "--master-port", "--rendezvous-file", "--dist-timeout"}) {
     expected.insert(name);  // data-parallel: where this process stands, not the run's config
   }
   for (const auto& field : config_fields()) {

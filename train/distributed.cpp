@@ -7,12 +7,15 @@
 #include <chrono>
 #include <cstdlib>
 #include <exception>
+#include <stdexcept>
 #include <thread>
 
 #include "core/error.h"
+#include "train/rendezvous_file.h"
 
 #if MASKPRIOR_HAVE_GLOO && defined(USE_C10D_GLOO)
 #define MASKPRIOR_GLOO 1
+#include <torch/csrc/distributed/c10d/FileStore.hpp>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
@@ -74,6 +77,7 @@ std::optional<World> world_from_environment() {
   if (const auto timeout = env_int("MASKC_DIST_TIMEOUT", 1, 1 << 24)) {
     world.timeout_seconds = *timeout;
   }
+  world.rendezvous_file = env_text("MASKC_RENDEZVOUS_FILE", "");
   check_world(world);
   return world;
 }
@@ -92,6 +96,23 @@ void check_world(const World& world) {
   }
 }
 
+namespace {
+
+bool is_loopback(const std::string& address) {
+  return address == "localhost" || address.starts_with("127.") || address == "::1";
+}
+
+}  // namespace
+
+std::string rendezvous_file_of(const World& world) {
+  if (!world.rendezvous_file.empty()) {
+    check_rendezvous_path(world.rendezvous_file);
+    return world.rendezvous_file;
+  }
+  if (!is_loopback(world.master_addr)) return "";
+  return fmt::format("{}/rendezvous-{}", private_rendezvous_folder(), world.master_port);
+}
+
 Shard shard_of(int64_t count, int rank, int world) {
   const int64_t base = count / world;
   const int64_t extra = count % world;
@@ -107,8 +128,30 @@ milliseconds timeout_of(const World& world) {
   return milliseconds(static_cast<int64_t>(world.timeout_seconds * 1000));
 }
 
-/// Connects to (rank 0: serves) the TCPStore; InputError saying where it waited if it cannot.
-c10::intrusive_ptr<c10d::Store> connect_store(const World& world) {
+/// A joined rendezvous: the store, and for a file rendezvous this process's part in it (declared
+/// first, so that it outlives the store).
+struct Joined {
+  std::unique_ptr<RendezvousFile> file;
+  c10::intrusive_ptr<c10d::Store> store;
+};
+
+/// Joins the rendezvous of `world` (rendezvous_file_of): a FileStore, or the TCPStore that rank 0
+/// serves; InputError saying where it waited if it cannot.
+Joined connect_store(const World& world) {
+  Joined joined;
+  const std::string file = rendezvous_file_of(world);
+  if (!file.empty()) {
+    joined.file =
+        std::make_unique<RendezvousFile>(file, world.rank, world.size, world.timeout_seconds);
+    try {
+      joined.store = c10::make_intrusive<c10d::FileStore>(file, world.size);
+      joined.store->setTimeout(timeout_of(world));
+    } catch (const std::exception& e) {
+      throw InputError(fmt::format("rank {} of {}: cannot open the rendezvous file {}: {}",
+                                   world.rank, world.size, file, e.what()));
+    }
+    return joined;
+  }
   c10d::TCPStoreOptions options;
   options.port = static_cast<std::uint16_t>(world.master_port);
   options.isServer = world.rank == 0;
@@ -116,7 +159,7 @@ c10::intrusive_ptr<c10d::Store> connect_store(const World& world) {
   options.waitWorkers = true;
   options.timeout = timeout_of(world);
   try {
-    return c10::make_intrusive<c10d::TCPStore>(world.master_addr, options);
+    joined.store = c10::make_intrusive<c10d::TCPStore>(world.master_addr, options);
   } catch (const std::exception& e) {
     throw InputError(fmt::format(
         "rank {} of {}: cannot {} the rendezvous at {}:{} within {} s (is every rank started, "
@@ -124,10 +167,21 @@ c10::intrusive_ptr<c10d::Store> connect_store(const World& world) {
         world.rank, world.size, world.rank == 0 ? "serve" : "reach", world.master_addr,
         world.master_port, world.timeout_seconds, e.what()));
   }
+  return joined;
 }
 
-bool is_loopback(const std::string& address) {
-  return address == "localhost" || address.starts_with("127.") || address == "::1";
+/// Waits until `key` is in the store: for a file rendezvous, until rank 0 sets it or dies (then
+/// false); for a TCPStore, rank 0 dying ends the connection and the wait throws.
+bool wait_for_rank0(const Joined& joined, const std::string& key) {
+  if (!joined.file) {
+    joined.store->wait({key}, std::chrono::hours(24 * 365));
+    return true;
+  }
+  while (!joined.store->check({key})) {
+    if (!joined.file->rank0_alive()) return joined.store->check({key});
+    std::this_thread::sleep_for(milliseconds(20));
+  }
+  return true;
 }
 
 /// The Gloo transport: on the interface GLOO_SOCKET_IFNAME names, on loopback when the master is
@@ -181,7 +235,7 @@ struct ProcessGroup::Impl {
   World world;
   bool cuda = false;
   bool nccl = false;
-  c10::intrusive_ptr<c10d::Store> store;
+  Joined joined;
   c10::intrusive_ptr<c10d::ProcessGroupGloo> gloo;
 #if MASKPRIOR_HAVE_NCCL
   c10::intrusive_ptr<c10d::ProcessGroupNCCL> nccl_group;
@@ -229,19 +283,19 @@ ProcessGroup::ProcessGroup(const World& world, bool cuda) : impl_(std::make_uniq
   check_world(world);
   impl_->world = world;
   impl_->cuda = cuda;
-  impl_->store = connect_store(world);
+  impl_->joined = connect_store(world);
   auto options = c10d::ProcessGroupGloo::Options::create(timeout_of(world));
   options->threads = 1;
   try {
     options->devices.push_back(gloo_device(world));
     impl_->gloo = c10::make_intrusive<c10d::ProcessGroupGloo>(
-        c10::make_intrusive<c10d::PrefixStore>("gloo", impl_->store), world.rank, world.size,
+        c10::make_intrusive<c10d::PrefixStore>("gloo", impl_->joined.store), world.rank, world.size,
         options);
 #if MASKPRIOR_HAVE_NCCL
     if (cuda) {
       impl_->nccl_group = c10::make_intrusive<c10d::ProcessGroupNCCL>(
-          c10::make_intrusive<c10d::PrefixStore>("nccl", impl_->store), world.rank, world.size,
-          c10d::ProcessGroupNCCL::Options::create());
+          c10::make_intrusive<c10d::PrefixStore>("nccl", impl_->joined.store), world.rank,
+          world.size, c10d::ProcessGroupNCCL::Options::create());
       impl_->nccl = true;
     }
 #endif
@@ -334,52 +388,55 @@ void ProcessGroup::on_rank0(const std::function<void()>& work) {
   const std::string key = fmt::format("maskc/rank0/{}", impl_->rank0_sections++);
   if (impl_->world.rank == 0) {
     work();
-    impl_->store->set(key, std::vector<uint8_t>{1});
+    impl_->joined.store->set(key, std::vector<uint8_t>{1});
     return;
   }
+  const char* what = "waiting for rank 0 (evaluating, writing)";
+  bool done = false;
   try {
-    impl_->store->wait({key}, std::chrono::hours(24 * 365));
+    done = wait_for_rank0(impl_->joined, key);
   } catch (const std::exception& e) {
-    impl_->lost("waiting for rank 0 (evaluating, writing)", e);
+    impl_->lost(what, e);
   }
+  if (!done) impl_->lost(what, std::runtime_error("rank 0 has ended"));
 }
 
 // ---------------------------------------------------------------------------------------------
 
 struct Rendezvous::Impl {
   World world;
-  c10::intrusive_ptr<c10d::Store> store;
+  Joined joined;
 };
 
 Rendezvous::Rendezvous(const World& world) : impl_(std::make_unique<Impl>()) {
   check_world(world);
   impl_->world = world;
-  impl_->store = connect_store(world);
+  impl_->joined = connect_store(world);
 }
 
 Rendezvous::~Rendezvous() = default;
 
 void Rendezvous::set(const std::string& key, const std::string& value) {
-  impl_->store->set(key, std::vector<uint8_t>(value.begin(), value.end()));
+  impl_->joined.store->set(key, std::vector<uint8_t>(value.begin(), value.end()));
 }
 
 std::optional<std::string> Rendezvous::get(const std::string& key) {
-  if (!impl_->store->check({key})) return std::nullopt;
-  const auto bytes = impl_->store->get(key);
+  if (!impl_->joined.store->check({key})) return std::nullopt;
+  const auto bytes = impl_->joined.store->get(key);
   return std::string(bytes.begin(), bytes.end());
 }
 
 void Rendezvous::wait_for_leavers(double timeout_seconds) {
   const auto until =
       std::chrono::steady_clock::now() + milliseconds(static_cast<int64_t>(timeout_seconds * 1000));
-  while (impl_->store->add("maskc/left", 0) < impl_->world.size - 1 &&
+  while (impl_->joined.store->add("maskc/left", 0) < impl_->world.size - 1 &&
          std::chrono::steady_clock::now() < until) {
     std::this_thread::sleep_for(milliseconds(50));
   }
 }
 
 void Rendezvous::leave() {
-  impl_->store->add("maskc/left", 1);
+  impl_->joined.store->add("maskc/left", 1);
 }
 
 #else  // no Gloo in this LibTorch

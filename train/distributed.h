@@ -1,7 +1,9 @@
 // Several processes, one job: data-parallel training (`maskc train` under `maskc launch`,
 // torchrun or Slurm) and suites split across ranks (`maskc reproduce`), through LibTorch's c10d.
 //
-// A group is joined through a TCPStore served by rank 0 at MASTER_ADDR:MASTER_PORT; gradients are
+// A group is joined through a rendezvous store: on one machine a c10d FileStore in a private folder
+// (train/rendezvous_file.h; `maskc launch`, MASKC_RENDEZVOUS_FILE, or a loopback MASTER_ADDR),
+// across machines a TCPStore served by rank 0 at MASTER_ADDR:MASTER_PORT. Gradients are
 // summed with ProcessGroupGloo (CPU; CUDA tensors go through a CPU buffer) or ProcessGroupNCCL
 // (CUDA, only in builds configured with -DMASKPRIOR_WITH_NCCL=ON). docs/distributed.md says what
 // is and is not deterministic. The interface is free of LibTorch headers (reproduce.cpp uses it).
@@ -28,6 +30,9 @@ struct World {
   int local_size = 1;
   std::string master_addr = "127.0.0.1";
   int master_port = 29500;
+  /// The rendezvous file (MASKC_RENDEZVOUS_FILE); empty: chosen from the master address (see
+  /// rendezvous_file_of).
+  std::string rendezvous_file;
   /// How long a collective (or joining) waits for a peer before it fails with an error.
   double timeout_seconds = 60;
 };
@@ -35,13 +40,18 @@ struct World {
 /// The World of the launcher's variables: RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE,
 /// MASTER_ADDR, MASTER_PORT (torchrun, `maskc launch`), or else, inside an srun job step,
 /// SLURM_PROCID, SLURM_STEP_NUM_TASKS, SLURM_LOCALID, SLURM_STEP_TASKS_PER_NODE with
-/// MASTER_ADDR/MASTER_PORT; MASKC_DIST_TIMEOUT (seconds) sets the timeout. nullopt when neither
-/// RANK nor an srun step is there. InputError naming the variable for a value that is not a number
-/// in range.
+/// MASTER_ADDR/MASTER_PORT; MASKC_DIST_TIMEOUT (seconds) sets the timeout and MASKC_RENDEZVOUS_FILE
+/// the rendezvous file. nullopt when neither RANK nor an srun step is there. InputError naming the
+/// variable for a value that is not a number in range.
 std::optional<World> world_from_environment();
 
 /// Checks a World (0 <= rank < size, a port in 1..65535, a positive timeout); InputError if not.
 void check_world(const World& world);
+
+/// Where the ranks of `world` meet: the FileStore path (its rendezvous_file, or, when the master
+/// address is loopback, rendezvous-PORT in this user's private folder), or "" for a TCPStore at
+/// MASTER_ADDR:MASTER_PORT (ranks on several machines). InputError for an unsafe path.
+std::string rendezvous_file_of(const World& world);
 
 /// The rows [offset, offset + size) of a batch of `count` rows that `rank` of `world` computes:
 /// contiguous, sizes differing by at most one; `size` is 0 for a rank beyond the rows.
@@ -75,7 +85,7 @@ class ProcessGroup {
   /// The largest of the ranks' values (stop agreement: the signal each rank received, or 0).
   int64_t max(int64_t value);
   /// Rank 0 runs `work` (an evaluation, a write) while the others wait for it through the store,
-  /// without the collective timeout (rank 0 dying ends the store and the wait at once).
+  /// without the collective timeout (rank 0 dying ends the wait at once).
   void on_rank0(const std::function<void()>& work);
 
   static constexpr int64_t kBucketBytes = int64_t{25} << 20;

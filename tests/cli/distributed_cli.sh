@@ -117,4 +117,44 @@ reproduce_split_matches() {
   cmp "$d/one/results.md" "$d/two/results.md" || fail "results.md differ"
 }
 
+# The ranks meet through a file in a private folder, and nothing they listen on is reachable from
+# another machine: under launch, and started by hand with MASTER_ADDR=127.0.0.1. Launch's folder
+# is gone when it ends.
+rendezvous_is_private() {
+  export TMPDIR=$d/tmp
+  mkdir -p "$TMPDIR"
+  "$maskc" launch --nproc 2 -- train "${long[@]}" --out "$d/launched" &
+  local pid=$! ranks
+  wait_for "$d/launched/init.json"
+  ranks=$(cat /proc/"$pid"/task/*/children)
+  [[ -n $ranks ]] || fail "no ranks under launch"
+  # shellcheck disable=SC2086
+  "$python" "$source_dir/tests/scripts/listening_sockets.py" $ranks || fail "launch: exposed"
+  ls "$TMPDIR"/maskc-launch-*/rendezvous* >/dev/null || fail "no rendezvous file under launch"
+  kill -TERM "$pid"
+  wait "$pid"
+  test -z "$(ls "$TMPDIR")" || fail "left behind: $(ls -R "$TMPDIR")"
+
+  export WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=29613
+  RANK=0 "$maskc" train "${long[@]}" --out "$d/by-hand" &
+  local p0=$!
+  RANK=1 "$maskc" train "${long[@]}" --out "$d/rank1" &
+  local p1=$!
+  wait_for "$d/by-hand/init.json"
+  "$python" "$source_dir/tests/scripts/listening_sockets.py" "$p0" "$p1" || fail "by hand: exposed"
+  test -f "$TMPDIR/maskc-$(id -u)/rendezvous-29613.rank0" ||
+    fail "no private rendezvous file"
+  test "$(stat -c %a "$TMPDIR/maskc-$(id -u)")" = 700 || fail "folder not private"
+  # rank 0 dies: rank 1 learns it at once (it may be waiting on rank 0 in the store, not in a
+  # collective), exits 1 and writes nothing.
+  kill -KILL "$p0"
+  local t0 rc
+  t0=$(date +%s)
+  wait "$p1"
+  rc=$?
+  [[ $rc -eq 1 ]] || fail "rank 1 exit $rc after rank 0 died, not 1"
+  [[ $(($(date +%s) - t0)) -le 20 ]] || fail "rank 1 took $(($(date +%s) - t0)) s"
+  test ! -e "$d/rank1" || fail "rank 1 wrote files"
+}
+
 "$case_name"

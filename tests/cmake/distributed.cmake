@@ -5,7 +5,8 @@ maskprior_test(distributed_test SOURCES distributed_test.cpp LIBS maskprior_trai
 find_package(Python3 REQUIRED COMPONENTS Interpreter)
 # Each case is a function of tests/cli/distributed_cli.sh; CMake only registers them.
 foreach(_case two_ranks_match_one_process stop_resume_and_sigterm
-    dead_or_hung_rank_fails_the_others launch_forwards_exit_codes reproduce_split_matches)
+    dead_or_hung_rank_fails_the_others launch_forwards_exit_codes reproduce_split_matches
+    rendezvous_is_private)
   add_test(NAME dp_${_case}
     COMMAND bash ${PROJECT_SOURCE_DIR}/tests/cli/distributed_cli.sh $<TARGET_FILE:maskc>
       ${PROJECT_SOURCE_DIR} ${Python3_EXECUTABLE} ${_case})
