@@ -4,6 +4,7 @@
 
 #include "cli/commands.h"
 #include "cli/share_dir.h"
+#include "core/error.h"
 #include "report/report.h"
 
 namespace maskprior::cli {
@@ -25,7 +26,11 @@ void add_report_command(CLI::App& app, int& exit_code) {
                   "headline metric, e.g. accuracy, sequence_accuracy, top1, test_bpc)");
   cmd->callback([options, &exit_code] {
     options->source_dir = share_dir();
-    const std::string path = report::write_report(*options);
+    std::vector<report::LeftOut> left_out;
+    const std::string path = report::write_report(*options, &left_out);
+    for (const auto& l : left_out) {
+      std::cerr << "maskc report: left out " << escape_control_chars(l.reason) << "\n";
+    }
     std::cout << "report: " << path << "\n";
     exit_code = kExitOk;
   });

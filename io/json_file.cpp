@@ -8,12 +8,6 @@
 
 namespace maskprior {
 
-namespace {
-
-constexpr uint64_t kMaxJsonBytes = uint64_t{256} << 20;  // 256 MiB
-
-}  // namespace
-
 nlohmann::json read_json_file(const std::string& path) {
   // A run folder's JSON files are small; a FIFO or a device in their place is refused, not read.
   const std::string text = read_regular_file(path, kMaxJsonBytes, "JSON file");
@@ -24,8 +18,8 @@ nlohmann::json read_json_file(const std::string& path) {
   }
 }
 
-std::vector<nlohmann::json> read_json_lines(const std::string& path) {
-  const std::string text = read_regular_file(path, kMaxJsonBytes, "JSON Lines file");
+std::vector<nlohmann::json> read_json_lines(const std::string& path, uint64_t max_bytes) {
+  const std::string text = read_regular_file(path, max_bytes, "JSON Lines file");
   std::vector<nlohmann::json> records;
   size_t start = 0;
   for (int line = 1; start < text.size(); ++line) {

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -10,9 +12,13 @@ namespace maskprior {
 
 /// Reads a JSON file; InputError naming the file if unreadable or not JSON.
 nlohmann::json read_json_file(const std::string& path);
-/// Reads a JSON Lines file (one JSON value per line; blank lines skipped); InputError naming the
-/// file and line of a line that is not JSON.
-std::vector<nlohmann::json> read_json_lines(const std::string& path);
+/// The most bytes read_json_file and read_json_lines read unless told otherwise.
+inline constexpr uint64_t kMaxJsonBytes = uint64_t{256} << 20;  // 256 MiB
+
+/// Reads a JSON Lines file (one JSON value per line; blank lines skipped) of at most `max_bytes`;
+/// InputError naming the file and line of a line that is not JSON, or a larger file.
+std::vector<nlohmann::json> read_json_lines(const std::string& path,
+                                            uint64_t max_bytes = kMaxJsonBytes);
 /// Writes `value` as indented JSON atomically (temporary file + rename).
 void write_json_file(const std::string& path, const nlohmann::json& value);
 

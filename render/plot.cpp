@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/text.h"
 #include "io/atomic_file.h"
 
 namespace maskprior {
@@ -206,6 +207,25 @@ void render(const std::string& file, const PlotSpec& plot) {
   draw_legend(pls, plot);
 }
 
+/// Text as PLplot draws it literally: valid UTF-8 without control characters (PLplot aborts the
+/// process on invalid UTF-8), and '#', PLplot's escape character, doubled.
+std::string plot_text(const std::string& text) {
+  std::string out;
+  for (char c : printable_utf8(text)) {
+    out += c;
+    if (c == '#') out += '#';
+  }
+  return out;
+}
+
+/// `plot` with every text plot_text'ed: titles and labels come from folder and file names.
+PlotSpec literal_texts(PlotSpec plot) {
+  for (std::string* text : {&plot.title, &plot.x_label, &plot.y_label}) *text = plot_text(*text);
+  for (PlotSeries& s : plot.series) s.label = plot_text(s.label);
+  for (std::string& c : plot.x_categories) c = plot_text(c);
+  return plot;
+}
+
 std::string read_bytes(const std::string& file) {
   std::ifstream in(file, std::ios::binary);
   std::ostringstream bytes;
@@ -222,7 +242,7 @@ void write_plot_png(const std::string& path, const PlotSpec& plot) {
   const fs::path scratch =
       fs::temp_directory_path() /
       fmt::format("maskprior-plot-{}-{}.png", ::getpid(), std::hash<std::string>{}(path));
-  render(scratch.string(), plot);
+  render(scratch.string(), literal_texts(plot));
   std::string bytes = read_bytes(scratch.string());
   std::error_code ignored;
   fs::remove(scratch, ignored);

@@ -71,7 +71,7 @@ const tasks::TaskFamily& family_of(const RunRecord& run) {
   try {
     return tasks::family_of_run(run.config);
   } catch (const InputError& e) {
-    throw InputError(fmt::format("[report] {}: {}", run.dir, e.what()));
+    throw InputError(fmt::format("{}: {}", run.dir, e.what()));
   }
 }
 
@@ -162,17 +162,55 @@ json settings_of(const RunRecord& run) {
   return settings;
 }
 
-std::optional<RunRecord> read_run(const std::string& dir_text) {
+std::optional<RunRecord> read_run(const std::string& dir_text, uint64_t max_metrics_bytes) {
   const fs::path dir(dir_text);
   RunRecord run;
   run.dir = dir_text;
   if (!fs::is_regular_file(dir / "summary.json")) return std::nullopt;
   run.summary = read_json_file((dir / "summary.json").string());
-  if (run.summary.value("interrupted", false)) return std::nullopt;
+  if (run.summary.is_object() && run.summary.value("interrupted", false)) return std::nullopt;
   run.config = read_json_file((dir / "config.json").string());
   if (fs::is_regular_file(dir / "metrics.jsonl"))
-    run.metrics = read_json_lines((dir / "metrics.jsonl").string());
+    run.metrics = read_json_lines((dir / "metrics.jsonl").string(), max_metrics_bytes);
+  check_run(run);
   return run;
+}
+
+void check_run(const RunRecord& run) {
+  const fs::path dir(run.dir);
+  auto fail = [&](const std::string& file, const std::string& what) {
+    throw InputError(fmt::format("{}: {}", (dir / file).string(), what));
+  };
+  if (!run.config.is_object()) fail("config.json", "not a JSON object");
+  if (!run.summary.is_object()) fail("summary.json", "not a JSON object");
+  // The largest magnitude a run's number may have: beyond it a mean or std over seeds overflows.
+  constexpr double kLargest = 1e300;
+  for (const auto& [key, value] : run.summary.items()) {
+    const json values = value.is_array() ? value : json::array({value});
+    for (const json& v : values) {
+      if (v.is_number() && !(std::abs(v.get<double>()) <= kLargest)) {
+        fail("summary.json", fmt::format("'{}' is {}, which no run can reach",
+                                         escape_control_chars(key), v.dump()));
+      }
+    }
+  }
+  for (const char* key : {"steps", "epochs"}) {
+    if (run.summary.contains(key) && run.summary[key].is_number() &&
+        run.summary[key].get<double>() < 0) {
+      fail("summary.json", fmt::format("'{}' is negative ({})", key, run.summary[key].dump()));
+    }
+  }
+  double previous = 0;
+  for (size_t i = 0; i < run.metrics.size(); ++i) {
+    const json& record = run.metrics[i];
+    const json step = record.is_object() ? record.value("step", json()) : json();
+    if (!step.is_number() || step.get<double>() < previous || step.get<double>() > kLargest) {
+      fail("metrics.jsonl",
+           fmt::format("record {} has step {} after step {} (steps are counts that never go back)",
+                       i + 1, step.dump(), previous));
+    }
+    previous = step.get<double>();
+  }
 }
 
 std::vector<ReportRow> group_runs(std::vector<RunRecord> runs, const std::string& root_name) {
@@ -198,25 +236,52 @@ std::vector<ReportRow> group_runs(std::vector<RunRecord> runs, const std::string
   return rows;
 }
 
-std::vector<ReportRow> read_rows(const std::string& root_text) {
+std::vector<ReportRow> read_rows(const std::string& root_text, std::vector<LeftOut>* left_out) {
   const fs::path root(root_text);
   if (!fs::is_directory(root)) {
     throw InputError(fmt::format("[report] {} is not a folder", root_text));
   }
+  std::vector<LeftOut> skipped;
+  auto leave_out = [&](const fs::path& dir, const std::string& reason) {
+    if (left_out == nullptr) throw InputError(fmt::format("[report] {}", reason));
+    skipped.push_back({dir.string(), reason});
+  };
   std::vector<RunRecord> runs;
+  uint64_t metrics_budget = kMaxReportMetricsBytes;
   for (const fs::path& dir : run_folders(root)) {
-    std::optional<RunRecord> run = read_run(dir.string());
+    std::error_code error;
+    const uintmax_t size = fs::file_size(dir / "metrics.jsonl", error);
+    if (!error && size > metrics_budget) {
+      leave_out(dir, fmt::format("{}: the report has read {} MiB of metrics.jsonl files, its "
+                                 "limit ({} MiB), and this one has {} bytes more",
+                                 (dir / "metrics.jsonl").string(),
+                                 (kMaxReportMetricsBytes - metrics_budget) >> 20,
+                                 kMaxReportMetricsBytes >> 20, size));
+      continue;
+    }
+    std::optional<RunRecord> run;
+    try {
+      run = read_run(dir.string());
+      if (run) (void)family_of(*run);
+    } catch (const InputError& e) {
+      leave_out(dir, e.what());
+      continue;
+    }
     if (!run) continue;
+    if (!error) metrics_budget -= std::min<uint64_t>(size, metrics_budget);
     const fs::path parent = dir == root ? dir : dir.parent_path();
     run->row = parent == root ? "" : fs::relative(parent, root).generic_string();
     if (run->row == ".") run->row.clear();  // root given as "runs/"
     runs.push_back(std::move(*run));
   }
   if (runs.empty()) {
+    std::string why;
+    for (const LeftOut& l : skipped) why += fmt::format("\n  {}: {}", l.dir, l.reason);
     throw InputError(fmt::format(
-        "[report] {} holds no finished run (a folder with config.json and summary.json)",
-        root_text));
+        "[report] {} holds no finished run (a folder with config.json and summary.json){}",
+        root_text, skipped.empty() ? "" : " that can be reported:" + why));
   }
+  if (left_out != nullptr) *left_out = std::move(skipped);
   std::string root_name = fs::absolute(root).lexically_normal().filename().string();
   if (root_name.empty()) root_name = fs::absolute(root).parent_path().filename().string();
   return group_runs(std::move(runs), root_name);

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -49,10 +50,23 @@ struct ReportRow {
   std::vector<RunRecord> runs;
 };
 
-/// Reads the run folder `dir` (config.json, summary.json, metrics.jsonl); nullopt when it is not
-/// finished (no summary.json, or an interrupted run's). InputError names a file that does not
-/// parse.
-std::optional<RunRecord> read_run(const std::string& dir);
+/// The most bytes of one run's metrics.jsonl, and of all runs' together, that a report reads: a
+/// report holds every evaluation record in memory.
+inline constexpr uint64_t kMaxMetricsBytes = uint64_t{64} << 20;
+inline constexpr uint64_t kMaxReportMetricsBytes = uint64_t{512} << 20;
+
+/// Reads the run folder `dir` (config.json, summary.json, metrics.jsonl, at most
+/// `max_metrics_bytes` of it); nullopt when it is not finished (no summary.json, or an interrupted
+/// run's). InputError names a file that does not parse or is too large, or a value no run can have
+/// (check_run).
+std::optional<RunRecord> read_run(const std::string& dir,
+                                  uint64_t max_metrics_bytes = kMaxMetricsBytes);
+
+/// InputError naming the file and value when a run holds what no run can: a config.json or
+/// summary.json that is not an object, a number beyond ±1e300 in summary.json (it would print as
+/// inf once averaged), a negative count of steps, or evaluation records whose steps are negative
+/// or go back.
+void check_run(const RunRecord& run);
 /// Groups runs into rows, in the order of their first run: runs pool only when they share their
 /// row folder (RunRecord::row) and their settings (settings_of). `root_name` labels the rows of
 /// the root folder when they are its only ones. Throws InputError naming a run whose task belongs
@@ -72,11 +86,18 @@ std::optional<int64_t> steps_to(const RunRecord& run, const std::string& key, do
 /// family's number names, e.g. arithmetic at the paper's train fraction).
 std::string paper_number(const ReportRow& row);
 
+/// A finished run folder that a report leaves out, and why (a file that does not parse, a task of
+/// no known family, a value no run can have, or more metrics than a report reads).
+struct LeftOut {
+  std::string dir, reason;
+};
+
 /// Every finished run folder under `root` (folders with config.json and summary.json; interrupted
-/// runs are skipped), in natural folder order, grouped into rows by group_runs. Throws InputError
-/// when `root` is no folder or holds no finished run, a JSON file does not parse (naming it), or a
-/// run's task belongs to no known family (naming the run).
-std::vector<ReportRow> read_rows(const std::string& root);
+/// runs are skipped), in natural folder order, grouped into rows by group_runs. A run that cannot
+/// be reported (LeftOut) goes to `left_out` when it is given, and otherwise throws InputError
+/// naming the run and what is wrong. Throws InputError when `root` is no folder or holds no run
+/// to report (naming those left out).
+std::vector<ReportRow> read_rows(const std::string& root, std::vector<LeftOut>* left_out = nullptr);
 
 struct ReportOptions {
   std::string dir;         // the results folder
@@ -85,8 +106,10 @@ struct ReportOptions {
                            // family's headline
 };
 
-/// Writes DIR/REPORT.md and DIR/plots/*.png; returns the path of REPORT.md. InputError when
-/// options.metric is set and no run's summary has a number under it (naming the keys that do).
-std::string write_report(const ReportOptions& options);
+/// Writes DIR/REPORT.md and DIR/plots/*.png; returns the path of REPORT.md. Runs that cannot be
+/// reported are listed there as left out (and in `*left_out` when given). InputError when
+/// options.metric is set and no run's summary has a number under it (naming the keys that do), or
+/// when DIR/plots is a symlink or no folder.
+std::string write_report(const ReportOptions& options, std::vector<LeftOut>* left_out = nullptr);
 
 }  // namespace maskprior::report

@@ -11,6 +11,7 @@
 
 #include "compiler/compile.h"
 #include "core/error.h"
+#include "core/text.h"
 #include "io/atomic_file.h"
 #include "io/json_file.h"
 #include "render/plot.h"
@@ -27,6 +28,42 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+
+/// Text from run folders (names, config and summary values) as REPORT.md shows it: valid UTF-8
+/// with control characters escaped, and nothing Markdown or HTML would read as markup — `|` and
+/// backticks (which would break a table or a code span) replaced, `<`, `>` and `&` as entities,
+/// brackets (which would end an image's alt text) as parentheses.
+std::string inert(const std::string& raw) {
+  std::string text;
+  for (char c : printable_utf8(raw)) {
+    switch (c) {
+      case '|':
+        text += '/';
+        break;
+      case '`':
+        text += '\'';
+        break;
+      case '<':
+        text += "&lt;";
+        break;
+      case '>':
+        text += "&gt;";
+        break;
+      case '&':
+        text += "&amp;";
+        break;
+      case '[':
+        text += '(';
+        break;
+      case ']':
+        text += ')';
+        break;
+      default:
+        text += c;
+    }
+  }
+  return text;
+}
 
 Summary over_seeds(const ReportRow& row, const std::string& key) {
   std::vector<double> values;
@@ -202,10 +239,11 @@ std::string mdi_text(const TaskSection& section, const std::string& source_dir) 
           mask, validate::task_target(mask, section.task, validate_options), validate_options);
       const auto& exclusion = report.outputs.front().mdi_exclusion;
       if (!exclusion) continue;
-      text += fmt::format("- `{}`: MDI {} by the mask — {}.\n", fs::path(path).filename().string(),
+      text += fmt::format("- `{}`: MDI {} by the mask — {}.\n",
+                          inert(fs::path(path).filename().string()),
                           exclusion->excluded ? "excluded" : "not excluded", exclusion->reason);
     } catch (const std::exception& e) {
-      text += fmt::format("- `{}`: not validated ({})\n", path, e.what());
+      text += fmt::format("- `{}`: not validated ({})\n", inert(path), inert(e.what()));
     }
   }
   return text + (done.empty() ? "" : "\n");
@@ -237,7 +275,7 @@ std::string results_table(const TaskSection& section, const std::string& key) {
   std::string out = fmt::format(
       "| run | seeds | {}{} | paper |{} steps to 50% | steps to 95% | prior mass start → end | "
       "mask drift | wall s / run |\n|---|---|---|---|{}---|---|---|---|---|\n",
-      key, share ? " %" : "", titles, rules);
+      inert(key), share ? " %" : "", titles, rules);
   for (const ReportRow* row : section.rows) {
     const Summary start = over_seeds(*row, "prior_mass_init");
     const Summary end = over_seeds(*row, "prior_mass");
@@ -246,7 +284,7 @@ std::string results_table(const TaskSection& section, const std::string& key) {
       extra += fmt::format(" {} |", cell(over_seeds(*row, metric.key), metric.is_share()));
     }
     out += fmt::format(
-        "| {} | {} | {} | {} |{} {} | {} | {} | {} | {} |\n", row->label, row->runs.size(),
+        "| {} | {} | {} | {} |{} {} | {} | {} | {} | {} |\n", inert(row->label), row->runs.size(),
         cell(over_seeds(*row, key), share),
         key == row->family->headline().key ? paper_number(*row) : "—", extra,
         share ? steps_cell(*row, key, 0.5) : "—", share ? steps_cell(*row, key, 0.95) : "—",
@@ -260,9 +298,9 @@ std::string results_table(const TaskSection& section, const std::string& key) {
 std::string field(const json& config, const char* key) {
   if (!config.contains(key) || config[key].is_null()) return "—";
   const json& v = config[key];
-  if (v.is_string()) return v.get<std::string>();
+  if (v.is_string()) return inert(v.get<std::string>());
   if (v.is_number_float()) return fmt::format("{:g}", v.get<double>());
-  return v.dump();
+  return inert(v.dump());
 }
 
 std::string settings_table(const TaskSection& section) {
@@ -273,15 +311,28 @@ std::string settings_table(const TaskSection& section) {
     const json& c = row->runs.front().config;
     const json& summary = row->runs.front().summary;  // the device used (since stop 19)
     const std::string data =
-        row->family->describe_data ? row->family->describe_data(c) : std::string("—");
+        row->family->describe_data ? inert(row->family->describe_data(c)) : std::string("—");
     out += fmt::format(
-        "| {} | {} | {} | {} × {}, {} × {}, {} | {} | {} | {} | {} | {} | {} | {} |\n", row->label,
-        field(c, "preset"), data, field(c, "dim"), field(c, "depth"), field(c, "heads"),
-        field(c, "head_dim"), field(c, "mlp"), field(c, "optimizer"), field(c, "lr"),
-        field(c, "batch_size"), field(c, "epochs"), field(summary, "steps"),
+        "| {} | {} | {} | {} × {}, {} × {}, {} | {} | {} | {} | {} | {} | {} | {} |\n",
+        inert(row->label), field(c, "preset"), data, field(c, "dim"), field(c, "depth"),
+        field(c, "heads"), field(c, "head_dim"), field(c, "mlp"), field(c, "optimizer"),
+        field(c, "lr"), field(c, "batch_size"), field(c, "epochs"), field(summary, "steps"),
         field(summary.contains("device") ? summary : c, "device"), field(c, "threads"));
   }
   return out + "\n";
+}
+
+/// InputError unless root/plots is missing or a folder of root's own: a symlink (or anything
+/// else) there could send the plots outside DIR.
+void check_plots_folder(const fs::path& root) {
+  const fs::path plots = root / "plots";
+  const fs::file_status status = fs::symlink_status(plots);
+  if (status.type() == fs::file_type::not_found || status.type() == fs::file_type::directory) {
+    return;
+  }
+  throw InputError(fmt::format(
+      "[report] {} is {}: the report writes its plots only into a folder of its own; remove it",
+      plots.string(), status.type() == fs::file_type::symlink ? "a symlink" : "not a folder"));
 }
 
 /// Draws `plot` into root/plots/NAME.png and returns its Markdown image line; "" when there is
@@ -291,10 +342,11 @@ std::string figure(const fs::path& root, const std::string& name, PlotSpec plot)
     return std::none_of(s.y.begin(), s.y.end(), [](double v) { return std::isfinite(v); });
   });
   if (plot.series.empty()) return "";
+  check_plots_folder(root);
   fs::create_directories(root / "plots");
   const std::string file = "plots/" + file_name(name) + ".png";
   write_plot_png((root / file).string(), plot);
-  return fmt::format("![{}]({})\n\n", plot.title, file);
+  return fmt::format("![{}]({})\n\n", inert(plot.title), file);
 }
 
 /// The metric per row: one marker per seed and the mean ± std; or, when the rows sweep the train
@@ -481,11 +533,11 @@ std::string fourier_figures(const fs::path& root, const TaskSection& section) {
 std::string section_text(const fs::path& root, const TaskSection& section,
                          const ReportOptions& options) {
   const std::string key = primary_of(section, options.metric);
-  std::string out = fmt::format("## {}\n\n", section.title());
+  std::string out = fmt::format("## {}\n\n", inert(section.title()));
   if (key.empty()) {
-    return out + (options.metric.empty()
-                      ? std::string("No summary metric to report.\n\n")
-                      : fmt::format("No run here has `{}` in its summary.\n\n", options.metric));
+    return out + (options.metric.empty() ? std::string("No summary metric to report.\n\n")
+                                         : fmt::format("No run here has `{}` in its summary.\n\n",
+                                                       inert(options.metric)));
   }
   out += fmt::format(
       "`{}` of the last evaluation, mean ± std over seeds{}; *paper* is docs/paper.md's number "
@@ -493,7 +545,7 @@ std::string section_text(const fs::path& root, const TaskSection& section,
       "budget: compare with care when the preset (Settings) is not `paper`. Steps to 50% / 95%: "
       "first evaluated step at that level, mean over the seeds that reached it (reached / "
       "seeds).\n\n",
-      key, is_share(section, key) ? " (%)" : "");
+      inert(key), is_share(section, key) ? " (%)" : "");
   out += results_table(section, key) + mdi_text(section, options.source_dir);
   out += "Settings:\n\n" + settings_table(section);
   out += final_figure(root, section, key) + setting_figures(root, section, key) +
@@ -517,15 +569,6 @@ void check_metric(const std::vector<ReportRow>& rows, const std::string& metric)
   throw InputError(
       fmt::format("[report] no run's summary.json has a number under '{}' (these do: {})", metric,
                   fmt::join(keys, ", ")));
-}
-
-/// Text of a summary or config value for REPORT.md: control characters escaped, `|` and
-/// backticks (which would break a table or a code span) replaced.
-std::string inert(std::string text) {
-  text = escape_control_chars(text);
-  std::replace(text.begin(), text.end(), '|', '/');
-  std::replace(text.begin(), text.end(), '`', '\'');
-  return text;
 }
 
 /// What computed the runs (summary.json's `provenance`, device and the config's precision): one
@@ -561,20 +604,32 @@ std::string provenance_text(const std::vector<ReportRow>& rows) {
   return text + "\n";
 }
 
+/// The runs the report leaves out, and why.
+std::string left_out_text(const std::vector<LeftOut>& left_out) {
+  if (left_out.empty()) return "";
+  std::string text =
+      fmt::format("**{} run{} left out** (damaged, or more than a report reads):\n\n",
+                  left_out.size(), left_out.size() == 1 ? "" : "s");
+  for (const LeftOut& l : left_out) text += fmt::format("- {}\n", inert(l.reason));
+  return text + "\n";
+}
+
 }  // namespace
 
-std::string write_report(const ReportOptions& options) {
+std::string write_report(const ReportOptions& options, std::vector<LeftOut>* left_out_runs) {
   const fs::path root(options.dir);
-  const std::vector<ReportRow> rows = read_rows(options.dir);
+  std::vector<LeftOut> left_out;
+  const std::vector<ReportRow> rows = read_rows(options.dir, &left_out);
   check_metric(rows, options.metric);
+  check_plots_folder(root);
   size_t runs = 0;
   for (const ReportRow& row : rows) runs += row.runs.size();
-  std::string text = fmt::format("# Report: {}\n\n", fs::absolute(root).filename().string());
+  std::string text = fmt::format("# Report: {}\n\n", inert(fs::absolute(root).filename().string()));
   if (fs::is_regular_file(root / "results.json")) {
     const json results = read_json_file((root / "results.json").string());
     if (results.contains("suite")) {
-      text += fmt::format("Suite `{}`, preset `{}`. ", results.value("suite", "?"),
-                          results.value("preset", "?"));
+      text += fmt::format("Suite `{}`, preset `{}`. ", inert(results.value("suite", "?")),
+                          inert(results.value("preset", "?")));
     } else if (results.value("command", "") == "sweep") {
       text += "A `maskc sweep` (its grid in results.md). ";
     }
@@ -582,12 +637,13 @@ std::string write_report(const ReportOptions& options) {
   text += fmt::format(
       "{} finished runs in {} rows, written by `maskc report`. Plots are in `plots/`.\n\n", runs,
       rows.size());
-  text += provenance_text(rows);
+  text += provenance_text(rows) + left_out_text(left_out);
   for (const TaskSection& section : by_task(rows)) {
     text += section_text(root, section, options);
   }
   const std::string path = (root / "REPORT.md").string();
   write_file_atomic(path, text);
+  if (left_out_runs != nullptr) *left_out_runs = std::move(left_out);
   return path;
 }
 

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/text.h"
 #include "io/atomic_file.h"
 #include "io/json_file.h"
 #include "io/mask_file.h"
@@ -265,6 +266,22 @@ TEST(Safetensors, NonFiniteNumbersAreRefusedNamingTheFile) {
     message.push_back("bad.safetensors");
     expect_input_error([&] { read_mask_file(bad); }, message);
   }
+}
+
+// Text shown from outside is valid UTF-8 without controls: each byte that is no part of a
+// well-formed character (a stray continuation, a cut sequence, overlong forms, surrogates, beyond
+// U+10FFFF) and each C0, DEL or C1 control is written as \xHH; well-formed text is unchanged.
+TEST(Messages, PrintableUtf8) {
+  EXPECT_EQ(printable_utf8("plain é → 😀\tx"), "plain é → 😀\tx");
+  EXPECT_EQ(printable_utf8("a\x1b[1m\x7f"), "a\\x1b[1m\\x7f");
+  EXPECT_EQ(printable_utf8("\xff\x80"), "\\xff\\x80");
+  EXPECT_EQ(printable_utf8("\xe2\x82"), "\\xe2\\x82");                    // cut
+  EXPECT_EQ(printable_utf8("\xc0\xaf"), "\\xc0\\xaf");                    // overlong '/'
+  EXPECT_EQ(printable_utf8("\xe0\x80\xaf"), "\\xe0\\x80\\xaf");           // overlong
+  EXPECT_EQ(printable_utf8("\xed\xa0\x80"), "\\xed\\xa0\\x80");           // a surrogate
+  EXPECT_EQ(printable_utf8("\xf4\x90\x80\x80"), "\\xf4\\x90\\x80\\x80");  // > U+10FFFF
+  EXPECT_EQ(printable_utf8("\xc2\x9b"), "\\xc2\\x9b");                    // C1 CSI
+  EXPECT_EQ(printable_utf8("\xc2\xa0"), "\xc2\xa0");  // no-break space is printable
 }
 
 TEST(Messages, EchoedInputIsEscapedAndCut) {

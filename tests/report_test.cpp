@@ -303,6 +303,108 @@ TEST(Plot, RefusesEmptyAndMismatchedSeries) {
   EXPECT_TRUE(is_png(dir / "a.png", 900, 560));
 }
 
+// Folder names and values are data: control characters, invalid UTF-8, `|`, HTML and brackets from
+// a folder name reach neither the terminal, the Markdown, nor PLplot (which aborts on invalid
+// UTF-8) as they are; the table keeps its columns and every plot is drawn.
+TEST(Report, FolderNamesAndValuesAreInert) {
+  const fs::path root = fresh_dir("hostile");
+  const std::string evil = "evil\x1b[31m|<b>x</b>](y)\xff\xc0\x80#u";
+  json config = parity2_config("mask");
+  config["host_note"] = "<script>alert(1)</script>";  // an unknown key: a setting that differs
+  write_run(root / evil / "seed0", config, {{"accuracy", 0.9}, {"steps", 300}},
+            {{0, 0.5}, {300, 0.9}}, "accuracy");
+  write_run(root / "plain" / "seed0", parity2_config("mask"), {{"accuracy", 0.8}, {"steps", 300}},
+            {{0, 0.5}, {300, 0.8}}, "accuracy");
+  const std::string text = read_text(write_report({root.string(), kSource, ""}));
+  EXPECT_EQ(text.find('\x1b'), std::string::npos);
+  EXPECT_EQ(text.find("<b>"), std::string::npos);
+  EXPECT_EQ(text.find("<script>"), std::string::npos);
+  EXPECT_EQ(text.find('\xff'), std::string::npos);
+  EXPECT_NE(text.find("evil\\x1b(31m/&lt;b&gt;x&lt;/b&gt;)(y)\\xff\\xc0\\x80#u"), std::string::npos)
+      << text;
+  // Every row of every table has as many cells as the table's header.
+  std::istringstream lines(text);
+  int64_t header_cells = -1;
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.starts_with("|")) {
+      header_cells = -1;
+      continue;
+    }
+    const auto cells = std::count(line.begin(), line.end(), '|');
+    if (header_cells < 0) header_cells = cells;
+    EXPECT_EQ(cells, header_cells) << line;
+  }
+  EXPECT_TRUE(is_png(root / "plots" / "parity2-final.png", 900, 560));
+}
+
+// A plots/ symlink is not followed out of DIR: the report refuses it and writes nothing.
+TEST(Report, APlotsSymlinkIsRefused) {
+  const fs::path root = write_suite();
+  const fs::path outside = fresh_dir("outside");
+  fs::create_directory_symlink(outside, root / "plots");
+  const std::string error = testing::input_error([&] {
+    write_report({root.string(), kSource, ""});
+  });
+  EXPECT_NE(error.find("plots is a symlink"), std::string::npos) << error;
+  EXPECT_TRUE(fs::is_empty(outside));
+  EXPECT_FALSE(fs::exists(root / "REPORT.md"));
+}
+
+// One damaged run is listed as left out, with what is wrong, instead of failing the report; a
+// value no run can have (1e308, a negative step) is flagged, never averaged into an "inf".
+TEST(Report, DamagedRunsAreLeftOutAndNamed) {
+  const fs::path root = write_suite();
+  const fs::path bad = root / "damaged";
+  fs::create_directories(bad / "json");
+  write_json_file((bad / "json" / "config.json").string(), parity2_config("mask"));
+  std::ofstream(bad / "json" / "summary.json") << "{ not json";
+  write_run(bad / "huge", parity2_config("mask"), {{"accuracy", 1e308}, {"steps", 300}}, {{0, 0.5}},
+            "accuracy");
+  write_run(bad / "steps", parity2_config("mask"), {{"accuracy", 0.5}, {"steps", 300}},
+            {{0, 0.5}, {-5, 0.6}}, "accuracy");
+  write_run(bad / "object", json::array({1, 2}), {{"accuracy", 0.5}}, {}, "accuracy");
+  write_run(bad / "family", {{"task", "no-such-task"}}, {{"accuracy", 0.5}}, {}, "accuracy");
+  std::vector<LeftOut> left_out;
+  const std::string text = read_text(write_report({root.string(), kSource, ""}, &left_out));
+  ASSERT_EQ(left_out.size(), 5u) << text;
+  for (const char* what :
+       {"summary.json: not valid JSON", "'accuracy' is 1e+308", "record 2 has step -5",
+        "config.json: not a JSON object", "no-such-task"}) {
+    EXPECT_NE(text.find(what), std::string::npos) << what << "\n" << text;
+  }
+  EXPECT_NE(text.find("5 runs left out"), std::string::npos);
+  EXPECT_EQ(text.find("inf"), std::string::npos);
+  EXPECT_NE(text.find("| parity2-mask | 2 |"), std::string::npos) << "the others are reported";
+  // Without a list to put them in (a caller that wants every run), the first one is an error.
+  EXPECT_NE(testing::input_error([&] { read_rows(root.string()); }).find("damaged"),
+            std::string::npos);
+}
+
+// A metrics.jsonl beyond the report's cap is refused with the limit, not read into memory.
+TEST(Report, MetricsBeyondTheCapAreRefused) {
+  const fs::path run = fresh_dir("big") / "seed0";
+  write_run(run, parity2_config("mask"), {{"accuracy", 0.5}}, {{0, 0.5}, {100, 0.6}, {200, 0.7}},
+            "accuracy");
+  const std::string error = testing::input_error([&] { read_run(run.string(), 100); });
+  EXPECT_NE(error.find("over the limit"), std::string::npos) << error;
+  EXPECT_NE(error.find("metrics.jsonl"), std::string::npos) << error;
+  EXPECT_TRUE(read_run(run.string()).has_value());
+}
+
+TEST(Plot, TextIsDrawnLiterally) {
+  PlotSpec plot;
+  plot.title = "bad \xff\xfe utf-8 \x1b[31m and #u #[0x2192] escapes";
+  plot.x_label = "\xc3";
+  plot.x_categories = {"a\xff", "#d"};
+  plot.series.push_back({"\xe2\x82", {0, 1}, {1, 2}, {}, {}, false});
+  const fs::path dir = fresh_dir("plot-text");
+  ::testing::internal::CaptureStderr();  // PLplot gives up on a malformed text with a message
+  write_plot_png((dir / "a.png").string(), plot);
+  const std::string complaints = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(complaints, "");
+  EXPECT_TRUE(is_png(dir / "a.png", 900, 560));
+}
+
 TEST(MaskcReport, WritesTheReportOrExitsOne) {
   const fs::path root = write_suite();
   const std::string ok = std::string(MASKC_PATH) + " report " + root.string() + " >/dev/null 2>&1";
@@ -341,7 +443,7 @@ TEST(Report, NamesTheCommitBuildAndMachineOfItsRuns) {
             {{0, 0.5}, {10, 1.0}}, "accuracy");
   const std::string text = read_text(write_report({root.string(), kSource, ""}));
   EXPECT_NE(
-      text.find("- commit `0123456789ab`, Release build, LibTorch 1.13.1; machine box/\\x1b[31m "
+      text.find("- commit `0123456789ab`, Release build, LibTorch 1.13.1; machine box/\\x1b(31m "
                 "(Some CPU, 2 cores); device cpu, precision fp32: 2 runs"),
       std::string::npos)
       << text;

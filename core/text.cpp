@@ -1,0 +1,63 @@
+#include "core/text.h"
+
+#include <fmt/format.h>
+
+#include <cstdint>
+
+namespace maskprior {
+
+namespace {
+
+/// The length of the well-formed UTF-8 character at text[i] (RFC 3629: no overlong forms, no
+/// surrogates, nothing above U+10FFFF); 0 when the bytes there are not one.
+size_t utf8_length(std::string_view text, size_t i) {
+  const auto byte = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
+  const unsigned char b0 = byte(i);
+  if (b0 < 0x80) return 1;
+  size_t length = 0;
+  unsigned char low = 0x80, high = 0xbf;  // the allowed range of the second byte
+  if (b0 >= 0xc2 && b0 <= 0xdf) {
+    length = 2;
+  } else if (b0 >= 0xe0 && b0 <= 0xef) {
+    length = 3;
+    if (b0 == 0xe0) low = 0xa0;   // overlong
+    if (b0 == 0xed) high = 0x9f;  // surrogates
+  } else if (b0 >= 0xf0 && b0 <= 0xf4) {
+    length = 4;
+    if (b0 == 0xf0) low = 0x90;   // overlong
+    if (b0 == 0xf4) high = 0x8f;  // above U+10FFFF
+  } else {
+    return 0;
+  }
+  if (i + length > text.size() || byte(i + 1) < low || byte(i + 1) > high) return 0;
+  for (size_t k = 2; k < length; ++k) {
+    if ((byte(i + k) & 0xc0) != 0x80) return 0;
+  }
+  return length;
+}
+
+}  // namespace
+
+std::string printable_utf8(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size();) {
+    const size_t length = utf8_length(text, i);
+    const auto b0 = static_cast<unsigned char>(text[i]);
+    const bool c1 = length == 2 && b0 == 0xc2 && static_cast<unsigned char>(text[i + 1]) < 0xa0;
+    const bool control = length == 1 && ((b0 < 0x20 && b0 != '\t') || b0 == 0x7f);
+    if (length == 0 || control || c1) {
+      const size_t bytes = length == 0 ? 1 : length;
+      for (size_t k = 0; k < bytes; ++k) {
+        out += fmt::format("\\x{:02x}", static_cast<unsigned char>(text[i + k]));
+      }
+      i += bytes;
+      continue;
+    }
+    out.append(text.substr(i, length));
+    i += length;
+  }
+  return out;
+}
+
+}  // namespace maskprior

@@ -1,0 +1,16 @@
+// Text from outside (folder names, file contents) made safe to show: on a terminal, in a Markdown
+// report, or to a library (PLplot) that aborts on bytes that are not UTF-8.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace maskprior {
+
+/// `text` as valid UTF-8 without control characters: C0 controls (but tab), DEL, the C1 controls
+/// U+0080..U+009F, and every byte that is not part of a well-formed UTF-8 character (overlong
+/// forms, surrogates and code points above U+10FFFF included) are written as `\xHH`, one per
+/// byte. Well-formed, printable text comes back unchanged.
+std::string printable_utf8(std::string_view text);
+
+}  // namespace maskprior
