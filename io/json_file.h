@@ -6,9 +6,19 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace maskprior {
+
+/// The deepest nesting of arrays and objects a JSON reader accepts. The parser itself keeps its
+/// own stack, but printing, comparing and copying a value recurse once per level, so a value
+/// nested a million deep (2 MB of brackets) would overflow the stack long after it was read.
+inline constexpr int kMaxJsonDepth = 512;
+
+/// Parses `text` as JSON nested at most kMaxJsonDepth deep; InputError "WHERE: ..." when it is not
+/// JSON (a number beyond double's range included) or is nested deeper.
+nlohmann::json parse_json(std::string_view text, const std::string& where);
 
 /// Reads a JSON file; InputError naming the file if unreadable or not JSON.
 nlohmann::json read_json_file(const std::string& path);

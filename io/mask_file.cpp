@@ -12,6 +12,7 @@
 
 #include "core/error.h"
 #include "io/input_file.h"
+#include "io/json_file.h"
 #include "io/npy.h"
 #include "io/safetensors.h"
 
@@ -99,9 +100,9 @@ double parse_number(InputFile& file, const std::string& what, const std::string&
 
 json parse_metadata_json(InputFile& file, const std::string& key, const std::string& text) {
   try {
-    return json::parse(text);
-  } catch (const json::exception& e) {  // also out_of_range: a number like 1e999
-    file.corrupt(fmt::format("metadata '{}' is not valid JSON ({})", key, e.what()));
+    return parse_json(text, fmt::format("metadata '{}'", key));
+  } catch (const InputError& e) {
+    file.corrupt(e.what());
   }
 }
 

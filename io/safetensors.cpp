@@ -12,6 +12,7 @@
 
 #include "core/error.h"
 #include "io/atomic_file.h"
+#include "io/json_file.h"
 
 namespace maskprior {
 namespace {
@@ -125,9 +126,9 @@ std::pair<json, uint64_t> read_header_json(InputFile& file) {
   const std::string text = file.read_string(8, header_size);
   json header;
   try {
-    header = json::parse(text);
-  } catch (const json::exception& e) {  // also out_of_range: a number like 1e999
-    file.corrupt(fmt::format("header is not valid JSON ({})", e.what()));
+    header = parse_json(text, "header");
+  } catch (const InputError& e) {
+    file.corrupt(e.what());
   }
   if (!header.is_object()) file.corrupt("header is not a JSON object");
   return {std::move(header), header_size};

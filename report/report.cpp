@@ -276,7 +276,7 @@ std::vector<ReportRow> read_rows(const std::string& root_text, std::vector<LeftO
   }
   if (runs.empty()) {
     std::string why;
-    for (const LeftOut& l : skipped) why += fmt::format("\n  {}: {}", l.dir, l.reason);
+    for (const LeftOut& l : skipped) why += "\n  " + l.reason;
     throw InputError(fmt::format(
         "[report] {} holds no finished run (a folder with config.json and summary.json){}",
         root_text, skipped.empty() ? "" : " that can be reported:" + why));

@@ -218,6 +218,9 @@ TEST(Safetensors, RejectsCorruptFiles) {
        {"layout covers 5 tokens", "N = 4"}},
       {join(replaced(header, "\"open\":\"10\"", "\"open\":\"ten\""), data),
        {"'open'", "not a number"}},
+      // Nesting that printing or comparing the header would recurse through.
+      {join(std::string(header.size(), ']').replace(0, 1000, std::string(1000, '[')), data),
+       {"header", "nested more than 512 deep"}},
   };
   for (const Case& c : cases) {
     write_bytes(bad, c.bytes);
@@ -259,7 +262,7 @@ TEST(Safetensors, NonFiniteNumbersAreRefusedNamingTheFile) {
            {"\"close\":\"-10\"", "\"close\":\"-inf\"", {"'close'", "not a finite number"}},
            {"\"close\":\"-10\"", "\"close\":\"-1e999\"", {"'close'"}},
            {R"({\"n\":3,)", R"({\"n\":1e999,)", {"'params'", "not valid JSON"}},
-           {"[512,528]", "[512,1e999]", {"header is not valid JSON"}},
+           {"[512,528]", "[512,1e999]", {"header: not valid JSON"}},
        }) {
     write_bytes(bad, join(replaced(header, c.from, c.to), data));
     std::vector<std::string> message = c.message;
@@ -498,6 +501,23 @@ TEST(JsonFile, InvalidJsonIsAnInputErrorNamingTheFile) {
     write_bytes(dir.file("bad.json"), text);
     expect_input_error([&] { read_json_file(dir.file("bad.json")); },
                        {"bad.json", "not valid JSON"});
+  }
+}
+
+// JSON nested deeper than kMaxJsonDepth is refused while it is read, up to the size caps (16 MiB of
+// brackets here): nothing later walks it recursively (printing it in a report crashed before).
+TEST(JsonFile, DeepNestingIsRefusedAtAnyLength) {
+  TempDir dir;
+  auto nested = [](size_t depth) { return std::string(depth, '[') + std::string(depth, ']'); };
+  write_bytes(dir.file("ok.json"), nested(kMaxJsonDepth));
+  EXPECT_EQ(read_json_file(dir.file("ok.json")).dump().size(), 2 * size_t{kMaxJsonDepth});
+  for (const size_t depth : {size_t{kMaxJsonDepth} + 1, size_t{8} << 20}) {
+    write_bytes(dir.file("deep.json"), nested(depth));
+    expect_input_error([&] { read_json_file(dir.file("deep.json")); },
+                       {"deep.json", "nested more than 512 deep"});
+    write_bytes(dir.file("deep.jsonl"), "{\"step\": 0}\n{\"a\": " + nested(depth) + "}\n");
+    expect_input_error([&] { read_json_lines(dir.file("deep.jsonl")); },
+                       {"deep.jsonl:2", "nested more than 512 deep"});
   }
 }
 
