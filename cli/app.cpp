@@ -1,12 +1,27 @@
 #include <exception>
 #include <iostream>
 #include <new>
+#include <string>
 
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "core/error.h"
 
 namespace maskprior::cli {
+
+namespace {
+
+/// A library's error message without the C++ backtrace LibTorch appends to its own ("Exception
+/// raised from ...", "frame #0: ..."): the first lines say what went wrong, the frames only where.
+std::string without_backtrace(std::string text) {
+  for (const char* marker : {"\nException raised from", "\nframe #0"}) {
+    const auto at = text.find(marker);
+    if (at != std::string::npos) text.erase(at);
+  }
+  return text;
+}
+
+}  // namespace
 
 int run_app(CLI::App& app, int argc, char** argv, const int& exit_code) {
   try {
@@ -31,11 +46,12 @@ int run_app(CLI::App& app, int argc, char** argv, const int& exit_code) {
     return kExitInternal;
   } catch (const std::bad_alloc&) {
     // Buffers sized by the input say how much they wanted (allocate_or_throw); this is the rest.
-    std::cerr << "maskc: error: out of memory: the input needs more memory than is available "
-                 "(a smaller -D size or mask would fit)\n";
+    std::cerr << "maskc: error: out of memory: this command needs more memory than is available "
+                 "(a smaller spec, -D size, model or data file would fit)\n";
     return kExitInputError;
   } catch (const std::exception& e) {
-    std::cerr << "maskc: error: " << escape_control_chars(e.what(), /*keep_newlines=*/true) << '\n';
+    std::cerr << "maskc: error: "
+              << escape_control_chars(without_backtrace(e.what()), /*keep_newlines=*/true) << '\n';
     return kExitInputError;
   }
   return exit_code;

@@ -1,6 +1,7 @@
 #pragma once
 // The process-wide settings a run's numeric work depends on: CPU threads and the allocator.
 
+#include <optional>
 #include <string>
 
 #include "core/cores.h"
@@ -21,6 +22,10 @@ using maskprior::all_cores;
 ///   one came as fresh pages from the kernel (page faults and zeroing, ~8% of a step's CPU time
 ///   at the arithmetic paper size).
 int prepare_host(int threads);
+
+/// The memory this machine can give a new allocation now (/proc/meminfo's MemAvailable, or the
+/// cgroup's memory.max less its use when that is smaller), in bytes; nullopt when unknown.
+std::optional<double> available_memory_bytes();
 
 /// OpenBLAS's thread count in this process, or 0 if OpenBLAS is not loaded.
 int blas_threads();

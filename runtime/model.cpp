@@ -167,6 +167,29 @@ torch::Tensor BlockImpl::finish(const torch::Tensor& residual, const torch::Tens
   return y + mlp(ln_mlp(y));
 }
 
+ModelFootprint estimate_footprint(const ModelConfig& config, int64_t batch) {
+  const auto d = static_cast<double>(config.dim), n = static_cast<double>(config.seq_len),
+             heads = static_cast<double>(config.heads),
+             inner = heads * static_cast<double>(config.head_dim),
+             mlp = static_cast<double>(config.mlp), depth = static_cast<double>(config.depth);
+  const double inputs = config.patch_features > 0 ? static_cast<double>(config.patch_features) + 2
+                                                  : static_cast<double>(config.vocab);
+  const double outputs = config.readout == Readout::kClsRegression ? 1
+                         : config.readout == Readout::kClsClassify
+                             ? static_cast<double>(config.classes)
+                             : static_cast<double>(config.vocab);
+  ModelFootprint f;
+  const double block = 4 * d * inner + 2 * d * mlp + mlp + 5 * d;  // Wq, Wk, Wv, Wo, MLP, LNs
+  f.parameters = inputs * d + n * d + depth * block + 2 * d + (d + 1) * outputs;
+  f.mask_logits = depth * heads * n * n;
+  // Kept per row and layer: the block's input and norms (3d), Q, K, V and the attended values
+  // (4 × inner), scores, probabilities and a dropout mask (3 × heads × N per query), the MLP's
+  // two hidden activations.
+  const double kept = n * depth * (3 * d + 4 * inner + 3 * heads * n + 2 * mlp) + n * outputs;
+  f.training_bytes = 4 * (4 * (f.parameters + f.mask_logits) + static_cast<double>(batch) * kept);
+  return f;
+}
+
 MaskedTransformerImpl::MaskedTransformerImpl(const ModelConfig& config) : config_(config) {
   const bool patches = config.patch_features > 0;
   for (auto [value, name] : {std::pair{patches ? config.patch_features : config.vocab,

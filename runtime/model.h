@@ -57,6 +57,17 @@ struct ModelConfig {
   Activation activation = Activation::kGelu;
 };
 
+/// What training a model of `config` takes, counted from its shape before anything is allocated
+/// (doubles: a size such as dim = 1e12 must not overflow the count).
+struct ModelFootprint {
+  double parameters = 0;   // the model's, without the mask M
+  double mask_logits = 0;  // M at its largest: one N × N per layer and head
+  /// float32 bytes of one training step: parameters, gradients and the optimizer's two moments,
+  /// and the forward values the backward pass keeps for `batch` rows.
+  double training_bytes = 0;
+};
+ModelFootprint estimate_footprint(const ModelConfig& config, int64_t batch);
+
 /// One block, pre-LN (x + Attn(LN(x)), then + MLP(LN(x))) or post-LN (see ModelConfig). Wq, Wk,
 /// Wv have no bias. ln_attention and ln_mlp are the LayerNorms before (pre) or after (post) the
 /// attention and the MLP.

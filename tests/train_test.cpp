@@ -611,6 +611,34 @@ TEST_F(RuntimeTest, NonFiniteTrainFlagsAreUsageErrors) {
   }
 }
 
+// A model that cannot fit is refused before anything is allocated or written, in one line that
+// names the size and the settings (before: a LibTorch allocation failure with a 26-frame backtrace
+// and a run folder holding config.json).
+TEST_F(RuntimeTest, AModelThatCannotFitIsRefusedBeforeTheRunFolder) {
+  for (const std::string flags :
+       {"--dim 1000000000000", "--mlp 10000000000", "--depth 100000 --dim 100000"}) {
+    const auto r = maskc("train --task parity2 --preset quick " + flags + " -q --out run");
+    EXPECT_EQ(r.code, 1) << flags << ": " << r.err;
+    EXPECT_NE(r.err.find("training this model would take about"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(flags.substr(0, flags.find(' ', 2))), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("frame #"), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_FALSE(fs::exists(dir_ / "run")) << flags;
+  }
+  // The estimate grows with every size, and a quick parity2 model is far below any machine.
+  runtime::ModelConfig model;
+  const auto small = runtime::estimate_footprint(model, 256);
+  EXPECT_LT(small.training_bytes, 1e9);
+  for (int64_t runtime::ModelConfig::*size :
+       {&runtime::ModelConfig::dim, &runtime::ModelConfig::mlp, &runtime::ModelConfig::depth,
+        &runtime::ModelConfig::seq_len, &runtime::ModelConfig::vocab}) {
+    runtime::ModelConfig bigger = model;
+    bigger.*size *= 2;
+    EXPECT_GT(runtime::estimate_footprint(bigger, 256).training_bytes, small.training_bytes);
+  }
+  EXPECT_GT(runtime::estimate_footprint(model, 512).training_bytes, small.training_bytes);
+}
+
 // mask_open, mask_close and mask_weight_decay are unset unless given: null in config.json, and an
 // explicit value (0 included) is recorded as given.
 TEST(ConfigTableTest, OptionalFieldsRoundTripThroughJson) {

@@ -98,6 +98,38 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const TrainConfig& confi
   return std::make_unique<torch::optim::Adam>(make(options), options);
 }
 
+/// Refuses, before a run folder is made, a model whose training would not fit in this machine's
+/// memory (estimate_footprint against MemAvailable; on a GPU the limit is the host's too, as the
+/// device's memory is not known here), naming the sizes that make it.
+void check_footprint(const ModelConfig& model, const TrainConfig& config) {
+  const ModelFootprint f = estimate_footprint(model, config.batch_size);
+  const std::optional<double> available = available_memory_bytes();
+  constexpr double kNoMachine = 1e15;  // 1 PB: past any machine, even when the memory is unknown
+  const double limit = std::min(available.value_or(kNoMachine), kNoMachine);
+  if (f.training_bytes <= limit) return;
+  auto size = [](double bytes) {
+    const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    int unit = 0;
+    for (; unit < 6 && bytes >= 1024; ++unit) bytes /= 1024;
+    return fmt::format("{:.3g} {}", bytes, units[unit]);
+  };
+  auto count = [](double n) {
+    return n < 1e6 ? fmt::format("{:.0f}", n) : fmt::format("{:.3g}", n);
+  };
+  throw InputError(fmt::format(
+      "training this model would take about {} of memory, more than {} ({} parameters and {} "
+      "mask logits: --dim {}, --depth {}, --heads {} × --head-dim {}, --mlp {}, "
+      "vocabulary {}, {} tokens per example; and the activations of --batch-size {}); choose "
+      "smaller sizes{}",
+      size(f.training_bytes),
+      available ? fmt::format("the {} this machine has available", size(*available))
+                : std::string("any machine has"),
+      count(f.parameters), count(f.mask_logits), model.dim, model.depth, model.heads,
+      model.head_dim, model.mlp, model.vocab, model.seq_len, config.batch_size,
+      config.task.empty() ? " (a data file's vocabulary is every distinct symbol or value in it)"
+                          : ""));
+}
+
 /// Starts the run folder of a new run. A run that never reached a checkpoint (killed while
 /// setting up or before its first checkpoint) is replaced: there is nothing in it to resume.
 void start_folder(const RunFolder& folder, const TrainConfig& config) {
@@ -191,7 +223,8 @@ Run::Run(const TrainConfig& config, bool resuming, ProcessGroup* group)
   if (init_requires_grid(parse_init_method(config_.init))) {
     impulse_pattern(experiment_->layout(), /*heads=*/1);  // refuses a task without a grid now
   }
-  if (!resuming_) start_folder(folder_, config_);  // the task and spec are good
+  check_footprint(model_config_, config_);
+  if (!resuming_) start_folder(folder_, config_);  // the task, spec and sizes are good
   keep_run_files(folder_, *experiment_, resuming_);
   build_model();
   rows_ = experiment_->train_size();
