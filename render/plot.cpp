@@ -20,7 +20,8 @@ namespace maskprior {
 
 namespace {
 
-// cmap0 colours we set: 0 background (white), 1 axes (black), then the series' colours.
+// cmap0 colours we set: 0 background (white), 1 axes (black), then the series' colours, then
+// the same at 20% opacity for bands.
 constexpr int kBackground = 0, kInk = 1, kFirstSeries = 2;
 constexpr int kPalette[][3] = {{31, 119, 180},  {214, 39, 40}, {44, 160, 44},   {255, 127, 14},
                                {148, 103, 189}, {140, 86, 75}, {227, 119, 194}, {127, 127, 127},
@@ -86,7 +87,37 @@ std::pair<Range, Range> ranges(const PlotSpec& plot) {
 }
 
 /// Runs of finite points of `s` (NaN breaks a line).
+/// The band between `low` and `high` of each run of finite points, in the series' colour at 20%
+/// opacity (colour index kFirstSeries + kColours + k).
+void draw_band(plstream& pls, const PlotSeries& s, int index, bool log_x) {
+  pls.col0(kFirstSeries + kColours + index % kColours);
+  std::vector<PLFLT> xs, lows, highs;
+  auto flush = [&] {
+    if (xs.size() > 1) {
+      std::vector<PLFLT> px(xs), py(highs);
+      px.insert(px.end(), xs.rbegin(), xs.rend());
+      py.insert(py.end(), lows.rbegin(), lows.rend());
+      pls.fill(static_cast<PLINT>(px.size()), px.data(), py.data());
+    }
+    xs.clear();
+    lows.clear();
+    highs.clear();
+  };
+  for (size_t i = 0; i < s.x.size(); ++i) {
+    const double ax = axis_x(s.x[i], log_x);
+    if (!std::isfinite(ax) || !std::isfinite(s.low[i]) || !std::isfinite(s.high[i])) {
+      flush();
+      continue;
+    }
+    xs.push_back(ax);
+    lows.push_back(s.low[i]);
+    highs.push_back(s.high[i]);
+  }
+  flush();
+}
+
 void draw_series(plstream& pls, const PlotSeries& s, int index, bool log_x) {
+  if (s.band && !s.low.empty()) draw_band(pls, s, index, log_x);
   pls.col0(kFirstSeries + index % kColours);
   std::vector<PLFLT> xs, ys, lows, highs;
   auto flush_line = [&] {
@@ -105,7 +136,7 @@ void draw_series(plstream& pls, const PlotSeries& s, int index, bool log_x) {
     ys.push_back(s.y[i]);
     px.push_back(ax);
     py.push_back(s.y[i]);
-    if (!s.low.empty() && std::isfinite(s.low[i]) && std::isfinite(s.high[i])) {
+    if (!s.band && !s.low.empty() && std::isfinite(s.low[i]) && std::isfinite(s.high[i])) {
       PLFLT x1 = ax, lo = s.low[i], hi = s.high[i];
       pls.erry(1, &x1, &lo, &hi);
     }
@@ -181,10 +212,12 @@ void render(const std::string& file, const PlotSpec& plot) {
   pls.sdev("pngcairo");
   pls.sfnam(file.c_str());
   pls.setopt("geometry", fmt::format("{}x{}", plot.width, plot.height).c_str());
+  pls.scmap0n(kFirstSeries + 2 * kColours);  // the series' colours, then their bands'
   pls.scol0(kBackground, 255, 255, 255);
   pls.scol0(kInk, 0, 0, 0);
   for (int i = 0; i < kColours; ++i) {
     pls.scol0(kFirstSeries + i, kPalette[i][0], kPalette[i][1], kPalette[i][2]);
+    pls.scol0a(kFirstSeries + kColours + i, kPalette[i][0], kPalette[i][1], kPalette[i][2], 0.2);
   }
   pls.init();
   pls.adv(0);

@@ -7,12 +7,14 @@
 
 namespace maskprior {
 
-/// One curve or set of points. `low`/`high`, when given (same length as x), draw error bars.
+/// One curve or set of points. `low`/`high`, when given (same length as x), draw error bars, or
+/// with `band` a shaded band around the line (the spread over seeds of a learning curve).
 struct PlotSeries {
   std::string label;
   std::vector<double> x, y;
   std::vector<double> low, high;
   bool points = false;  // markers only (e.g. one marker per seed); otherwise a line with markers
+  bool band = false;
 };
 
 struct PlotSpec {

@@ -97,7 +97,8 @@ std::string steps_cell(const ReportRow& row, const std::string& key, double thre
                      steps.size(), row.runs.size());
 }
 
-/// The mean over a row's seeds of `value(record)` at each evaluated step.
+/// The mean over a row's seeds of `value(record)` at each evaluated step, with a band of ± one
+/// standard deviation where several seeds were evaluated.
 PlotSeries mean_curve(const ReportRow& row, const std::function<double(const json&)>& value,
                       const std::string& label) {
   std::map<int64_t, std::vector<double>> at;
@@ -108,9 +109,19 @@ PlotSeries mean_curve(const ReportRow& row, const std::function<double(const jso
     }
   }
   PlotSeries series{label, {}, {}, {}, {}, false};
+  bool spread = false;
   for (const auto& [step, values] : at) {
+    const Summary s = summarize(values);
     series.x.push_back(static_cast<double>(step));
-    series.y.push_back(summarize(values).mean);
+    series.y.push_back(s.mean);
+    series.low.push_back(s.n > 1 ? s.mean - s.std : NAN);
+    series.high.push_back(s.n > 1 ? s.mean + s.std : NAN);
+    spread = spread || s.n > 1;
+  }
+  series.band = true;
+  if (!spread) {
+    series.low.clear();
+    series.high.clear();
   }
   return series;
 }
@@ -495,7 +506,8 @@ std::string curve_figures(const fs::path& root, const TaskSection& section,
       {"prior_mass", "attention mass on the prior's open cells"},
       {"mask_drift", "mask drift ||log σ(M_t) − log σ(M_0)||"}};
   for (const auto& [metric, title] : curves) {
-    PlotSpec plot = make_plot(fmt::format("{}: {}", section.title(), title), "step", metric);
+    PlotSpec plot = make_plot(
+        fmt::format("{}: {} (seeds: mean, band ± std)", section.title(), title), "step", metric);
     for (const ReportRow* row : section.rows) plot.series.push_back(mean_curve(*row, metric));
     out += figure(root, section.name() + "-" + metric, plot);
   }

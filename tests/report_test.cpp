@@ -391,6 +391,26 @@ TEST(Report, MetricsBeyondTheCapAreRefused) {
   EXPECT_TRUE(read_run(run.string()).has_value());
 }
 
+// A band shades the spread of a learning curve: the same curve with a band is another picture
+// than without, and a band over points with no spread (NaN) is skipped, not drawn.
+TEST(Plot, BandsShadeTheSpread) {
+  const fs::path dir = fresh_dir("plot-band");
+  PlotSpec plot;
+  plot.title = "curve";
+  plot.series.push_back({"mask", {0, 100, 200}, {0.2, 0.6, 0.9}, {}, {}, false});
+  write_plot_png((dir / "plain.png").string(), plot);
+  plot.series[0].low = {0.1, 0.4, NAN};
+  plot.series[0].high = {0.3, 0.8, NAN};
+  plot.series[0].band = true;
+  write_plot_png((dir / "band.png").string(), plot);
+  EXPECT_TRUE(is_png(dir / "band.png", 900, 560));
+  EXPECT_NE(read_text(dir / "plain.png"), read_text(dir / "band.png"));
+  plot.series[0].low = {NAN, NAN, NAN};
+  plot.series[0].high = {NAN, NAN, NAN};
+  write_plot_png((dir / "none.png").string(), plot);
+  EXPECT_EQ(read_text(dir / "plain.png"), read_text(dir / "none.png"));
+}
+
 TEST(Plot, TextIsDrawnLiterally) {
   PlotSpec plot;
   plot.title = "bad \xff\xfe utf-8 \x1b[31m and #u #[0x2192] escapes";
