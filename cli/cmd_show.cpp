@@ -9,6 +9,7 @@
 #include "compiler/compile.h"
 #include "io/mask_file.h"
 #include "render/grid.h"
+#include "render/plot.h"
 #include "render/png.h"
 
 namespace maskprior::cli {
@@ -18,7 +19,7 @@ struct ShowArgs {
   std::string input;
   int64_t layer = 0;
   int64_t head = 0;
-  std::string png;
+  std::string png, png_cells;
   SpecFlags flags;
   CLI::Option* define_option = nullptr;
   CLI::Option* digits_option = nullptr;
@@ -45,11 +46,27 @@ CompiledMask load(const ShowArgs& args) {
 }
 
 void run_show(const ShowArgs& args) {
-  if (!args.png.empty()) check_output_is_not_input(args.input, args.png, "--png");
+  for (const auto& [out, flag] : {std::pair{args.png, "--png"}, {args.png_cells, "--png-cells"}}) {
+    if (!out.empty()) check_output_is_not_input(args.input, out, flag);
+  }
   const CompiledMask mask = load(args);
   std::cout << render_grid(mask, args.layer, args.head);
-  if (args.png.empty()) return;
-  const PngReport report = write_png_heatmap(mask, args.layer, args.head, args.png);
+  if (!args.png.empty()) {
+    const std::string title = fmt::format("{}: layer {}, head {} ({} tokens{})",
+                                          mask.name.empty() ? args.input : mask.name, args.layer,
+                                          args.head, mask.n, mask.hard ? "; black: hard" : "");
+    const MaskFigure figure = write_mask_figure(mask, args.layer, args.head, args.png, title);
+    std::cout << fmt::format(
+        "wrote {} (token labels, colour bar: red = open, blue = closed, white = 0, black = hard; "
+        "full colour at |M| = {}{})\n",
+        args.png, figure.scale,
+        figure.cells_per_block > 1
+            ? fmt::format("; each square is the mean of a {0}x{0} block of cells",
+                          figure.cells_per_block)
+            : "");
+  }
+  if (args.png_cells.empty()) return;
+  const PngReport report = write_png_heatmap(mask, args.layer, args.head, args.png_cells);
   std::string detail;
   if (report.cells_per_pixel > 1) {
     detail = fmt::format("; downsampled: each pixel is the mean of a {0}x{0} block of cells",
@@ -60,7 +77,7 @@ void run_show(const ShowArgs& args) {
   std::cout << fmt::format(
       "wrote {} ({}x{} pixels{}; red = open, blue = closed, white = 0, black = hard; "
       "full colour at |M| = {})\n",
-      args.png, report.side, report.side, detail, report.scale);
+      args.png_cells, report.side, report.side, detail, report.scale);
 }
 
 }  // namespace
@@ -75,7 +92,13 @@ void add_show_command(CLI::App& app, int& exit_code) {
       ->type_name("SPEC|FILE");
   cmd->add_option("--layer", args->layer, "Layer to draw (default 0)");
   cmd->add_option("--head", args->head, "Head to draw (default 0)");
-  cmd->add_option("--png", args->png, "Also write a heatmap of the (layer, head) to this PNG")
+  cmd->add_option("--png", args->png,
+                  "Also draw the (layer, head) to this PNG: a heatmap with token labels on both "
+                  "axes, a title and a colour bar")
+      ->type_name("OUT.png");
+  cmd->add_option("--png-cells", args->png_cells,
+                  "Also write the bare heatmap, one square of pixels per cell and nothing else "
+                  "(for other tools)")
       ->type_name("OUT.png");
   args->define_option = add_define_flag(*cmd, args->flags);
   args->digits_option = add_digits_flag(*cmd, args->flags);
@@ -83,8 +106,8 @@ void add_show_command(CLI::App& app, int& exit_code) {
   cmd->footer(
       "Rows are queries, columns keys. Grid symbols: # open value, . close value, + - 0 other\n"
       "positive/negative/zero values, x hard-excluded. Masks with more than 64 tokens get a\n"
-      "summary instead of a grid; use --png for those (large masks are averaged down to at most\n"
-      "2048x2048 pixels).\n"
+      "summary instead of a grid; use --png for those (large masks are averaged down to 512x512\n"
+      "squares; --png-cells to at most 2048x2048 pixels).\n"
       "Exit status: 0 ok, 1 error in the spec or an input, 2 usage error.\n\n"
       "Examples:\n"
       "  maskc show specs/vision/local7x7.mask --head 2\n"

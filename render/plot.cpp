@@ -8,6 +8,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <limits>
 #include <sstream>
@@ -15,6 +16,7 @@
 #include "core/error.h"
 #include "core/text.h"
 #include "io/atomic_file.h"
+#include "render/grid.h"
 
 namespace maskprior {
 
@@ -205,21 +207,9 @@ void draw_legend(plstream& pls, const PlotSpec& plot) {
              colours.data(), scales.data(), symbol_numbers.data(), symbol_texts.data());
 }
 
-/// Renders into `file` (a new PNG) with PLplot.
-void render(const std::string& file, const PlotSpec& plot) {
+/// Draws `plot` on a stream write_png_with has set up.
+void render(plstream& pls, const PlotSpec& plot) {
   const auto [x, y] = ranges(plot);
-  plstream pls;
-  pls.sdev("pngcairo");
-  pls.sfnam(file.c_str());
-  pls.setopt("geometry", fmt::format("{}x{}", plot.width, plot.height).c_str());
-  pls.scmap0n(kFirstSeries + 2 * kColours);  // the series' colours, then their bands'
-  pls.scol0(kBackground, 255, 255, 255);
-  pls.scol0(kInk, 0, 0, 0);
-  for (int i = 0; i < kColours; ++i) {
-    pls.scol0(kFirstSeries + i, kPalette[i][0], kPalette[i][1], kPalette[i][2]);
-    pls.scol0a(kFirstSeries + kColours + i, kPalette[i][0], kPalette[i][1], kPalette[i][2], 0.2);
-  }
-  pls.init();
   pls.adv(0);
   pls.vpor(0.09, 0.72, 0.14, 0.9);
   pls.wind(x.low, x.high, y.low, y.high);
@@ -268,14 +258,31 @@ std::string read_bytes(const std::string& file) {
 
 }  // namespace
 
-void write_plot_png(const std::string& path, const PlotSpec& plot) {
-  check_series(plot);
-  ranges(plot);  // throws before anything is drawn
+namespace {
+
+/// Draws with `draw` (a plstream set up for a pngcairo file of the given size) and writes the PNG
+/// to `path` atomically.
+void write_png_with(const std::string& path, int width, int height,
+                    const std::function<void(plstream&)>& draw) {
   namespace fs = std::filesystem;
   const fs::path scratch =
       fs::temp_directory_path() /
       fmt::format("maskprior-plot-{}-{}.png", ::getpid(), std::hash<std::string>{}(path));
-  render(scratch.string(), literal_texts(plot));
+  {
+    plstream pls;
+    pls.sdev("pngcairo");
+    pls.sfnam(scratch.c_str());
+    pls.setopt("geometry", fmt::format("{}x{}", width, height).c_str());
+    pls.scmap0n(kFirstSeries + 2 * kColours);  // the series' colours, then their bands'
+    pls.scol0(kBackground, 255, 255, 255);
+    pls.scol0(kInk, 0, 0, 0);
+    for (int i = 0; i < kColours; ++i) {
+      pls.scol0(kFirstSeries + i, kPalette[i][0], kPalette[i][1], kPalette[i][2]);
+      pls.scol0a(kFirstSeries + kColours + i, kPalette[i][0], kPalette[i][1], kPalette[i][2], 0.2);
+    }
+    pls.init();
+    draw(pls);
+  }  // the stream ends: the file is complete
   std::string bytes = read_bytes(scratch.string());
   std::error_code ignored;
   fs::remove(scratch, ignored);
@@ -286,6 +293,154 @@ void write_plot_png(const std::string& path, const PlotSpec& plot) {
                     path));
   }
   write_file_atomic(path, bytes);
+}
+
+/// The mean of the non-hard cells of each block of `b` × `b` cells (NaN where all are hard), as
+/// PLplot's image wants it: column (key block) first.
+std::vector<std::vector<PLFLT>> block_means(const CompiledMask& mask, int64_t layer, int64_t head,
+                                            int64_t b) {
+  const int64_t side = (mask.n + b - 1) / b;
+  std::vector<std::vector<PLFLT>> means(static_cast<size_t>(side),
+                                        std::vector<PLFLT>(static_cast<size_t>(side), NAN));
+  for (int64_t bk = 0; bk < side; ++bk) {
+    for (int64_t bq = 0; bq < side; ++bq) {
+      double sum = 0;
+      int64_t count = 0;
+      for (int64_t q = bq * b; q < std::min(mask.n, (bq + 1) * b); ++q) {
+        for (int64_t k = bk * b; k < std::min(mask.n, (bk + 1) * b); ++k) {
+          if (mask.is_hard(q, k)) continue;
+          sum += mask.at(layer, head, q, k);
+          ++count;
+        }
+      }
+      if (count > 0) means[bk][bq] = sum / static_cast<double>(count);
+    }
+  }
+  return means;
+}
+
+/// Token labels along one axis of the mask figure: every token's when there are few, else each
+/// span's name at its middle, with a line at each span boundary.
+void draw_token_axis(plstream& pls, const CompiledMask& mask, const char* side, double n) {
+  constexpr int64_t kMostTokenLabels = 40;
+  const bool x = side[0] == 'b';
+  auto position = [&](double t) { return x ? t / n : 1.0 - t / n; };
+  if (mask.n <= kMostTokenLabels) {
+    for (int64_t t = 0; t < mask.n; ++t) {
+      const std::string text = plot_text(mask.layout.token_label(t));
+      if (x) {
+        pls.mtex("bv", 0.5, position(static_cast<double>(t) + 0.5), 1.0, text.c_str());
+      } else {
+        pls.mtex("lv", 0.5, position(static_cast<double>(t) + 0.5), 1.0, text.c_str());
+      }
+    }
+    return;
+  }
+  for (const Span& span : mask.layout.spans) {
+    const std::string text = plot_text(span.name);
+    const double middle = static_cast<double>(span.offset) + 0.5 * static_cast<double>(span.length);
+    pls.mtex(x ? "b" : "lv", x ? 1.0 : 0.5, position(middle), x ? 0.5 : 1.0, text.c_str());
+    if (span.offset > 0) {
+      const PLFLT at = static_cast<PLFLT>(span.offset);
+      PLFLT xs[2], ys[2];
+      if (x) {
+        xs[0] = xs[1] = at;
+        ys[0] = 0;
+        ys[1] = n;
+      } else {
+        ys[0] = ys[1] = at;
+        xs[0] = 0;
+        xs[1] = n;
+      }
+      pls.col0(kInk);
+      pls.line(2, xs, ys);
+    }
+  }
+}
+
+}  // namespace
+
+void write_plot_png(const std::string& path, const PlotSpec& plot) {
+  check_series(plot);
+  ranges(plot);  // throws before anything is drawn
+  const PlotSpec literal = literal_texts(plot);
+  write_png_with(path, plot.width, plot.height, [&](plstream& pls) { render(pls, literal); });
+}
+
+MaskFigure write_mask_figure(const CompiledMask& mask, int64_t layer, int64_t head,
+                             const std::string& path, const std::string& title) {
+  check_layer_head(mask, layer, head);
+  if (mask.n == 0) throw InputError(fmt::format("cannot draw '{}': the mask has no tokens", path));
+  MaskFigure figure;
+  figure.cells_per_block = (mask.n + MaskFigure::kMostBlocks - 1) / MaskFigure::kMostBlocks;
+  const auto means = block_means(mask, layer, head, figure.cells_per_block);
+  for (const auto& column : means) {
+    for (double v : column) {
+      if (std::isfinite(v)) figure.scale = std::max(figure.scale, std::abs(v));
+    }
+  }
+  if (figure.scale == 0) figure.scale = 1;
+  const double n = static_cast<double>(mask.n);
+  write_png_with(path, 900, 820, [&](plstream& pls) {
+    // cmap1: blue (closed) – white (0) – red (open); hard cells black.
+    const PLFLT where[] = {0, 0.5, 1}, red[] = {0, 1, 1}, green[] = {0, 1, 0}, blue[] = {1, 1, 0};
+    pls.scmap1l(true, 3, where, red, green, blue, nullptr);
+    pls.adv(0);
+    pls.vpas(0.14, 0.82, 0.12, 0.9, 1.0);
+    pls.wind(0, n, n, 0);  // query 0 at the top, as in the text grid
+    // One rectangle per run of equal blocks along a row (structured masks have few).
+    const double b = static_cast<double>(figure.cells_per_block);
+    for (size_t q = 0; q < means.size(); ++q) {
+      for (size_t k = 0; k < means.size();) {
+        const double v = means[k][q];
+        size_t end = k + 1;
+        while (end < means.size() &&
+               (means[end][q] == v || (std::isnan(v) && std::isnan(means[end][q]))))
+          ++end;
+        const PLFLT x0 = static_cast<double>(k) * b, x1 = std::min(n, static_cast<double>(end) * b);
+        const PLFLT y0 = static_cast<double>(q) * b,
+                    y1 = std::min(n, static_cast<double>(q + 1) * b);
+        const PLFLT xs[] = {x0, x1, x1, x0}, ys[] = {y0, y0, y1, y1};
+        if (std::isnan(v)) {
+          pls.col0(kInk);
+        } else {
+          pls.col1(0.5 + 0.5 * std::clamp(v / figure.scale, -1.0, 1.0));
+        }
+        pls.fill(4, xs, ys);
+        k = end;
+      }
+    }
+    pls.col0(kInk);
+    pls.box("bc", 0, 0, "bc", 0, 0);
+    draw_token_axis(pls, mask, "b", n);
+    draw_token_axis(pls, mask, "l", n);
+    pls.mtex("t", 1.5, 0.5, 0.5, plot_text(title).c_str());
+    // Clear of the token labels (about 0.6 character heights per character of the longest).
+    size_t longest = 0;
+    if (mask.n <= 40) {
+      for (int64_t t = 0; t < mask.n; ++t) {
+        longest = std::max(longest, mask.layout.token_label(t).size());
+      }
+    } else {
+      for (const Span& span : mask.layout.spans) longest = std::max(longest, span.name.size());
+    }
+    const double clear = 1.5 + 0.6 * static_cast<double>(std::min<size_t>(longest, 20));
+    pls.mtex("b", mask.n <= 40 ? clear + 0.5 : 2.5, 0.5, 0.5, "key");
+    pls.mtex("l", clear + 0.5, 0.5, 0.5, "query");
+    // The colour bar: M from −scale (blue) to +scale (red); black = hard.
+    PLFLT width = 0, height = 0;
+    PLINT label_opts[] = {PL_COLORBAR_LABEL_TOP};
+    const char* labels[] = {"M"};
+    const char* axis_opts[] = {"bcvtm"};
+    PLFLT ticks[] = {0};
+    PLINT sub_ticks[] = {0}, n_values[] = {2};
+    const PLFLT range[] = {-figure.scale, figure.scale};
+    const PLFLT* values[] = {range};
+    pls.colorbar(&width, &height, PL_COLORBAR_IMAGE, PL_POSITION_RIGHT | PL_POSITION_OUTSIDE, 0.04,
+                 0, 0.04, 0.8, kBackground, kInk, 1, 0, 0, 0, 0, 1, label_opts, labels, 1,
+                 axis_opts, ticks, sub_ticks, n_values, values);
+  });
+  return figure;
 }
 
 }  // namespace maskprior

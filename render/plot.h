@@ -2,8 +2,11 @@
 // spread over seeds, accuracy against a swept setting. One figure per file.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
+
+#include "core/compiled_mask.h"
 
 namespace maskprior {
 
@@ -30,5 +33,19 @@ struct PlotSpec {
 /// Throws InputError for a plot with no finite point or mismatched series lengths, and
 /// InputError naming the path when the file cannot be written.
 void write_plot_png(const std::string& path, const PlotSpec& plot);
+
+/// What write_mask_figure drew.
+struct MaskFigure {
+  static constexpr int64_t kMostBlocks = 512;  // blocks a side; larger N is averaged
+  int64_t cells_per_block = 1;  // > 1: each square is the mean of a block this many cells a side
+  double scale = 0;             // |M| at full red (open) or full blue (closed)
+};
+
+/// A labelled picture of one (layer, head) of a mask, as a PNG written atomically: the heatmap
+/// (blue = closed, white = 0, red = open, black = hard; query 0 at the top), token labels on both
+/// axes (span names at their middles, with span boundaries, when there are more than 40 tokens),
+/// `title` above, and a colour bar of M.
+MaskFigure write_mask_figure(const CompiledMask& mask, int64_t layer, int64_t head,
+                             const std::string& path, const std::string& title);
 
 }  // namespace maskprior

@@ -293,11 +293,13 @@ TEST_F(MaskcTest, ShowDrawsSpecsAndFilesAlike) {
                                 parity2_row("x[3]", "....#"));
 
   ASSERT_EQ(maskc("compile '" + kParity2 + "' -D n=4 -o p.safetensors").code, 0);
-  const Result file = maskc("show p.safetensors --png p.png");
+  const Result file = maskc("show p.safetensors --png-cells p.png --png f.png");
   ASSERT_EQ(file.code, 0) << file.err;
   EXPECT_EQ(file.out.substr(0, spec.out.size()), spec.out);
   EXPECT_CONTAINS(file.out, "wrote p.png (255x255 pixels; each cell is 51x51 pixels");
+  EXPECT_CONTAINS(file.out, "wrote f.png (token labels, colour bar");
   EXPECT_EQ(read_text(dir_ / "p.png").substr(0, 8), "\x89PNG\r\n\x1a\n");
+  EXPECT_EQ(read_text(dir_ / "f.png").substr(0, 8), "\x89PNG\r\n\x1a\n");
 }
 
 TEST_F(MaskcTest, ShowLargeMaskSuggestsPng) {

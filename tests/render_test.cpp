@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "render/grid.h"
+#include "render/plot.h"
 #include "render/png.h"
 #include "tests/mask_fixture.h"
 
@@ -119,6 +120,36 @@ TEST(Render, PngHeatmap) {
   // Top-left block: 10, 10, -10, 10 -> mean 5 -> half red.
   EXPECT_EQ(s.at(0, 0), (std::array<int, 3>{255, 128, 128}));
   EXPECT_EQ(dir.entries(), (std::vector<std::string>{"h.png", "s.png"}));
+}
+
+// The labelled figure: a 900x820 picture whose heatmap has the map's colours (full red open, full
+// blue closed) and black hard cells; drawn for a large N by span (no per-token labels), and
+// refused for a layer the mask lacks, writing nothing.
+TEST(Render, MaskFigureHasTheMapsColours) {
+  TempDir dir;
+  auto count = [](const Decoded& png, std::array<int, 3> colour) {
+    int64_t n = 0;
+    for (uint32_t y = 0; y < png.height; ++y) {
+      for (uint32_t x = 0; x < png.width; ++x) n += png.at(x, y) == colour;
+    }
+    return n;
+  };
+  ::testing::internal::CaptureStderr();
+  const MaskFigure figure =
+      write_mask_figure(example_mask(/*with_hard=*/true), 1, 1, dir.file("hard.png"), "t");
+  write_mask_figure(example_mask(/*with_hard=*/false), 1, 1, dir.file("soft.png"), "t");
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");  // PLplot had nothing to complain of
+  EXPECT_EQ(figure.scale, 10.0);
+  EXPECT_EQ(figure.cells_per_block, 1);
+  const Decoded hard = decode_png(dir.file("hard.png")), soft = decode_png(dir.file("soft.png"));
+  ASSERT_EQ(hard.width, 900u);
+  ASSERT_EQ(hard.height, 820u);
+  EXPECT_GT(count(hard, {255, 0, 0}), 1000);  // open cells
+  EXPECT_GT(count(hard, {0, 0, 255}), 1000);  // closed cells
+  // The hard cell (1, 3), one of 16, is black: a sixteenth of the heatmap more than without it.
+  EXPECT_GT(count(hard, {0, 0, 0}) - count(soft, {0, 0, 0}), 5000);
+  EXPECT_THROW(write_mask_figure(example_mask(true), 7, 0, dir.file("none.png"), "t"), InputError);
+  EXPECT_FALSE(std::filesystem::exists(dir.file("none.png")));
 }
 
 }  // namespace
