@@ -19,7 +19,8 @@ struct ShowArgs {
   std::string input;
   int64_t layer = 0;
   int64_t head = 0;
-  std::string png, png_cells;
+  std::string png, png_cells, diff;
+  double tolerance = 1e-3;
   SpecFlags flags;
   CLI::Option* define_option = nullptr;
   CLI::Option* digits_option = nullptr;
@@ -29,37 +30,47 @@ bool is_spec(const std::string& path) {
   return path.size() >= 5 && path.substr(path.size() - 5) == ".mask";
 }
 
-CompiledMask load(const ShowArgs& args) {
-  if (is_spec(args.input)) {
-    CompiledMask mask = compile_file(args.input, compile_options(args.flags));
+CompiledMask load(const ShowArgs& args, const std::string& input) {
+  if (is_spec(input)) {
+    CompiledMask mask = compile_file(input, compile_options(args.flags));
     print_warnings(mask, std::cerr);
     return mask;
   }
+  const bool other_is_spec = is_spec(input == args.input ? args.diff : args.input);
   for (const CLI::Option* option : {args.define_option, args.digits_option}) {
-    if (option->count() > 0) {
-      const std::string why =
-          "only applies to .mask specs, not to the tensor file '" + args.input + "'";
+    if (option->count() > 0 && !other_is_spec) {  // with --diff: for the spec of the two
+      const std::string why = "only applies to .mask specs, not to the tensor file '" + input + "'";
       throw CLI::ValidationError(option->get_name(), why);
     }
   }
-  return read_mask_file(args.input, args.flags.max_bytes);
+  return read_mask_file(input, args.flags.max_bytes);
 }
 
 void run_show(const ShowArgs& args) {
   for (const auto& [out, flag] : {std::pair{args.png, "--png"}, {args.png_cells, "--png-cells"}}) {
-    if (!out.empty()) check_output_is_not_input(args.input, out, flag);
+    if (out.empty()) continue;
+    check_output_is_not_input(args.input, out, flag);
+    if (!args.diff.empty()) check_output_is_not_input(args.diff, out, flag);
   }
-  const CompiledMask mask = load(args);
-  std::cout << render_grid(mask, args.layer, args.head);
+  const bool difference = !args.diff.empty();
+  const CompiledMask mask = difference
+                                ? mask_difference(load(args, args.diff), load(args, args.input))
+                                : load(args, args.input);
+  std::cout << (difference ? render_difference(mask, args.layer, args.head, args.tolerance)
+                           : render_grid(mask, args.layer, args.head));
   if (!args.png.empty()) {
-    const std::string title = fmt::format("{}: layer {}, head {} ({} tokens{})",
-                                          mask.name.empty() ? args.input : mask.name, args.layer,
+    const std::string what = difference          ? fmt::format("{} − {}", args.input, args.diff)
+                             : mask.name.empty() ? args.input
+                                                 : mask.name;
+    const std::string title = fmt::format("{}: layer {}, head {} ({} tokens{})", what, args.layer,
                                           args.head, mask.n, mask.hard ? "; black: hard" : "");
-    const MaskFigure figure = write_mask_figure(mask, args.layer, args.head, args.png, title);
+    const MaskFigure figure =
+        write_mask_figure(mask, args.layer, args.head, args.png, title, difference ? "ΔM" : "M");
     std::cout << fmt::format(
-        "wrote {} (token labels, colour bar: red = open, blue = closed, white = 0, black = hard; "
-        "full colour at |M| = {}{})\n",
-        args.png, figure.scale,
+        "wrote {} (token labels, colour bar: red = {}, blue = {}, white = 0, black = hard; "
+        "full colour at |{}| = {:.4g}{})\n",
+        args.png, difference ? "rose" : "open", difference ? "fell" : "closed",
+        difference ? "ΔM" : "M", figure.scale,
         figure.cells_per_block > 1
             ? fmt::format("; each square is the mean of a {0}x{0} block of cells",
                           figure.cells_per_block)
@@ -100,6 +111,14 @@ void add_show_command(CLI::App& app, int& exit_code) {
                   "Also write the bare heatmap, one square of pixels per cell and nothing else "
                   "(for other tools)")
       ->type_name("OUT.png");
+  cmd->add_option("--diff", args->diff,
+                  "Show what changed from this mask to INPUT, cell by cell (INPUT − INIT: e.g. a "
+                  "run's learned mask.safetensors against its spec); INIT may have one layer or "
+                  "head for all")
+      ->type_name("INIT");
+  cmd->add_option("--tolerance", args->tolerance,
+                  "--diff: changes within ± this count as unchanged (default 0.001)")
+      ->check(CLI::Range(0.0, 1e30));
   args->define_option = add_define_flag(*cmd, args->flags);
   args->digits_option = add_digits_flag(*cmd, args->flags);
   add_scale_and_size_flags(*cmd, args->flags);
@@ -111,7 +130,8 @@ void add_show_command(CLI::App& app, int& exit_code) {
       "Exit status: 0 ok, 1 error in the spec or an input, 2 usage error.\n\n"
       "Examples:\n"
       "  maskc show specs/vision/local7x7.mask --head 2\n"
-      "  maskc show parity2.safetensors --png parity2.png");
+      "  maskc show parity2.safetensors --png parity2.png\n"
+      "  maskc show --diff specs/gotu/parity2.mask runs/m/mask.safetensors --png changed.png");
   cmd->callback([args, &exit_code] {
     run_show(*args);
     exit_code = kExitOk;

@@ -197,4 +197,83 @@ std::string render_grid(const CompiledMask& mask, int64_t layer, int64_t head, i
   return out;
 }
 
+CompiledMask mask_difference(const CompiledMask& init, const CompiledMask& learned) {
+  const auto fits = [](int64_t a, int64_t b) { return a == b || a == 1; };
+  if (!same_spans(init.layout, learned.layout) || init.n != learned.n ||
+      !fits(init.layers, learned.layers) || !fits(init.heads, learned.heads)) {
+    throw InputError(fmt::format(
+        "cannot compare mask '{}' ({} × {}, N = {}: {}) with '{}' ({} × {}, N = {}: {}): the "
+        "layouts must be the same, and the first must have the second's layers and heads, or one",
+        escape_control_chars(init.name), plural(init.layers, "layer"), plural(init.heads, "head"),
+        init.n, layout_with_offsets(init.layout), escape_control_chars(learned.name),
+        plural(learned.layers, "layer"), plural(learned.heads, "head"), learned.n,
+        layout_with_offsets(learned.layout)));
+  }
+  CompiledMask difference = learned;
+  difference.provenance.clear();
+  for (int64_t l = 0; l < learned.layers; ++l) {
+    for (int64_t h = 0; h < learned.heads; ++h) {
+      for (int64_t q = 0; q < learned.n; ++q) {
+        for (int64_t k = 0; k < learned.n; ++k) {
+          difference.mask[learned.index(l, h, q, k)] =
+              learned.at(l, h, q, k) -
+              init.at(init.layers == 1 ? 0 : l, init.heads == 1 ? 0 : h, q, k);
+        }
+      }
+    }
+  }
+  if (init.hard) {
+    if (!difference.hard) difference.hard.emplace(init.hard->size(), uint8_t{0});
+    for (size_t i = 0; i < init.hard->size(); ++i) (*difference.hard)[i] |= (*init.hard)[i];
+  }
+  return difference;
+}
+
+std::string render_difference(const CompiledMask& difference, int64_t layer, int64_t head,
+                              double tolerance, int64_t max_tokens) {
+  check_layer_head(difference, layer, head);
+  int64_t rose = 0, fell = 0, cells = 0;
+  double largest = 0, total = 0;
+  for (int64_t q = 0; q < difference.n; ++q) {
+    for (int64_t k = 0; k < difference.n; ++k) {
+      if (difference.is_hard(q, k)) continue;
+      const double d = difference.at(layer, head, q, k);
+      rose += d > tolerance;
+      fell += d < -tolerance;
+      largest = std::max(largest, std::abs(d));
+      total += std::abs(d);
+      ++cells;
+    }
+  }
+  std::string out = fmt::format(
+      "difference (learned − init) of mask {}, N = {}; layer {}, head {} (rows = query, columns = "
+      "key)\nlayout: {}\ncells: {} rose, {} fell, {} within ±{}; largest |Δ| {:.4g}, mean |Δ| "
+      "{:.4g}\n",
+      escape_control_chars(difference.name), difference.n, layer, head,
+      layout_with_offsets(difference.layout), rose, fell, cells - rose - fell, tolerance, largest,
+      cells > 0 ? total / static_cast<double>(cells) : 0.0);
+  if (difference.n > max_tokens) {
+    return out + fmt::format(
+                     "N = {} is too large to draw as text (at most {} tokens); use --png "
+                     "FILE.png for a heatmap\n",
+                     difference.n, max_tokens);
+  }
+  size_t label_width = 0;
+  for (int64_t t = 0; t < difference.n; ++t) {
+    label_width = std::max(label_width, label(difference, t).size());
+  }
+  out += fmt::format("legend: + rose  - fell  . within ±{}  x hard-excluded\n\n", tolerance);
+  out += column_header(difference, label_width);
+  for (int64_t q = 0; q < difference.n; ++q) {
+    out += fmt::format("{:>{}} ", label(difference, q), label_width);
+    for (int64_t k = 0; k < difference.n; ++k) {
+      const double d = difference.at(layer, head, q, k);
+      out += ' ';
+      out += difference.is_hard(q, k) ? 'x' : d > tolerance ? '+' : d < -tolerance ? '-' : '.';
+    }
+    out += '\n';
+  }
+  return out;
+}
+
 }  // namespace maskprior

@@ -24,4 +24,16 @@ std::string render_summary(const CompiledMask& mask, int64_t layer, int64_t head
 std::string render_grid(const CompiledMask& mask, int64_t layer, int64_t head,
                         int64_t max_tokens = kMaxGridTokens);
 
+/// LEARNED − INIT cell by cell (what training changed): `learned`'s name, layout and shape, with
+/// `init` repeated over the layers or heads it has only one of (a spec shared by every layer and
+/// head); hard where either is. InputError naming both when their layouts differ or their shapes
+/// do not match so.
+CompiledMask mask_difference(const CompiledMask& init, const CompiledMask& learned);
+
+/// A difference (mask_difference) as text for one (layer, head): how many cells rose or fell by
+/// more than `tolerance`, the largest and mean |Δ|; for N <= max_tokens a grid with token labels:
+/// `+` rose, `-` fell, `.` within the tolerance, `x` hard.
+std::string render_difference(const CompiledMask& difference, int64_t layer, int64_t head,
+                              double tolerance, int64_t max_tokens = kMaxGridTokens);
+
 }  // namespace maskprior

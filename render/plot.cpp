@@ -368,7 +368,8 @@ void write_plot_png(const std::string& path, const PlotSpec& plot) {
 }
 
 MaskFigure write_mask_figure(const CompiledMask& mask, int64_t layer, int64_t head,
-                             const std::string& path, const std::string& title) {
+                             const std::string& path, const std::string& title,
+                             const std::string& value_label) {
   check_layer_head(mask, layer, head);
   if (mask.n == 0) throw InputError(fmt::format("cannot draw '{}': the mask has no tokens", path));
   MaskFigure figure;
@@ -430,7 +431,8 @@ MaskFigure write_mask_figure(const CompiledMask& mask, int64_t layer, int64_t he
     // The colour bar: M from −scale (blue) to +scale (red); black = hard.
     PLFLT width = 0, height = 0;
     PLINT label_opts[] = {PL_COLORBAR_LABEL_TOP};
-    const char* labels[] = {"M"};
+    const std::string bar_label = plot_text(value_label);
+    const char* labels[] = {bar_label.c_str()};
     const char* axis_opts[] = {"bcvtm"};
     PLFLT ticks[] = {0};
     PLINT sub_ticks[] = {0}, n_values[] = {2};

@@ -44,8 +44,9 @@ struct MaskFigure {
 /// A labelled picture of one (layer, head) of a mask, as a PNG written atomically: the heatmap
 /// (blue = closed, white = 0, red = open, black = hard; query 0 at the top), token labels on both
 /// axes (span names at their middles, with span boundaries, when there are more than 40 tokens),
-/// `title` above, and a colour bar of M.
+/// `title` above, and a colour bar of the values (`value_label`: M, or ΔM for a difference).
 MaskFigure write_mask_figure(const CompiledMask& mask, int64_t layer, int64_t head,
-                             const std::string& path, const std::string& title);
+                             const std::string& path, const std::string& title,
+                             const std::string& value_label = "M");
 
 }  // namespace maskprior

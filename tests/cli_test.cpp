@@ -300,6 +300,12 @@ TEST_F(MaskcTest, ShowDrawsSpecsAndFilesAlike) {
   EXPECT_CONTAINS(file.out, "wrote f.png (token labels, colour bar");
   EXPECT_EQ(read_text(dir_ / "p.png").substr(0, 8), "\x89PNG\r\n\x1a\n");
   EXPECT_EQ(read_text(dir_ / "f.png").substr(0, 8), "\x89PNG\r\n\x1a\n");
+  // --diff: the spec against its own compiled file changed nothing; -D reaches the spec of the two.
+  const Result same = maskc("show --diff '" + kParity2 + "' p.safetensors -D n=4 --png d.png");
+  ASSERT_EQ(same.code, 0) << same.err;
+  EXPECT_CONTAINS(same.out, "cells: 0 rose, 0 fell, 25 within ±0.001; largest |Δ| 0");
+  EXPECT_CONTAINS(same.out, "wrote d.png");
+  EXPECT_EQ(maskc("show --diff '" + kParity2 + "' p.safetensors").code, 1);  // n = 15: N differs
 }
 
 TEST_F(MaskcTest, ShowLargeMaskSuggestsPng) {

@@ -122,6 +122,40 @@ TEST(Render, PngHeatmap) {
   EXPECT_EQ(dir.entries(), (std::vector<std::string>{"h.png", "s.png"}));
 }
 
+// What training changed: LEARNED − INIT per cell, a one-layer, one-head INIT repeated over the
+// learned mask's layers and heads, hard where either is; as text, + rose, - fell, . within the
+// tolerance. Masks of other layouts are refused, naming both.
+TEST(Render, DifferenceOfTwoMasks) {
+  CompiledMask init = example_mask(/*with_hard=*/true);
+  init.layers = init.heads = 1;
+  init.mask.resize(16);
+  CompiledMask learned = example_mask(/*with_hard=*/false);
+  learned.mask[learned.index(1, 0, 0, 0)] += 0.5f;   // rose
+  learned.mask[learned.index(1, 0, 2, 1)] -= 0.25f;  // fell
+  learned.mask[learned.index(1, 0, 3, 3)] += 1e-5f;  // within the tolerance
+  const CompiledMask d = mask_difference(init, learned);
+  EXPECT_EQ(d.layers, 2);
+  EXPECT_EQ(d.heads, 2);
+  EXPECT_FLOAT_EQ(d.at(1, 0, 0, 0), 0.5f);
+  EXPECT_FLOAT_EQ(d.at(1, 0, 2, 1), -0.25f);
+  EXPECT_FLOAT_EQ(d.at(1, 1, 3, 0), 10.5f);  // the learned head's 0.5 against the spec's -10
+  EXPECT_FLOAT_EQ(d.at(0, 0, 0, 0), 0.0f);
+  EXPECT_TRUE(d.is_hard(1, 3));  // the init's hard cell
+  const std::string text = render_difference(d, 1, 0, 1e-3);
+  EXPECT_NE(text.find("cells: 1 rose, 1 fell, 13 within ±0.001; largest |Δ| 0.5"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("\n cls  + . . .\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("x[0]  . . . x"), std::string::npos) << text;
+  EXPECT_NE(text.find("x[1]  . - . ."), std::string::npos) << text;
+  CompiledMask other = learned;
+  other.layout.spans[1].name = "y";
+  EXPECT_THROW(mask_difference(init, other), InputError);
+  CompiledMask three = learned;
+  three.heads = 3;
+  EXPECT_THROW(mask_difference(learned, three), InputError);
+}
+
 // The labelled figure: a 900x820 picture whose heatmap has the map's colours (full red open, full
 // blue closed) and black hard cells; drawn for a large N by span (no per-token labels), and
 // refused for a layer the mask lacks, writing nothing.
