@@ -19,7 +19,7 @@ struct ShowArgs {
   std::string input;
   int64_t layer = 0;
   int64_t head = 0;
-  std::string png, png_cells, diff;
+  std::string png, png_cells, diff, query;
   double tolerance = 1e-3;
   SpecFlags flags;
   CLI::Option* define_option = nullptr;
@@ -58,6 +58,7 @@ void run_show(const ShowArgs& args) {
                                 : load(args, args.input);
   std::cout << (difference ? render_difference(mask, args.layer, args.head, args.tolerance)
                            : render_grid(mask, args.layer, args.head));
+  if (!args.query.empty()) std::cout << render_query_row(mask, args.layer, args.head, args.query);
   if (!args.png.empty()) {
     const std::string what = difference          ? fmt::format("{} − {}", args.input, args.diff)
                              : mask.name.empty() ? args.input
@@ -116,6 +117,10 @@ void add_show_command(CLI::App& app, int& exit_code) {
                   "run's learned mask.safetensors against its spec); INIT may have one layer or "
                   "head for all")
       ->type_name("INIT");
+  cmd->add_option("--query", args->query,
+                  "Also draw this query's row (e.g. p[24]) laid out as its keys are: a grid span "
+                  "(`grid SPAN H x W`) as its image")
+      ->type_name("TOKEN");
   cmd->add_option("--tolerance", args->tolerance,
                   "--diff: changes within ± this count as unchanged (default 0.001)")
       ->check(CLI::Range(0.0, 1e30));
@@ -131,6 +136,7 @@ void add_show_command(CLI::App& app, int& exit_code) {
       "Examples:\n"
       "  maskc show specs/vision/local7x7.mask --head 2\n"
       "  maskc show parity2.safetensors --png parity2.png\n"
+      "  maskc show specs/vision/local7x7.mask --query p[24]\n"
       "  maskc show --diff specs/gotu/parity2.mask runs/m/mask.safetensors --png changed.png");
   cmd->callback([args, &exit_code] {
     run_show(*args);

@@ -197,6 +197,49 @@ std::string render_grid(const CompiledMask& mask, int64_t layer, int64_t head, i
   return out;
 }
 
+std::string render_query_row(const CompiledMask& mask, int64_t layer, int64_t head,
+                             const std::string& query) {
+  check_layer_head(mask, layer, head);
+  const std::optional<int64_t> q = mask.layout.token_index(query);
+  if (!q) {
+    throw InputError(fmt::format("--query {}: no such token in mask '{}' (its layout: {})",
+                                 quote_input(query), escape_control_chars(mask.name),
+                                 layout_with_offsets(mask.layout)));
+  }
+  auto cell = [&](int64_t k) {
+    return k == *q ? '@'
+                   : symbol(classify_cell(mask, layer, head, *q, k), mask.at(layer, head, *q, k));
+  };
+  std::string out = fmt::format(
+      "mask {}: layer {}, head {}; the keys that query {} (token {}) reads, laid out as the "
+      "layout is\n{}\n",
+      escape_control_chars(mask.name), layer, head, label(mask, *q), *q,
+      legend(mask, head_stats(mask, layer, head)) + "  @ the query itself");
+  for (const Span& span : mask.layout.spans) {
+    const std::string name = escape_control_chars(span.name);
+    if (!span.grid) {
+      out += fmt::format("{}:", name);
+      for (int64_t k = span.offset; k < span.offset + span.length; ++k) {
+        out += ' ';
+        out += cell(k);
+      }
+      out += '\n';
+      continue;
+    }
+    const auto [rows, columns] = *span.grid;
+    out += fmt::format("{} ({} x {} grid):\n", name, rows, columns);
+    for (int64_t r = 0; r < rows; ++r) {
+      out += ' ';
+      for (int64_t c = 0; c < columns; ++c) {
+        out += ' ';
+        out += cell(span.offset + r * columns + c);
+      }
+      out += '\n';
+    }
+  }
+  return out;
+}
+
 CompiledMask mask_difference(const CompiledMask& init, const CompiledMask& learned) {
   const auto fits = [](int64_t a, int64_t b) { return a == b || a == 1; };
   if (!same_spans(init.layout, learned.layout) || init.n != learned.n ||

@@ -24,6 +24,13 @@ std::string render_summary(const CompiledMask& mask, int64_t layer, int64_t head
 std::string render_grid(const CompiledMask& mask, int64_t layer, int64_t head,
                         int64_t max_tokens = kMaxGridTokens);
 
+/// One query's row laid out as the keys are: for each span with a grid (`grid SPAN H x W`), its
+/// H × W cells as a picture of the image, the other spans as a line; symbols as in render_grid,
+/// and `@` at the query itself. InputError when `query` names no token (the message lists the
+/// spans).
+std::string render_query_row(const CompiledMask& mask, int64_t layer, int64_t head,
+                             const std::string& query);
+
 /// LEARNED − INIT cell by cell (what training changed): `learned`'s name, layout and shape, with
 /// `init` repeated over the layers or heads it has only one of (a spec shared by every layer and
 /// head); hard where either is. InputError naming both when their layouts differ or their shapes

@@ -122,6 +122,24 @@ TEST(Render, PngHeatmap) {
   EXPECT_EQ(dir.entries(), (std::vector<std::string>{"h.png", "s.png"}));
 }
 
+// One query's row on the image grid: the keys of a `grid` span drawn as their H × W picture, the
+// query itself as @; a label that names no token is an error listing the layout.
+TEST(Render, QueryRowOnTheGrid) {
+  CompiledMask m;
+  m.name = "local";
+  m.n = 10;
+  m.layout.spans = {testing::make_span("cls", 0, 1), testing::make_span("p", 1, 9)};
+  m.layout.spans[1].grid = std::pair<int64_t, int64_t>{3, 3};
+  m.mask.assign(100, -10.0f);
+  const int64_t q = 1 + 4;  // p[4], the middle of the 3 × 3 grid
+  for (int64_t k : {0, 2, 4, 5, 6, 8}) m.mask[static_cast<size_t>(q * 10 + k)] = 10.0f;
+  const std::string text = render_query_row(m, 0, 0, "p[4]");
+  EXPECT_NE(text.find("query p[4] (token 5)"), std::string::npos) << text;
+  EXPECT_NE(text.find("cls: #\np (3 x 3 grid):\n  . # .\n  # @ #\n  . # .\n"), std::string::npos)
+      << text;
+  expect_input_error([&] { render_query_row(m, 0, 0, "q[1]"); }, {"'q[1]'", "p[9] @1..9"});
+}
+
 // What training changed: LEARNED − INIT per cell, a one-layer, one-head INIT repeated over the
 // learned mask's layers and heads, hard where either is; as text, + rose, - fell, . within the
 // tolerance. Masks of other layouts are refused, naming both.
