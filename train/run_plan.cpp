@@ -165,7 +165,8 @@ std::optional<json> reuse_or_resume(const std::string& dir, const json& override
 
 json check_started(const std::string& dir, const json& overrides, const std::string& command) {
   const RunFolder folder(dir);
-  const json started = folder.read_json(kConfigFile);
+  // Every setting, also those config.json leaves out because the run's family does not read them.
+  const json started = to_json(config_from_json(folder.read_json(kConfigFile)));
   json execution = json::object();
   for (const auto& [key, value] : overrides.items()) {
     if (config_field(key).resumable) {
