@@ -5,6 +5,7 @@
 
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "cli/suggest.h"
 #include "core/error.h"
 
 namespace maskprior::cli {
@@ -33,7 +34,7 @@ int run_app(CLI::App& app, int argc, char** argv, const int& exit_code) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    app.exit(e);
+    print_usage_error(app, e);
     return kExitUsage;
   } catch (const SpecError& e) {
     std::cerr << e.what() << '\n';

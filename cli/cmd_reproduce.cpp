@@ -32,7 +32,40 @@ struct ReproduceFlags {
   bool list = false;
   int jobs = all_cores();
   bool report = false;
+  bool dry_run = false;
 };
+
+/// The suite's options as the flags say; `jobs_given`: --jobs was given.
+training::SuiteOptions suite_options(const ReproduceFlags& flags, bool jobs_given) {
+  training::SuiteOptions options;
+  options.suite = flags.suite;
+  options.out =
+      flags.out.empty() ? fmt::format("runs/{}-{}", flags.suite, flags.preset) : flags.out;
+  options.preset = flags.preset;
+  options.seeds = flags.seeds;
+  options.source_dir = share_dir();
+  options.only = flags.only;
+  options.overrides = nlohmann::json::object();
+  options.overrides["device"] = flags.device;
+  if (!flags.precision.empty()) options.overrides["precision"] = flags.precision;
+  if (flags.threads > 0) options.overrides["threads"] = flags.threads;
+  if (flags.epochs > 0) options.overrides["epochs"] = flags.epochs;
+  if (flags.eval_every >= 0) options.overrides["eval_every"] = flags.eval_every;
+  options.jobs = flags.jobs;
+  if (!flags.data_dir.empty()) options.overrides["data_dir"] = flags.data_dir;
+  // Under `maskc launch`, torchrun or Slurm: this rank's share of the runs (train/reproduce.h),
+  // with the machine's cores shared among its ranks unless --jobs or --threads say otherwise.
+  options.world = training::world_from_environment();
+  if (options.world && options.world->size > 1) {
+    const int cores = all_cores();
+    if (!jobs_given) options.jobs = std::max(1, cores / options.world->local_size);
+    if (flags.threads == 0) {
+      options.overrides["threads"] =
+          std::max(1, cores / (options.jobs * options.world->local_size));
+    }
+  }
+  return options;
+}
 
 }  // namespace
 
@@ -76,37 +109,19 @@ void add_reproduce_command(CLI::App& app, int& exit_code) {
              "Runs at once, each in its own process with cores / jobs threads (default: the "
              "number of cores; 1 = one after another in this process, with a progress bar)")
           ->check(CLI::Range(1, 1024));
+  cmd->add_flag("--dry-run", flags->dry_run,
+                "List every run (finished, or to run) and estimate the time the runs to run take, "
+                "from a few steps of one run of each row timed here; nothing is written");
   cmd->add_flag("--report", flags->report,
                 "Also write REPORT.md and plots into the results folder (as `maskc report`)");
   cmd->add_option("--data-dir", flags->data_dir,
                   "vision, language: folder of the data files (default: the Debian package's)");
   cmd->callback([flags, jobs_option, &exit_code] {
-    training::SuiteOptions options;
-    options.suite = flags->suite;
-    options.out =
-        flags->out.empty() ? fmt::format("runs/{}-{}", flags->suite, flags->preset) : flags->out;
-    options.preset = flags->preset;
-    options.seeds = flags->seeds;
-    options.source_dir = share_dir();
-    options.only = flags->only;
-    options.overrides = nlohmann::json::object();
-    options.overrides["device"] = flags->device;
-    if (!flags->precision.empty()) options.overrides["precision"] = flags->precision;
-    if (flags->threads > 0) options.overrides["threads"] = flags->threads;
-    if (flags->epochs > 0) options.overrides["epochs"] = flags->epochs;
-    if (flags->eval_every >= 0) options.overrides["eval_every"] = flags->eval_every;
-    options.jobs = flags->jobs;
-    if (!flags->data_dir.empty()) options.overrides["data_dir"] = flags->data_dir;
-    // Under `maskc launch`, torchrun or Slurm: this rank's share of the runs (train/reproduce.h),
-    // with the machine's cores shared among its ranks unless --jobs or --threads say otherwise.
-    options.world = training::world_from_environment();
-    if (options.world && options.world->size > 1) {
-      const int cores = all_cores();
-      if (jobs_option->count() == 0) options.jobs = std::max(1, cores / options.world->local_size);
-      if (flags->threads == 0) {
-        options.overrides["threads"] =
-            std::max(1, cores / (options.jobs * options.world->local_size));
-      }
+    const training::SuiteOptions options = suite_options(*flags, jobs_option->count() > 0);
+    if (flags->dry_run) {
+      training::dry_run_suite(options, std::cout);
+      exit_code = kExitOk;
+      return;
     }
     const nlohmann::json results = training::run_suite(options, std::cout);
     const bool interrupted = results.value("interrupted", false);

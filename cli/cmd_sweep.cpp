@@ -12,6 +12,7 @@
 #include "cli/commands.h"
 #include "cli/config_flags.h"
 #include "cli/share_dir.h"
+#include "cli/suggest.h"
 #include "core/cores.h"
 #include "core/error.h"
 #include "io/atomic_file.h"
@@ -45,7 +46,17 @@ json base_settings(const std::vector<std::string>& args) {
   ConfigFlags flags;
   add_config_flags(train, flags);
   std::vector<std::string> reversed(args.rbegin(), args.rend());  // as CLI11 reads them
-  train.parse(reversed);
+  try {
+    train.parse(reversed);
+  } catch (const CLI::ExtrasError& e) {
+    std::string message = e.what();
+    for (const std::string& arg : train.remaining()) {
+      if (const std::string near = meant_flag(train, arg); !near.empty()) {
+        message += fmt::format("; did you mean {} (not {})?", near, quote_input(arg));
+      }
+    }
+    throw CLI::ValidationError("--", message);
+  }
   json base = overrides_of(flags);
   if (base.contains("out")) {
     throw CLI::ValidationError("--",

@@ -18,6 +18,7 @@
 
 #include "cli/commands.h"
 #include "cli/config_flags.h"
+#include "core/error.h"
 #include "tasks/family.h"
 #include "train/config.h"
 #include "train/distributed.h"
@@ -147,6 +148,24 @@ void print_summary(const nlohmann::json& summary, const std::string& out) {
                            out.empty() ? "" : "; run folder " + out);
 }
 
+/// The run's config from the preset and the flags given (`overrides`). Every mistake in them is a
+/// usage error (exit 2) naming the setting and what it allows: an unknown task, a combination
+/// that cannot run (`--data` without `--predict`, `--init mask` without `--spec`), a setting of
+/// another task family, and `--epochs 0`, which would train nothing.
+training::TrainConfig config_of_flags(const TrainFlags& f, const nlohmann::json& overrides) {
+  try {
+    auto config = training::resolve_config(f.config.task, f.config.preset, overrides);
+    tasks::family_of_run(training::to_json(config));  // an unknown task, with the known ones
+    if (config.epochs == 0 && config.steps == 0) {
+      throw CLI::ValidationError(
+          "--epochs", "--epochs 0 trains no step: give --epochs N or --steps N with N at least 1");
+    }
+    return config;
+  } catch (const InputError& e) {
+    throw CLI::ValidationError(e.what());
+  }
+}
+
 /// Trains or resumes as the flags say; returns the exit code.
 int run_train(TrainFlags& f, bool resuming) {
   auto overrides = overrides_of(f);
@@ -162,7 +181,7 @@ int run_train(TrainFlags& f, bool resuming) {
     if (f.config.task.empty() && f.config.data.empty() && f.config.truth_table.empty()) {
       throw CLI::RequiredError("--task (or --data, or --truth-table)");
     }
-    const auto config = training::resolve_config(f.config.task, f.config.preset, overrides);
+    const auto config = config_of_flags(f, overrides);
     if (f.print_config) {  // every resolved setting, as config.json holds it, in --help's order
       const nlohmann::json values = training::to_json(config);
       nlohmann::ordered_json ordered;

@@ -1,26 +1,62 @@
 #include "cli/config_flags.h"
 
+#include <fmt/format.h>
+
+#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <limits>
 #include <map>
 #include <optional>
 #include <type_traits>
 #include <variant>
 
+#include "core/error.h"
+
 namespace maskprior::cli {
 
 namespace {
 
-/// CLI11 check of a floating flag's value: NaN and infinities are usage errors (exit 2), before
-/// check_config would refuse them as input errors.
-std::string check_finite(const std::string& text) {
-  char* end = nullptr;
-  const double value = std::strtod(text.c_str(), &end);
-  if (end != text.c_str() && *end == '\0' && !std::isfinite(value)) {
-    return "must be a finite number, got '" + text + "'";
+/// CLI11 check of a flag's value against its row of the config table, so that a value out of
+/// range is a usage error (exit 2) naming the setting, before check_config would refuse it as an
+/// input error: a whole number must be one its type holds (CLI11 alone would saturate 1e30 and
+/// wrap -1 of an unsigned seed), a floating one finite, and both in the row's range.
+std::string value_error(const training::ConfigField& field, const std::string& text) {
+  training::TrainConfig config;
+  // The text's own mistake, if any; nullopt once it is read into `config`.
+  const std::optional<std::string> unread = std::visit(
+      [&](auto member) -> std::optional<std::string> {
+        auto& value = config.*member;
+        using T = std::decay_t<decltype(value)>;
+        if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+          const auto [end, failed] = std::from_chars(text.data(), text.data() + text.size(), value);
+          if (failed == std::errc() && end == text.data() + text.size()) return std::nullopt;
+          const T low = field.rule == training::FieldRule::kPositive ? T{1}
+                        : field.rule == training::FieldRule::kNonNegative
+                            ? T{0}
+                            : std::numeric_limits<T>::min();
+          return fmt::format("{} must be a whole number from {} to {}, got {}", field.key, low,
+                             std::numeric_limits<T>::max(), quote_input(text));
+        } else if constexpr (std::is_same_v<T, double> ||
+                             std::is_same_v<T, std::optional<double>>) {
+          char* end = nullptr;
+          const double number = std::strtod(text.c_str(), &end);
+          if (end == text.c_str() || *end != '\0') return "";  // CLI11 says it is no number
+          value = number;
+          return std::nullopt;
+        } else {
+          return "";  // strings are checked against `allowed` (CLI::IsMember), maps by -D
+        }
+      },
+      field.member);
+  if (unread) return *unread;
+  try {
+    training::check_field(field, config);
+  } catch (const InputError& e) {
+    return e.what();
   }
-  return {};
+  return "";
 }
 
 /// Registers the flag of one row of the config table (see add_config_flags).
@@ -44,10 +80,9 @@ void add_field_flag(CLI::App& cmd, ConfigFlags& flags, const training::ConfigFie
       },
       field.member);
   if (!field.allowed.empty()) option->check(CLI::IsMember(field.allowed));
-  if (std::holds_alternative<double training::TrainConfig::*>(field.member) ||
-      std::holds_alternative<std::optional<double> training::TrainConfig::*>(field.member)) {
-    option->check(CLI::Validator(check_finite, /*validator_desc=*/"", "finite"));
-  }
+  const training::ConfigField* row = &field;  // config_fields() lives as long as the program
+  option->check(CLI::Validator([row](std::string& text) { return value_error(*row, text); },
+                               /*validator_desc=*/"", "range"));
   flags.given.emplace_back(option, &field);
 }
 

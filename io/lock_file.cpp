@@ -105,18 +105,18 @@ FolderLock::FolderLock(const std::string& folder) : folder_(folder) {
 
 FolderLock::~FolderLock() {
   if (fd_ < 0) return;
-  if (created_ && holds_only_lock_file(folder_)) {
-    // Nothing was written: remove what this lock created, up to the outermost folder it made
-    // (rmdir fails, harmlessly, if another process has put something there meanwhile).
-    ::unlink(lock_path_.c_str());
+  const bool nothing_written = created_ && holds_only_lock_file(folder_);
+  // Removed while still held: a process that opened it meanwhile and then gets the lock sees it
+  // is no longer linked and starts over on a new one (still_linked).
+  ::unlink(lock_path_.c_str());
+  if (nothing_written) {
+    // Remove what this lock created, up to the outermost folder it made (rmdir fails,
+    // harmlessly, if another process has put something there meanwhile).
     std::error_code error;
     for (fs::path p = absolute_folder(folder_, error); !error && ::rmdir(p.c_str()) == 0;
          p = p.parent_path()) {
       if (p.string() == created_root_) break;
     }
-  }
-  if (::ftruncate(fd_, 0) != 0) {
-    // Harmless: the next holder writes its own PID over it.
   }
   ::close(fd_);
 }

@@ -1,7 +1,9 @@
 // One process at a time per output folder: `maskc train --out DIR` and `maskc reproduce` hold an
 // exclusive lock (flock) on DIR/.lock while they run, so two processes never write the same
-// run folder or suite folder. The lock ends with the process, however it ends (even SIGKILL),
-// so there is no stale lock to remove by hand.
+// run folder or suite folder. The lock file is removed when the lock is released (the command
+// ended: finished, failed, or stopped by a signal it handles); the lock itself ends with the
+// process however it ends, so a lock file left by a process killed outright (SIGKILL) is no stale
+// lock: the next command takes it.
 #pragma once
 
 #include <string>
@@ -18,9 +20,9 @@ class FolderLock {
   /// the folder cannot be created or the lock file not be written (naming the path and why).
   /// An empty `folder` locks nothing (a run without --out).
   explicit FolderLock(const std::string& folder);
-  /// Releases the lock. A folder this lock created is removed again if nothing but the lock file
-  /// is in it (the command failed before writing anything), with the parents it created, so a
-  /// refused run leaves no folder.
+  /// Removes the lock file and releases the lock. A folder this lock created is removed again if
+  /// nothing but the lock file was in it (the command failed before writing anything), with the
+  /// parents it created, so a refused run leaves no folder.
   ~FolderLock();
   FolderLock(const FolderLock&) = delete;
   FolderLock& operator=(const FolderLock&) = delete;

@@ -149,15 +149,24 @@ void label_rows(std::vector<ReportRow>& rows, const std::string& root_name) {
 }  // namespace
 
 const std::vector<std::string>& execution_keys() {
-  static const std::vector<std::string> kKeys = {"threads", "device", "precision", "progress",
-                                                 "stop_after"};
+  static const std::vector<std::string> kKeys = {"threads",  "device",     "precision",
+                                                 "progress", "stop_after", "log_every"};
   return kKeys;
 }
 
 json settings_of(const RunRecord& run) {
   json settings = run.config.is_object() ? run.config : json::object();
-  for (const char* key : {"seed", "out", "config_format"}) settings.erase(key);
+  for (const char* key : {"seed", "out", "config_format", "resolved"}) settings.erase(key);
   for (const std::string& key : execution_keys()) settings.erase(key);
+  // Older run folders wrote every setting; newer ones leave out those the run's family does not
+  // read (they hold their defaults): the same run either way.
+  try {
+    for (const std::string& key : tasks::foreign_settings(tasks::family_of_run(settings))) {
+      settings.erase(key);
+    }
+  } catch (const InputError&) {
+    // A run of no known family: group_runs names it.
+  }
   if (run.summary.contains("spec_sha256")) settings["spec_sha256"] = run.summary["spec_sha256"];
   return settings;
 }

@@ -33,8 +33,9 @@ struct RunRecord {
 /// settings, so runs that differ only in them pool into one row.
 const std::vector<std::string>& execution_keys();
 
-/// What a run learns and how: its config.json without the seed, `out`, `config_format` and
-/// execution_keys(), plus the SHA-256 of its spec's source when summary.json records it
+/// What a run learns and how: its config.json without the seed, `out`, `config_format`,
+/// `resolved`, execution_keys() and the keys its family does not read
+/// (tasks::foreign_settings), plus the SHA-256 of its spec's source when summary.json records it
 /// (`spec_sha256`). Runs pool into a row only when these are equal.
 nlohmann::json settings_of(const RunRecord& run);
 

@@ -42,7 +42,7 @@ TaskFamily sequence_data_family() {
   family.input_key = "data";
   family.presets = nlohmann::json::parse(kSequencePresets);
   family.metrics = decoder_metrics("token");
-  family.own_settings = {"loss_rows"};
+  family.own_settings = {"loss_rows", "test_data", "predict"};
   return family;
 }
 

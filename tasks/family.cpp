@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <mutex>
+#include <set>
 
 #include "tasks/families.h"
 
@@ -124,6 +125,21 @@ const TaskFamily& family_of_run(const json& config) {
   }
   const auto task = config.find("task");
   return family_of_task(task != config.end() && task->is_string() ? task->get<std::string>() : "");
+}
+
+std::vector<std::string> foreign_settings(const TaskFamily& family) {
+  std::set<std::string> foreign;
+  const auto& own = family.own_settings;
+  for (const TaskFamily& other : families()) {
+    for (const std::string& key : other.own_settings) {
+      if (std::find(own.begin(), own.end(), key) == own.end()) foreign.insert(key);
+    }
+    if (!other.input_key.empty() && other.input_key != family.input_key) {
+      foreign.insert(other.input_key);
+    }
+  }
+  if (!family.input_key.empty()) foreign.insert("task");
+  return {foreign.begin(), foreign.end()};
 }
 
 std::vector<std::string> task_names() {

@@ -128,6 +128,13 @@ const TaskFamily& family_of_task(const std::string& task);
 /// whose input key is set to a non-empty string, else the family of its task.
 const TaskFamily& family_of_run(const nlohmann::json& config);
 
+/// The config keys a run of `family` does not read: the settings other families own
+/// (own_settings) and this one does not, the input keys of the other families of your own data
+/// (`data`, `truth_table`), and `task` for a family of your own data. A run's config.json leaves
+/// them out (they hold their defaults: train/config.cpp check_config), and `maskc report` ignores
+/// them, so run folders written before and after that pool alike.
+std::vector<std::string> foreign_settings(const TaskFamily& family);
+
 /// Every built-in task, family by family.
 std::vector<std::string> task_names();
 /// An InputError naming `task` and listing every built-in task.

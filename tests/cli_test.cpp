@@ -257,7 +257,9 @@ TEST_F(MaskcTest, UsageErrorsExitTwo) {
            {"compile " + spec + " -o p.safetensors -D 3=4", "not a parameter name"},
            {"compile " + spec + " -o p.safetensors --format csv", "csv"},
            {"compile " + spec + " -o p.safetensors --max-bytes lots", "lots"},
-           {"frobnicate", "subcommand"},
+           {"frobnicate", "unknown command 'frobnicate'; the commands are compile, show, "},
+           {"compile " + spec + " -o p.safetensors --opne 5",
+            "did you mean --open (not '--opne')?"},
        }) {
     const Result r = maskc(c.args);
     EXPECT_EQ(r.code, 2) << c.args << "\n" << r.err;

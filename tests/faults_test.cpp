@@ -132,9 +132,9 @@ TEST_F(FaultsTest, SecondLockOfAFolderIsRefusedNamingTheHolder) {
     const FolderLock again(run);
     write_text(run + "/config.json", "{}");
   }
-  // A folder with files stays, and so does its (unlocked, emptied) lock file.
+  // A folder with files stays; its lock file goes with the lock.
   EXPECT_TRUE(fs::exists(run + "/config.json"));
-  EXPECT_EQ(read_text(run + "/.lock"), "");
+  EXPECT_FALSE(fs::exists(run + "/.lock"));
   { const FolderLock reused(run); }
   EXPECT_TRUE(fs::exists(run + "/config.json"));
   EXPECT_NO_THROW(FolderLock(""));  // no --out: nothing to lock

@@ -269,6 +269,40 @@ TEST(Report, OnlySeedsAndExecutionSettingsPool) {
   EXPECT_FALSE(rows[0].settings.contains("out"));
 }
 
+// A run folder written before config.json left out the settings a family does not read (every
+// key, no `resolved`) pools with one written after (no operand_order, data, ... but `resolved`
+// and a step-log setting); a setting that differs still makes its own row.
+TEST(Report, OlderAndNewerConfigsOfOneSettingPool) {
+  const fs::path root = fresh_dir("formats");
+  json older = parity2_config("mask");
+  older["seed"] = 0;
+  older.update(json{{"operand_order", "msb"},
+                    {"answer_order", "lsb"},
+                    {"loss_rows", "answer"},
+                    {"data", ""},
+                    {"test_data", ""},
+                    {"predict", ""},
+                    {"truth_table", ""}});
+  json newer = parity2_config("mask");
+  newer["seed"] = 1;
+  newer["log_every"] = 5;
+  newer["resolved"] = {{"device", "cpu"}, {"mask_open", 10.0}, {"mask_close", -10.0}};
+  json other = newer;
+  other["seed"] = 2;
+  other["lr"] = 0.1;
+  write_run(root / "s" / "seed0", older, {{"accuracy", 0.9}, {"steps", 9}}, {{0, 0.5}}, "accuracy");
+  write_run(root / "s" / "seed1", newer, {{"accuracy", 0.8}, {"steps", 9}}, {{0, 0.5}}, "accuracy");
+  write_run(root / "s" / "seed2", other, {{"accuracy", 0.7}, {"steps", 9}}, {{0, 0.5}}, "accuracy");
+  const std::vector<ReportRow> rows = read_rows(root.string());
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].runs.size(), 2u);
+  EXPECT_EQ(rows[0].label, "s lr=0.001");
+  EXPECT_EQ(rows[1].label, "s lr=0.1");
+  for (const char* key : {"operand_order", "data", "resolved", "log_every"}) {
+    EXPECT_FALSE(rows[0].settings.contains(key)) << key;
+  }
+}
+
 TEST(Report, MetricChoosesTheColumnAndUnknownMetricsAreErrors) {
   const fs::path root = write_suite();
   ReportOptions options{root.string(), kSource, "steps"};

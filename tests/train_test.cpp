@@ -321,8 +321,24 @@ TEST_F(RuntimeTest, RunFolderHoldsConfigWeightsAndLearnedMask) {
   config.out = (dir_ / "run").string();
   const auto summary = train(config);
   const fs::path run = config.out;
-  // config.json is the whole config; summary.json what train returned.
-  EXPECT_EQ(json::parse(read_text(run / "config.json")), to_json(config));
+  // config.json reads back as the whole config; it leaves out what parity2 does not read (the
+  // arithmetic orders, the inputs of runs on your own data) and says what the run made of its
+  // settings. summary.json is what train returned.
+  const json written = json::parse(read_text(run / "config.json"));
+  EXPECT_EQ(to_json(config_from_json(written)), to_json(config));
+  for (const char* key :
+       {"operand_order", "answer_order", "loss_rows", "data", "predict", "truth_table"}) {
+    EXPECT_FALSE(written.contains(key)) << key;
+  }
+  EXPECT_EQ(written.at("mask_open"), nullptr);  // the setting: not given
+  EXPECT_EQ(written.at("resolved"), json({{"device", "cpu"},
+                                          {"threads", 1},
+                                          {"steps", 6},
+                                          {"steps_per_epoch", 3},
+                                          {"eval_every", 2},
+                                          {"checkpoint_every", 3},
+                                          {"mask_open", 10.0},
+                                          {"mask_close", -10.0}}));
   EXPECT_EQ(without_wall(json::parse(read_text(run / "summary.json"))), without_wall(summary));
   for (const char* key :
        {"accuracy", "unseen_accuracy", "seen_mse", "unseen_mse", "train_loss", "steps",
@@ -714,7 +730,8 @@ TEST(ConfigTableTest, EveryPresetResolves) {
 
 TEST(ConfigTableTest, ResumeMayChangeOnlyExecutionSettings) {
   EXPECT_EQ(training::resumable_keys(),
-            (std::vector<std::string>{"threads", "device", "precision", "progress", "stop_after"}));
+            (std::vector<std::string>{"threads", "device", "precision", "progress", "stop_after",
+                                      "log_every"}));
   EXPECT_NO_THROW(training::check_resume_overrides({{"threads", 2},
                                                     {"device", "cpu"},
                                                     {"precision", "bf16"},
@@ -742,7 +759,8 @@ TEST_F(RuntimeTest, ResumeRefusesOtherSettingsInTheLibraryAndTheCli) {
               std::string::npos)
         << r.err;
   }
-  EXPECT_EQ(json::parse(read_text(dir_ / "run" / "config.json")), to_json(config));
+  EXPECT_EQ(to_json(config_from_json(json::parse(read_text(dir_ / "run" / "config.json")))),
+            to_json(config));
   // Execution settings may change: stop again later, then finish.
   EXPECT_EQ(maskc("train --resume run --threads 1 -q --stop-after 6").code, 130);
   EXPECT_FALSE(fs::exists(dir_ / "run" / "summary.json"));
@@ -786,13 +804,18 @@ TEST_F(RuntimeTest, ProgressSaysWhatEachEvaluationFoundAndTook) {
     }
   }
   // Step 0 is announced before it runs (at the paper's sizes it takes minutes), then reported;
-  // the later ones add the train loss. Each says how long it took.
+  // the later ones add the mean train loss over the steps since the last. Each names the
+  // family's metrics and says how long it took.
   const std::string number = "[0-9]+\\.[0-9]+";
+  const std::string metrics = "accuracy " + number + ", unseen accuracy " + number + ", seen mse " +
+                              number + ", unseen mse " + number;
   const std::vector<std::string> expected = {
       "step 0: evaluating the initial model",
-      "step 0: accuracy " + number + ", evaluated in " + number + " s",
-      "step 3: train loss " + number + ", accuracy " + number + ", evaluated in " + number + " s",
-      "step 6: train loss " + number + ", accuracy " + number + ", evaluated in " + number + " s"};
+      "step 0: " + metrics + ", evaluated in " + number + " s",
+      "step 3: mean train loss " + number + " over steps 1-3, " + metrics + ", evaluated in " +
+          number + " s",
+      "step 6: mean train loss " + number + " over steps 4-6, " + metrics + ", evaluated in " +
+          number + " s"};
   ASSERT_EQ(evaluations.size(), expected.size()) << r.err;
   for (size_t i = 0; i < expected.size(); ++i) {
     EXPECT_TRUE(std::regex_match(evaluations[i], std::regex(expected[i]))) << evaluations[i];

@@ -172,6 +172,10 @@ std::vector<ConfigField> training_fields() {
     {"stop_after", "--stop-after",
      "stop with a checkpoint after this step, as if interrupted (0 = never)", &C::stop_after,
      R::kNonNegative, {}, /*resumable=*/true},
+    {"log_every", "--log-every",
+     "steps between lines of the run folder's step log (steps.jsonl and steps.csv: the step's "
+     "loss, learning rate, gradient norm and seconds; 0 = none)", &C::log_every,
+     R::kNonNegative, {}, /*resumable=*/true},
   };
   // clang-format on
 }
@@ -229,6 +233,8 @@ void check_choice(const ConfigField& field, const std::string& value) {
                                fmt::join(field.allowed, ", "), value));
 }
 
+}  // namespace
+
 void check_field(const ConfigField& field, const TrainConfig& config) {
   std::visit(
       [&](auto member) {
@@ -244,6 +250,8 @@ void check_field(const ConfigField& field, const TrainConfig& config) {
       },
       field.member);
 }
+
+namespace {
 
 /// A config as the current format spells it. Configs written before kConfigFormatKey existed
 /// (old run folders) spelled "unset" with sentinels: 0 for mask_open and mask_close (the spec's
@@ -321,10 +329,17 @@ json to_json(const TrainConfig& config) {
   return j;
 }
 
+json run_config_json(const TrainConfig& config, const json& resolved) {
+  json j = to_json(config);
+  for (const std::string& key : tasks::foreign_settings(tasks::family_of_run(j))) j.erase(key);
+  j[kResolvedKey] = resolved;
+  return j;
+}
+
 TrainConfig config_from_json(const json& j) {
   if (!j.is_object()) throw InputError("a training config must be a JSON object");
   for (const auto& [key, value] : j.items()) {
-    if (key != kConfigFormatKey) config_field(key);  // unknown keys
+    if (key != kConfigFormatKey && key != kResolvedKey) config_field(key);  // unknown keys
   }
   const json current = current_format(j);
   TrainConfig config;

@@ -59,6 +59,7 @@ struct TrainConfig : runtime::ExperimentSettings {
   int64_t probe_size = 256;
   bool progress = true;
   int64_t stop_after = 0;
+  int64_t log_every = 10;  // steps between lines of the step log (train/step_log.h)
 };
 
 /// What a field's value must satisfy (check_config).
@@ -107,11 +108,22 @@ std::vector<std::string> resumable_keys();
 inline constexpr const char* kConfigFormatKey = "config_format";
 inline constexpr int kConfigFormat = 2;
 
+/// The key of a run's config.json under which the run records what it made of its settings
+/// (the device and threads it used, the spec's open and close values, its steps); read back, it
+/// is ignored: the settings are the other keys.
+inline constexpr const char* kResolvedKey = "resolved";
+
 /// Every field by its key (unset optional fields as null), and kConfigFormatKey.
 nlohmann::json to_json(const TrainConfig& config);
+/// A run's config.json: to_json(config) without the keys its task family does not read
+/// (tasks::foreign_settings: they hold their defaults), and `resolved` under kResolvedKey.
+nlohmann::json run_config_json(const TrainConfig& config, const nlohmann::json& resolved);
 /// Reads a config (of either format, see kConfigFormatKey); unknown keys or wrong types throw
 /// InputError naming the key.
 TrainConfig config_from_json(const nlohmann::json& json);
+/// Checks the value of `field` in `config` against its row (range, allowed values, finite);
+/// InputError naming the field otherwise ("lr must be positive, got -1").
+void check_field(const ConfigField& field, const TrainConfig& config);
 /// Checks every value against its row (ranges, allowed values; every floating value finite) and
 /// that the init method has the spec it needs; InputError naming the field otherwise.
 void check_config(const TrainConfig& config);

@@ -24,7 +24,7 @@ void Progress::update(int64_t step, double loss) {
     last_print_ = now;
     constexpr int kWidth = 30;
     const int filled = static_cast<int>(kWidth * step / std::max<int64_t>(1, total_));
-    std::fprintf(stderr, "\r[%s%s] %lld/%lld loss %.5f ETA %s ",
+    std::fprintf(stderr, "\r[%s%s] %lld/%lld last-step loss %.5f ETA %s ",
                  std::string(static_cast<size_t>(filled), '#').c_str(),
                  std::string(static_cast<size_t>(kWidth - filled), '.').c_str(),
                  static_cast<long long>(step), static_cast<long long>(total_), loss,
@@ -33,8 +33,9 @@ void Progress::update(int64_t step, double loss) {
   } else {
     const int64_t every = std::max<int64_t>(1, total_ / 10);
     if (!last && step % every != 0) return;
-    std::fprintf(stderr, "step %lld/%lld loss %.5f ETA %s\n", static_cast<long long>(step),
-                 static_cast<long long>(total_), loss, eta(step, now).c_str());
+    std::fprintf(stderr, "step %lld/%lld last-step loss %.5f ETA %s\n",
+                 static_cast<long long>(step), static_cast<long long>(total_), loss,
+                 eta(step, now).c_str());
   }
   std::fflush(stderr);
 }

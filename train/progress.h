@@ -17,7 +17,8 @@ class Progress {
   /// The steps start now: the ETA counts the time from here (not the set-up and the step-0
   /// evaluation before it, which would inflate it for the run's first steps).
   void begin_steps();
-  /// After step `step` (1-based count of steps done) with training loss `loss`.
+  /// After step `step` (1-based count of steps done) whose batch had training loss `loss`: shown
+  /// as "last-step loss" (evaluation lines give the mean over the steps since the last).
   void update(int64_t step, double loss);
   /// Whether update(step, ...) would print: the loss is read from the device only then.
   bool due(int64_t step) const;

@@ -25,19 +25,25 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-/// Trains, resumes, or reuses the run in `dir`.
-json run_one(const SuiteEntry& entry, const SuiteOptions& options, uint64_t seed,
-             const fs::path& dir) {
-  if (auto summary = reuse_or_resume(dir.string(), options.overrides, "reproduce")) {
-    return *summary;
-  }
+/// The config of the run of `entry` with `seed` in `dir`.
+TrainConfig run_config(const SuiteEntry& entry, const SuiteOptions& options, uint64_t seed,
+                       const fs::path& dir) {
   json overrides = entry.overrides;
   overrides.update(options.overrides);
   overrides["seed"] = seed;
   overrides["init"] = entry.init;
   overrides["out"] = dir.string();
   if (!entry.spec.empty()) overrides["spec"] = (fs::path(options.source_dir) / entry.spec).string();
-  return train(resolve_config(entry.task, options.preset, overrides));
+  return resolve_config(entry.task, options.preset, overrides);
+}
+
+/// Trains, resumes, or reuses the run in `dir`.
+json run_one(const SuiteEntry& entry, const SuiteOptions& options, uint64_t seed,
+             const fs::path& dir) {
+  if (auto summary = reuse_or_resume(dir.string(), options.overrides, "reproduce")) {
+    return *summary;
+  }
+  return train(run_config(entry, options, seed, dir));
 }
 
 /// Every run of the suite: each entry's seeds, in order, named "LABEL seed K".
@@ -52,6 +58,10 @@ std::vector<PlannedRun> plan_suite(const std::vector<SuiteEntry>& entries,
                         SuiteOptions run_options = options;
                         run_options.overrides.update(execution);
                         return run_one(entry, run_options, static_cast<uint64_t>(seed), dir);
+                      },
+                      entry.label,
+                      [entry, options, seed, dir] {
+                        return run_config(entry, options, static_cast<uint64_t>(seed), dir);
                       }});
     }
   }
@@ -98,6 +108,18 @@ std::pair<json, std::string> tabulate(const std::vector<SuiteEntry>& entries,
 }
 
 }  // namespace
+
+json dry_run_suite(const SuiteOptions& options, std::ostream& out) {
+  const tasks::Suite suite = tasks::suite(options.suite);
+  const std::vector<SuiteEntry> entries = selected_entries(suite, options);
+  const int seeds = options.seeds > 0 ? options.seeds : suite.default_seeds;
+  out << fmt::format("maskc reproduce {} --dry-run: {} row{} × {} seed{} (preset {}) in {}\n",
+                     options.suite, entries.size(), entries.size() == 1 ? "" : "s", seeds,
+                     seeds == 1 ? "" : "s", options.preset, options.out);
+  const PlanOptions plan{"reproduce", options.jobs, options.overrides.contains("threads"),
+                         std::nullopt, std::nullopt};
+  return dry_run_plan(plan_suite(entries, options, seeds), plan, out);
+}
 
 json run_suite(const SuiteOptions& options, std::ostream& out) {
   const tasks::Suite suite = tasks::suite(options.suite);

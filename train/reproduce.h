@@ -43,4 +43,9 @@ struct SuiteOptions {
 /// share of the runs and writes no tables.
 nlohmann::json run_suite(const SuiteOptions& options, std::ostream& out);
 
+/// `maskc reproduce --dry-run`: prints every run of the suite (finished, or to run) and an
+/// estimate of the time the runs to run take, from a few steps of one run of each row timed here
+/// (train/run_plan.h dry_run_plan). Writes nothing; returns dry_run_plan's result.
+nlohmann::json dry_run_suite(const SuiteOptions& options, std::ostream& out);
+
 }  // namespace maskprior::training

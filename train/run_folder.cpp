@@ -6,15 +6,24 @@
 #include <fstream>
 
 #include "core/error.h"
+#include "core/regular_file.h"
 #include "io/atomic_file.h"
 #include "io/json_file.h"
 #include "io/mask_file.h"
 #include "tasks/sequence_file.h"
+#include "train/step_log.h"
 
 namespace maskprior::training {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+
+namespace {
+
+/// As much as the compiler reads of a spec (compiler/compile.cpp).
+constexpr uint64_t kMaxSpecCopyBytes = uint64_t{16} << 20;
+
+}  // namespace
 
 std::string RunFolder::file(const char* name) const {
   return (fs::path(path_) / name).string();
@@ -30,8 +39,9 @@ bool RunFolder::never_checkpointed() const {
 
 void RunFolder::clear_run() const {
   if (!enabled()) return;
-  for (const char* name : {kConfigFile, kInitFile, kMetricsFile, kCheckpointFile, kSummaryFile,
-                           kWeightsFile, kMaskFile, tasks::kVocabularyFile}) {
+  for (const char* name :
+       {kConfigFile, kInitFile, kMetricsFile, kCheckpointFile, kSummaryFile, kWeightsFile,
+        kMaskFile, tasks::kVocabularyFile, kSpecFile, kStepsJsonFile, kStepsCsvFile}) {
     std::error_code error;
     fs::remove(file(name), error);
     if (error) {
@@ -40,14 +50,19 @@ void RunFolder::clear_run() const {
   }
 }
 
-void RunFolder::create(const TrainConfig& config) const {
+void RunFolder::create(const TrainConfig& config, const json& resolved) const {
   if (!enabled()) return;
   std::error_code error;
   fs::create_directories(path_, error);
   if (error) {
     throw InputError(fmt::format("cannot create run folder {}: {}", path_, error.message()));
   }
-  write_json(kConfigFile, to_json(config));
+  write_json(kConfigFile, run_config_json(config, resolved));
+}
+
+void RunFolder::copy_spec(const std::string& spec_path) const {
+  if (!enabled() || !spec_path.ends_with(".mask")) return;
+  write_file_atomic(file(kSpecFile), read_regular_file(spec_path, kMaxSpecCopyBytes, "spec"));
 }
 
 json RunFolder::read_json(const char* name) const {

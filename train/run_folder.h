@@ -1,5 +1,11 @@
 // The run folder of `maskc train --out DIR`: every file a run writes, by name, and how.
-//   config.json          the resolved TrainConfig (written when the run starts)
+//   config.json          the resolved TrainConfig (written when the run starts) without the
+//                        settings its task family does not read, and what the run made of it
+//                        under "resolved": device and threads used, the spec's open and close
+//                        values, steps (train/config.h run_config_json)
+//   spec.mask            a copy of the .mask spec's source as the run read it
+//   steps.jsonl, .csv    the step log: loss, learning rate, gradient norm every --log-every
+//                        steps (train/step_log.h)
 //   init.json            the metrics at step 0 and what the initialisation did
 //   metrics.jsonl        one JSON object per evaluation (step 0 first)
 //   checkpoint.pt        model, optimizer and run state (train/checkpoint.h)
@@ -9,7 +15,7 @@
 //   vocab.json           --data runs: the vocabulary (token id = index) and where the data came
 //   from
 //   .lock                the lock of the process using the folder (io/lock_file.h): one
-//                        `maskc train` at a time, fresh or --resume
+//                        `maskc train` at a time, fresh or --resume; removed when it ends
 // A run folder with an empty path is "no folder": every write is skipped. No LibTorch here; the
 // tensors of weights and mask come from train/model_files.h.
 #pragma once
@@ -34,6 +40,7 @@ inline constexpr const char* kCheckpointFile = "checkpoint.pt";
 inline constexpr const char* kSummaryFile = "summary.json";
 inline constexpr const char* kWeightsFile = "weights.safetensors";
 inline constexpr const char* kMaskFile = "mask.safetensors";
+inline constexpr const char* kSpecFile = "spec.mask";
 
 class RunFolder {
  public:
@@ -53,8 +60,12 @@ class RunFolder {
   /// anything else in it.
   void clear_run() const;
 
-  /// Creates the folder and writes config.json. InputError if it cannot be created.
-  void create(const TrainConfig& config) const;
+  /// Creates the folder and writes config.json (run_config_json: `config` and `resolved`).
+  /// InputError if it cannot be created.
+  void create(const TrainConfig& config, const nlohmann::json& resolved) const;
+  /// Copies the source of the .mask spec `spec_path` into spec.mask (a tensor file is not
+  /// copied: config.json names it).
+  void copy_spec(const std::string& spec_path) const;
   /// Reads a JSON file of the folder; InputError naming it if missing or not JSON.
   nlohmann::json read_json(const char* name) const;
   /// Writes a JSON file of the folder atomically.

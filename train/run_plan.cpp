@@ -7,6 +7,7 @@
 #include <csignal>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <ostream>
 #include <thread>
 
@@ -140,7 +141,100 @@ bool run_in_order(const std::vector<PlannedRun>& runs, std::ostream& out,
   return false;
 }
 
+/// Steps a dry run trains of each group's run; the first is not timed (it also warms up).
+constexpr int64_t kProbeSteps = 10;
+
+/// "42 s", "7.5 min", "2.3 h".
+std::string duration_text(double seconds) {
+  if (seconds < 120) return fmt::format("{:.0f} s", seconds);
+  if (seconds < 2 * 3600) return fmt::format("{:.1f} min", seconds / 60);
+  return fmt::format("{:.1f} h", seconds / 3600);
+}
+
+/// The seconds one run of `config` takes, from kProbeSteps of its steps trained here without a run
+/// folder: set-up and step 0, then seconds per step × steps and the evaluations. `how` is set to
+/// how that was reckoned; nullopt when a signal stopped it.
+std::optional<double> time_run(TrainConfig config, const PlanOptions& options, std::string& how) {
+  config.out.clear();
+  config.progress = false;
+  config.stop_after = kProbeSteps;
+  if (options.jobs > 1 && !options.threads_given) {
+    config.threads = std::max(1, all_cores() / options.jobs);
+  }
+  const int threads = config.threads > 0 ? config.threads : all_cores();  // as prepare_host
+  const json summary = train(config);
+  if (summary.contains("signal")) return std::nullopt;
+  const bool whole = !summary.value("interrupted", false);  // the run fitted in the probe
+  const json timing = summary.value("timing", json::object());
+  const std::string where = fmt::format("timed on {} with {} thread{}",
+                                        summary.value("device", timing.value("device", "?")),
+                                        threads, threads == 1 ? "" : "s");
+  if (whole) {
+    how = fmt::format("all {} steps trained here; {}", summary.value("steps", int64_t{0}), where);
+    return summary.value("wall_seconds", 0.0);
+  }
+  const double setup = timing.value("setup_seconds", 0.0);
+  const double evaluation = timing.value("evaluation_seconds", 0.0);
+  const double per_step = timing.value("seconds_per_step", 0.0);
+  const auto steps = summary.value("total_steps", int64_t{0});
+  const auto evaluations = timing.value("evaluations", int64_t{0});
+  how = fmt::format(
+      "set-up and step 0 {:.2g} s, {:.3g} ms per step × {} steps, {} evaluation{} × {:.2g} s; {}",
+      setup, 1000 * per_step, steps, evaluations, evaluations == 1 ? "" : "s", evaluation, where);
+  return setup + per_step * static_cast<double>(steps) +
+         evaluation * static_cast<double>(evaluations);
+}
+
 }  // namespace
+
+json dry_run_plan(const std::vector<PlannedRun>& runs, const PlanOptions& options,
+                  std::ostream& out) {
+  json result = {{"runs", json::array()}, {"groups", json::array()}};
+  std::vector<std::string> groups;  // in the order of their first run to run
+  std::map<std::string, std::vector<const PlannedRun*>> to_run;
+  for (const PlannedRun& run : runs) {
+    const bool finished = finished_run(run.dir);
+    out << fmt::format("{}  {}\n", run.dir, finished ? "finished" : "to run");
+    result["runs"].push_back({{"name", run.name}, {"dir", run.dir}, {"finished", finished}});
+    if (finished) continue;
+    if (!to_run.contains(run.group)) groups.push_back(run.group);
+    to_run[run.group].push_back(&run);
+  }
+  out << std::flush;
+  InterruptScope signals;  // a signal between two timed runs stops the dry run too
+  double total = 0, longest = 0;
+  size_t count = 0;
+  for (const std::string& group : groups) {
+    const std::vector<const PlannedRun*>& members = to_run.at(group);
+    std::string how;
+    const std::optional<double> seconds = time_run(members.front()->config(), options, how);
+    if (!seconds || InterruptScope::stop_signal() != 0) {
+      throw InputError(fmt::format("[{}] --dry-run stopped by a signal", options.command));
+    }
+    out << fmt::format("{}: about {} per run ({}); {} to run\n", group, duration_text(*seconds),
+                       how, members.size())
+        << std::flush;
+    result["groups"].push_back(
+        {{"group", group}, {"seconds_per_run", *seconds}, {"to_run", members.size()}});
+    total += *seconds * static_cast<double>(members.size());
+    longest = std::max(longest, *seconds);
+    count += members.size();
+  }
+  const int jobs = std::max<int>(1, std::min<int>(options.jobs, static_cast<int>(count)));
+  const double wall = count == 0 ? 0.0 : std::max(total / jobs, longest);
+  result["runs_to_run"] = count;
+  result["training_seconds"] = total;
+  result["estimated_seconds"] = wall;
+  out << fmt::format(
+      "{} of {} runs to run ({} finished): about {} of training, about {} with --jobs {}.\n"
+      "An estimate, not a measurement: one run of each setting was trained here for {} steps "
+      "(the first not timed) and its time per step, set-up and evaluation multiplied out; other "
+      "load on this machine, checkpoints and a run's later steps change it. Nothing was "
+      "written.\n",
+      count, runs.size(), runs.size() - count, duration_text(total), duration_text(wall),
+      options.jobs, kProbeSteps);
+  return result;
+}
 
 bool finished_run(const std::string& dir) {
   const RunFolder folder(dir);
@@ -165,7 +259,8 @@ std::optional<json> reuse_or_resume(const std::string& dir, const json& override
 
 json check_started(const std::string& dir, const json& overrides, const std::string& command) {
   const RunFolder folder(dir);
-  const json started = folder.read_json(kConfigFile);
+  // Every setting, also those config.json leaves out because the run's family does not read them.
+  const json started = to_json(config_from_json(folder.read_json(kConfigFile)));
   json execution = json::object();
   for (const auto& [key, value] : overrides.items()) {
     if (config_field(key).resumable) {

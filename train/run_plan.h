@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "report/report.h"
+#include "train/config.h"
 #include "train/distributed.h"
 
 namespace maskprior::training {
@@ -27,6 +28,11 @@ struct PlannedRun {
   /// Trains, resumes or reuses the run and returns its summary; `execution` (a JSON object of
   /// execution settings, such as threads and progress) goes over the plan's own.
   std::function<nlohmann::json(const nlohmann::json& execution)> train;
+  /// The runs of one setting, which differ only by seed, share it ("parity2-mask",
+  /// "init=mask,lr=0.001"): a dry run times one of them for all.
+  std::string group;
+  /// The run's resolved config (its seed and folder included), for a dry run.
+  std::function<TrainConfig()> config;
 };
 
 /// One share of a plan that no rendezvous joins: runs i with i % count == index.
@@ -55,6 +61,17 @@ struct PlanOutcome {
 /// ranks, where a rank's failure is an InputError naming it.
 PlanOutcome run_plan(const std::vector<PlannedRun>& runs, const PlanOptions& options,
                      std::ostream& out);
+
+/// `reproduce --dry-run` and `sweep --dry-run`: prints every run of `runs` (finished, or to run)
+/// and an estimate of the time the runs to run take, writing nothing: the first run to run of each
+/// group is trained here for a few steps without a run folder (with the threads a run of the plan
+/// gets), and its timing (set-up, seconds per step, evaluation; train()'s `timing`) is multiplied
+/// out to its steps and evaluations, summed over the group's runs to run and shared among
+/// options.jobs. Returns {"runs": [{"name", "dir", "finished"}], "groups": [{"group",
+/// "seconds_per_run", "to_run"}], "runs_to_run", "training_seconds" (one after another),
+/// "estimated_seconds" (with options.jobs)}. InputError if a signal stops it.
+nlohmann::json dry_run_plan(const std::vector<PlannedRun>& runs, const PlanOptions& options,
+                            std::ostream& out);
 
 /// True when `dir` holds a finished run (a summary.json that is not an interrupted run's).
 bool finished_run(const std::string& dir);

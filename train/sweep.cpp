@@ -251,11 +251,16 @@ std::vector<PlannedRun> plan_runs(const SweepOptions& options,
   std::vector<PlannedRun> runs;
   for (const SweepPoint& point : points) {
     for (int seed = 0; seed < options.seeds; ++seed) {
-      runs.push_back({fmt::format("{} seed {}", point.name, seed),
-                      run_dir(options, point, seed).string(),
-                      [options, point, seed](const json& execution) {
-                        return run_one(options, point, seed, execution);
-                      }});
+      const fs::path dir = run_dir(options, point, seed);
+      runs.push_back(
+          {fmt::format("{} seed {}", point.name, seed), dir.string(),
+           [options, point, seed](const json& execution) {
+             return run_one(options, point, seed, execution);
+           },
+           point.name,
+           [options, point, seed, dir] {
+             return resolve(run_settings(options, point, {{"seed", seed}, {"out", dir.string()}}));
+           }});
     }
   }
   return runs;
@@ -301,58 +306,17 @@ std::string results_heading(const SweepOptions& options) {
       grid_text(options.grid), options.seeds, options.seeds == 1 ? "" : "s", options.base.dump());
 }
 
-/// Seconds of the run `settings` describe, from two short sessions timed in this process (no run
-/// folder): the setup and the time per step, and the run's total steps. nullopt when stopped.
-std::optional<double> estimate_seconds(json settings) {
-  settings["out"] = "";
-  settings["progress"] = false;
-  double wall[2] = {0, 0};
-  int64_t steps[2] = {0, 0}, total = 0;
-  for (int i = 0; i < 2; ++i) {
-    settings["stop_after"] = i == 0 ? 2 : 12;
-    const json summary = train(resolve(settings));
-    if (summary.value("interrupted", false) && summary.contains("signal")) return std::nullopt;
-    wall[i] = summary.value("wall_seconds", 0.0);
-    steps[i] = summary.value("steps", int64_t{0});
-    total = summary.value("total_steps", steps[i]);
-    if (steps[i] >= total) return wall[i];  // the whole run fitted in the probe
-  }
-  const double per_step =
-      std::max(0.0, (wall[1] - wall[0]) / static_cast<double>(steps[1] - steps[0]));
-  return std::max(0.0, wall[0] - per_step * static_cast<double>(steps[0])) +
-         per_step * static_cast<double>(total);
-}
-
 }  // namespace
 
 json dry_run_sweep(const SweepOptions& options, std::ostream& out) {
   const std::vector<SweepPoint> points = sweep_points(options);
   check_sweep_inputs(points, options);
-  json result = {{"runs", json::array()}, {"estimated_seconds", 0.0}};
-  InterruptScope signals;
-  double total = 0;
-  for (const SweepPoint& point : points) {
-    int todo = 0;
-    for (int seed = 0; seed < options.seeds; ++seed) {
-      const fs::path dir = run_dir(options, point, seed);
-      const bool done = finished_run(dir.string());
-      todo += done ? 0 : 1;
-      out << fmt::format("{} {}\n", dir.string(), done ? "(finished)" : "") << std::flush;
-      result["runs"].push_back({{"dir", dir.string()}, {"finished", done}});
-    }
-    if (todo == 0) continue;
-    const auto seconds = estimate_seconds(run_settings(options, point, {{"seed", 0}}));
-    if (!seconds) throw InputError("[sweep] --dry-run stopped by a signal");
-    out << fmt::format("  {}: about {:.3g} s per run, {} to run\n", point.name, *seconds, todo);
-    total += *seconds * todo;
-  }
-  result["estimated_seconds"] = total;
-  out << fmt::format(
-      "{} runs, {} combinations; about {:.0f} s of training in all (about {:.0f} s with --jobs "
-      "{}), "
-      "estimated from 2 and 12 timed steps of each combination\n",
-      result["runs"].size(), points.size(), total, total / std::max(1, options.jobs), options.jobs);
-  return result;
+  out << fmt::format("maskc sweep --dry-run: {} combination{} × {} seed{} in {}\n", points.size(),
+                     points.size() == 1 ? "" : "s", options.seeds, options.seeds == 1 ? "" : "s",
+                     options.out);
+  PlanOptions plan{"sweep", options.jobs, options.base.contains("threads"), std::nullopt,
+                   std::nullopt};
+  return dry_run_plan(plan_runs(options, points), plan, out);
 }
 
 json run_sweep(const SweepOptions& options, std::ostream& out) {

@@ -56,8 +56,8 @@ std::vector<SweepPoint> sweep_points(const SweepOptions& options);
 void check_sweep_inputs(const std::vector<SweepPoint>& points, const SweepOptions& options);
 
 /// Prints every run of the sweep (folder, finished or not) and an estimate of the time the
-/// unfinished ones take, from a few steps of each combination timed in this process (no folder
-/// is written). Returns {"runs": [...], "estimated_seconds"}.
+/// unfinished ones take, from a few steps of one run of each combination timed in this process
+/// (train/run_plan.h dry_run_plan; nothing is written). Returns dry_run_plan's result.
 nlohmann::json dry_run_sweep(const SweepOptions& options, std::ostream& out);
 
 /// Runs (or resumes, or reuses finished) every run of the sweep, writes results.json and

@@ -37,6 +37,7 @@
 #include "train/progress.h"
 #include "train/run_folder.h"
 #include "train/run_spec.h"
+#include "train/step_log.h"
 
 namespace maskprior::training {
 
@@ -47,18 +48,34 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using nlohmann::json;
 
-/// The progress line of an evaluation record: the mean train loss since the last evaluation (none
-/// at step 0), the task family's headline metric, and the seconds the evaluation took.
-std::string evaluation_line(const json& record, const tasks::Metric& headline, double seconds) {
+/// The progress line of an evaluation record: the mean train loss over the `steps` steps since the
+/// last evaluation (none at step 0), every metric of the task family the record has, and the
+/// seconds the evaluation took.
+std::string evaluation_line(const json& record, const tasks::TaskFamily& family, int64_t steps,
+                            double seconds) {
+  const auto step = record["step"].get<int64_t>();
   std::vector<std::string> parts;
   if (const auto loss = record.find("train_loss"); loss != record.end() && loss->is_number()) {
-    parts.push_back(fmt::format("train loss {:.5f}", loss->get<double>()));
+    parts.push_back(fmt::format("mean train loss {:.5f} over steps {}-{}", loss->get<double>(),
+                                step - steps + 1, step));
   }
-  if (const auto value = record.find(headline.key); value != record.end() && value->is_number()) {
-    parts.push_back(fmt::format("{} {:.4f}", headline.label, value->get<double>()));
+  for (const tasks::Metric& metric : family.metrics) {
+    if (const auto value = record.find(metric.key); value != record.end() && value->is_number()) {
+      parts.push_back(fmt::format("{} {:.4f}", metric.label, value->get<double>()));
+    }
   }
   parts.push_back(fmt::format("evaluated in {:.1f} s", seconds));
-  return fmt::format("step {}: {}", record["step"].get<int64_t>(), fmt::join(parts, ", "));
+  return fmt::format("step {}: {}", step, fmt::join(parts, ", "));
+}
+
+/// The L2 norm of the gradients of every parameter of `model` (those without one count 0).
+double gradient_norm(MaskedTransformer& model) {
+  const torch::NoGradGuard no_grad;
+  std::vector<torch::Tensor> norms;
+  for (const auto& p : model->parameters()) {
+    if (p.grad().defined()) norms.push_back(p.grad().detach().to(torch::kFloat).norm());
+  }
+  return norms.empty() ? 0.0 : torch::stack(norms).norm().item<double>();
 }
 
 torch::Device resolve_device(const std::string& name) {
@@ -130,16 +147,18 @@ void check_footprint(const ModelConfig& model, const TrainConfig& config) {
                           : ""));
 }
 
-/// Starts the run folder of a new run. A run that never reached a checkpoint (killed while
-/// setting up or before its first checkpoint) is replaced: there is nothing in it to resume.
-void start_folder(const RunFolder& folder, const TrainConfig& config) {
+/// Starts the run folder of a new run: config.json (with what the run made of its settings,
+/// `resolved`) and a copy of the spec. A run that never reached a checkpoint (killed while setting
+/// up or before its first checkpoint) is replaced: there is nothing in it to resume.
+void start_folder(const RunFolder& folder, const TrainConfig& config, const json& resolved) {
   if (folder.never_checkpointed()) {
     std::cerr << fmt::format(
         "maskc: {} holds a run that never reached a checkpoint; starting it again\n",
         folder.path());
     folder.clear_run();
   }
-  folder.create(config);
+  folder.create(config, resolved);
+  if (!config.spec.empty()) folder.copy_spec(config.spec);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -160,6 +179,10 @@ class Run {
   json measure(int64_t step, double* seconds = nullptr);
   double train_step();
   void record_evaluation(double lr);
+  /// What the run made of its settings, for config.json (kResolvedKey).
+  json resolved() const;
+  /// Evaluations after step 0 in the whole run.
+  int64_t evaluations() const;
   double wall() const;
   void checkpoint();
   json stop(int received);
@@ -188,6 +211,11 @@ class Run {
   RunState state_;
   int64_t checkpointed_step_ = -1;  // the step of the last checkpoint written or loaded
   json init_record_, last_record_;
+  StepLog step_log_;
+  // Timing of this session, for the summary of a stopped run (what `--dry-run` estimates from):
+  // set-up with the step-0 evaluation, that evaluation, and the steps after the first.
+  double setup_seconds_ = 0, evaluation_seconds_ = 0, step_seconds_ = 0;
+  int64_t timed_steps_ = 0, first_step_ = 0;
   std::vector<json> session_records_;  // evaluations of this session (runs without a folder)
   std::optional<Progress> progress_;
   torch::Tensor order_;
@@ -199,7 +227,8 @@ Run::Run(const TrainConfig& config, bool resuming, ProcessGroup* group)
       family_(family_of(config)),
       group_(group),
       resuming_(resuming),
-      folder_(group == nullptr || group->rank() == 0 ? config.out : std::string()) {
+      folder_(group == nullptr || group->rank() == 0 ? config.out : std::string()),
+      step_log_(folder_, config.log_every) {
   // --threads 0: every core (LibTorch's own default may be fewer); OpenBLAS's threads and the
   // allocator too.
   runtime::prepare_host(config_.threads);
@@ -224,14 +253,29 @@ Run::Run(const TrainConfig& config, bool resuming, ProcessGroup* group)
     impulse_pattern(experiment_->layout(), /*heads=*/1);  // refuses a task without a grid now
   }
   check_footprint(model_config_, config_);
-  if (!resuming_) start_folder(folder_, config_);  // the task, spec and sizes are good
-  keep_run_files(folder_, *experiment_, resuming_);
-  build_model();
   rows_ = experiment_->train_size();
   steps_per_epoch_ = (rows_ + config_.batch_size - 1) / config_.batch_size;
   total_steps_ = config_.steps > 0 ? config_.steps : steps_per_epoch_ * config_.epochs;
   eval_every_ = config_.eval_every > 0 ? config_.eval_every : steps_per_epoch_;
   checkpoint_every_ = config_.checkpoint_every > 0 ? config_.checkpoint_every : steps_per_epoch_;
+  if (!resuming_) start_folder(folder_, config_, resolved());  // the task, spec and sizes are good
+  keep_run_files(folder_, *experiment_, resuming_);
+  build_model();
+}
+
+json Run::resolved() const {
+  json values = {{"device", device_.str()},   {"threads", torch::get_num_threads()},
+                 {"steps", total_steps_},     {"steps_per_epoch", steps_per_epoch_},
+                 {"eval_every", eval_every_}, {"checkpoint_every", checkpoint_every_}};
+  if (spec_) {  // the values the spec's `open` and `close` wrote, after --mask-open/--mask-close
+    values["mask_open"] = spec_->open_value;
+    values["mask_close"] = spec_->close_value;
+  }
+  return values;
+}
+
+int64_t Run::evaluations() const {
+  return total_steps_ / eval_every_ + (total_steps_ % eval_every_ != 0 ? 1 : 0);
 }
 
 /// The model, initialised as configured (seeded, so the same config gives the same model), on
@@ -271,7 +315,9 @@ void Run::start() {
         last_record_ = std::move(record);
       }
     }
+    step_log_.truncate(state_.step);
   }
+  first_step_ = state_.step;
   progress_.emplace(config_.progress && writer(), total_steps_, state_.step);
   if (const auto about = experiment_->description(); !about.empty()) progress_->note(about);
   progress_->note(fmt::format("{} {} on {}: {} parameters, {} steps ({} per epoch){}",
@@ -288,7 +334,8 @@ void Run::start() {
       progress_->note("step 0: evaluating the initial model");
       double seconds = 0;
       init_record_ = measure(0, &seconds);
-      progress_->note(evaluation_line(init_record_, family_.headline(), seconds));
+      evaluation_seconds_ = seconds;
+      progress_->note(evaluation_line(init_record_, family_, 0, seconds));
       init_record_["init_info"] = init_info_;
       init_record_["data"] = experiment_->data_info();
       folder_.write_json(kInitFile, init_record_);
@@ -297,6 +344,7 @@ void Run::start() {
     });
   }
   if (group_ != nullptr) group_->broadcast(model_->parameters());  // start identical
+  setup_seconds_ = std::chrono::duration<double>(Clock::now() - started_).count();
   progress_->begin_steps();
 }
 
@@ -352,10 +400,15 @@ double Run::train_step() {
   // Before the optimizer step: the model and the state stay those of the last good step (every
   // rank sees the same summed loss, so all stop together).
   if (!std::isfinite(loss_value)) diverged(loss_value, lr);
+  // Read before the step (Adam leaves the gradients as they are); only on logged steps, as it
+  // waits for the device.
+  const bool logged = writer() && step_log_.due(state_.step + 1, total_steps_);
+  const double grad_norm = logged ? gradient_norm(model_) : 0.0;
   optimizer_->step();
   state_.loss_sum += loss_value;
   state_.loss_count += 1;
   state_.step += 1;
+  if (logged) step_log_.append({state_.step, loss_value, lr, grad_norm, wall()});
   if (progress_->due(state_.step)) progress_->update(state_.step, loss_value);
   return lr;
 }
@@ -370,7 +423,7 @@ void Run::record_evaluation(double lr) {
     last_record_["lr"] = lr;
     folder_.append_metrics(last_record_);
     session_records_.push_back(last_record_);
-    progress_->note(evaluation_line(last_record_, family_.headline(), seconds));
+    progress_->note(evaluation_line(last_record_, family_, state_.loss_count, seconds));
   });
   state_.loss_sum = 0;
   state_.loss_count = 0;
@@ -421,7 +474,12 @@ json Run::execute() {
     if (received != 0 || (config_.stop_after > 0 && state_.step >= config_.stop_after)) {
       return stop(received);
     }
+    const auto begin = Clock::now();
     const double lr = train_step();
+    if (state_.step > first_step_ + 1) {  // the session's first step also warms up
+      step_seconds_ += std::chrono::duration<double>(Clock::now() - begin).count();
+      ++timed_steps_;
+    }
     if (state_.step % eval_every_ == 0 || state_.step == total_steps_) record_evaluation(lr);
     if (state_.step % checkpoint_every_ == 0 && state_.step < total_steps_) checkpoint();
   }
@@ -440,6 +498,15 @@ json Run::stop(int received) {
                   {"wall_seconds", wall()}};
   if (received != 0) summary["signal"] = received;
   if (!writer()) summary["rank"] = group_->rank();
+  // What the whole run would take, as this session measured it (train/run_plan.h dry runs).
+  summary["timing"] = {
+      {"setup_seconds", setup_seconds_},
+      {"evaluation_seconds", evaluation_seconds_},
+      {"seconds_per_step",
+       timed_steps_ > 0 ? json(step_seconds_ / static_cast<double>(timed_steps_)) : json()},
+      {"timed_steps", timed_steps_},
+      {"evaluations", evaluations()},
+      {"device", device_.str()}};
   return summary;
 }
 

@@ -100,7 +100,8 @@ dead_or_hung_rank_fails_the_others() {
 # launch passes the ranks' exit status on: input error 1, usage error 2, stopped 130; it runs only
 # train and reproduce.
 launch_forwards_exit_codes() {
-  expect_exit 1 launch --nproc 2 -- train --task parity9 -q
+  expect_exit 1 launch --nproc 2 -- train --task parity2 --init mask --spec "$d/missing.mask" -q
+  expect_exit 2 launch --nproc 2 -- train --task parity9 -q
   expect_exit 2 launch --nproc 2 -- train --task parity2 --init maskk
   expect_exit 2 launch --nproc 2 -- compile x.mask
   expect_exit 130 launch --nproc 2 -- train "${small[@]}" --stop-after 1

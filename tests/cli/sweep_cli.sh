@@ -123,13 +123,45 @@ bad_grid_is_usage_error() {
   test ! -e s || fail "a refused sweep wrote s"
 }
 
-# --dry-run lists every run and estimates the time from timed steps, writing nothing.
+# --dry-run lists every run and estimates the time from a few timed steps of one run of each
+# combination, writing nothing; once some have finished it lists them so and counts only the rest.
 dry_run_writes_nothing() {
+  # 50 epochs: more steps than the 10 timed.
+  local long=(--task parity2 --spec "$spec" --n 6 --dim 16 --depth 1 --heads 1 --head-dim 8
+    --mlp 16 --epochs 50 --batch-size 8 --threads 1 --device cpu -q)
+  "$maskc" sweep --grid init=vanilla,mask --seeds 2 --out s --dry-run -- "${long[@]}" >log ||
+    fail "dry run: $(cat log)"
+  [[ $(grep -c '^s/init=[a-z]*/seed[01]  to run$' log) -eq 4 ]] || fail "runs: $(cat log)"
+  grep -q '^init=mask: about [0-9]* s per run (set-up and step 0 .* ms per step × [0-9]* steps, 50 evaluations × .*; timed on cpu with 1 thread); 2 to run$' \
+    log || fail "per combination: $(cat log)"
+  grep -q '^4 of 4 runs to run (0 finished): about [0-9]* s of training, about [0-9]* s with --jobs' \
+    log || fail "estimate: $(cat log)"
+  grep -q '^An estimate, not a measurement: one run of each setting was trained here for 10 steps' \
+    log || fail "what it was measured on: $(cat log)"
+  test ! -e s || fail "--dry-run wrote s"
+  "$maskc" sweep --grid init=vanilla --seeds 2 --jobs 1 --out s -- "${small[@]}" >/dev/null ||
+    fail "sweep"
   "$maskc" sweep --grid init=vanilla,mask --seeds 2 --out s --dry-run -- "${small[@]}" >log ||
     fail "dry run: $(cat log)"
-  [[ $(grep -c '/seed[01] *$' log) -eq 4 ]] || fail "runs: $(cat log)"
-  grep -q '4 runs, 2 combinations; about [0-9]* s of training' log || fail "estimate: $(cat log)"
-  test ! -e s || fail "--dry-run wrote s"
+  [[ $(grep -c '^s/init=vanilla/seed[01]  finished$' log) -eq 2 ]] || fail "finished: $(cat log)"
+  ! grep -q '^init=vanilla:' log || fail "a finished combination was timed: $(cat log)"
+  grep -q '^2 of 4 runs to run (2 finished)' log || fail "estimate: $(cat log)"
+  test ! -e s/init=mask || fail "--dry-run wrote s/init=mask"
+}
+
+# `maskc reproduce SUITE --dry-run`: the same listing and estimate for a suite's runs (one run of
+# each row timed), writing nothing.
+reproduce_dry_run_writes_nothing() {
+  "$maskc" reproduce demo --only parity2 --epochs 1 --jobs 2 --threads 1 --device cpu \
+    --out r --dry-run >log || fail "dry run: $(cat log)"
+  grep -q '^maskc reproduce demo --dry-run: 2 rows × 1 seed (preset quick) in r$' log ||
+    fail "heading: $(cat log)"
+  grep -q '^r/parity2-vanilla/seed0  to run$' log && grep -q '^r/parity2-mask/seed0  to run$' log ||
+    fail "runs: $(cat log)"
+  [[ $(grep -c '^parity2-[a-z]*: about [0-9]* s per run (.*timed on cpu with 1 thread); 1 to run$' \
+    log) -eq 2 ]] || fail "per row: $(cat log)"
+  grep -q '^2 of 2 runs to run (0 finished): .* with --jobs 2\.$' log || fail "total: $(cat log)"
+  test ! -e r || fail "--dry-run wrote r"
 }
 
 # Under maskc launch the runs split across 2 ranks; the table equals one process's.

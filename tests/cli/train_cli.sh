@@ -19,9 +19,54 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 unknown_init_is_usage_error() { expect_exit 2 train --task parity2 --init maskk; }
 bad_preset_is_usage_error() { expect_exit 2 train --task parity2 --preset fast; }
-unknown_task_is_input_error() { expect_exit 1 train --task parity9 -q; }
-bad_range_is_input_error() {
-  "$maskc" train --task parity2 --batch-size 0 -q 2>&1 | grep -q 'batch_size must be positive'
+# Every mistake in the flags is a usage error (exit 2) that names the setting and what it
+# allows, and nothing is written.
+unknown_task_is_usage_error() {
+  "$maskc" train --task parity9 -q --out "$d/run" 2>"$d/err"
+  [[ $? -eq 2 ]] && grep -q "unknown task 'parity9' (known: parity2, " "$d/err" ||
+    fail "$(cat "$d/err")"
+  test ! -e "$d/run" || fail "a refused run left a folder"
+}
+bad_range_is_usage_error() {
+  for args in "--batch-size 0:batch_size must be positive, got 0" \
+    "--lr -1:lr must be positive, got -1" "--lr=-0.5:lr must be positive" \
+    "--train-fraction 1.5:train_fraction must be in (0, 1], got 1.5" \
+    "--attn-dropout 1:attn_dropout must be in \[0, 1), got 1" \
+    "--seed -1:seed must be a whole number from 0 to 18446744073709551615, got '-1'" \
+    "--seed 99999999999999999999:seed must be a whole number from 0 to" \
+    "--seed 1e30:seed must be a whole number" "--epochs 3.5:epochs must be a whole number" \
+    "--threads 4294967297:threads must be a whole number from 0 to 2147483647" \
+    "--epochs 0:--epochs 0 trains no step" "--init mask:--init mask needs a spec" \
+    "--spec $parity2 --data:--data needs --predict SPAN"; do
+    local flags=${args%%:*} want=${args#*:}
+    [[ $flags == *--data ]] && flags="$flags $d/x.txt" || flags="--task parity2 $flags"
+    # shellcheck disable=SC2086  # the flags split into words
+    "$maskc" train $flags -q --out "$d/run" 2>"$d/err"
+    local got=$?
+    [[ $got -eq 2 ]] || fail "$flags exited $got: $(cat "$d/err")"
+    grep -q -- "$want" "$d/err" || fail "$flags: $(cat "$d/err")"
+    test ! -e "$d/run" || fail "$flags left a run folder"
+  done
+}
+# An unknown flag is named with the nearest flag, an unknown command with the commands.
+unknown_flag_or_command_says_what_was_meant() {
+  "$maskc" train --task parity2 --lrr 0.1 -q 2>"$d/err"
+  [[ $? -eq 2 ]] && grep -q -- "--lrr" "$d/err" && grep -q "did you mean --lr (not '--lrr')?" \
+    "$d/err" || fail "--lrr: $(cat "$d/err")"
+  "$maskc" train --task parity2 --log-evry 5 -q 2>"$d/err"
+  [[ $? -eq 2 ]] && grep -q "did you mean --log-every" "$d/err" || fail "$(cat "$d/err")"
+  "$maskc" compile --opne 5 "$parity2" 2>"$d/err"
+  [[ $? -eq 2 ]] && grep -q "did you mean --open" "$d/err" || fail "compile: $(cat "$d/err")"
+  "$maskc" sweep --grid lr=0.1 --out "$d/s" -- --task parity2 --epocs 2 2>"$d/err"
+  [[ $? -eq 2 ]] && grep -q "did you mean --epochs" "$d/err" || fail "sweep: $(cat "$d/err")"
+  "$maskc" nosuchcmd 2>"$d/err"
+  [[ $? -eq 2 ]] && grep -q "unknown command 'nosuchcmd'; the commands are compile, show, " \
+    "$d/err" && grep -q "train, reproduce, sweep" "$d/err" || fail "nosuchcmd: $(cat "$d/err")"
+  "$maskc" trian --task parity2 2>"$d/err"
+  [[ $? -eq 2 ]] && grep -q "unknown command 'trian' (did you mean train?)" "$d/err" ||
+    fail "trian: $(cat "$d/err")"
+  "$maskc" train --task parity2 --xyzzy 1 -q 2>"$d/err"
+  [[ $? -eq 2 ]] && ! grep -q "did you mean" "$d/err" || fail "nothing near: $(cat "$d/err")"
 }
 mask_needs_spec() { "$maskc" train --task parity2 --init mask -q 2>&1 | grep -q 'needs a spec'; }
 layout_mismatch() {
@@ -36,18 +81,73 @@ run_folder() {
     test -s "$d/run/$f" || fail "$f missing"
   done
   test "$(wc -l <"$d/run/metrics.jsonl")" -eq 3 || fail "metrics.jsonl lines"
+  test ! -e "$d/run/.lock" || fail "the lock file outlived the run"
   "$maskc" train --task parity2 "${small[@]}" --out "$d/run" 2>&1 | grep -q 'already holds a run'
+  test ! -e "$d/run/.lock" || fail "the lock file outlived a refused run"
+}
+# The run folder explains itself: the step log (every --log-every steps and the last: the step's
+# loss, learning rate, gradient norm, seconds; JSON lines and CSV), the spec's source, and a
+# config.json with what the run made of its settings and without those parity2 does not read.
+run_folder_explains_itself() {
+  "$maskc" train --task parity2 --spec "$parity2" --init mask "${small[@]}" --log-every 2 \
+    --out "$d/run" || fail "train"
+  # 48 rows in batches of 16: 3 steps an epoch, 6 in all; logged at 2, 4, 6.
+  [[ $(cut -d, -f1 "$d/run/steps.csv" | tr '\n' ' ') == "step 2 4 6 " ]] ||
+    fail "steps.csv: $(cat "$d/run/steps.csv")"
+  head -1 "$d/run/steps.csv" | grep -qx 'step,loss,lr,grad_norm,seconds' || fail "csv header"
+  local number='[0-9.e-]*'
+  [[ $(grep -c "^{\"grad_norm\":$number,\"loss\":$number,\"lr\":$number,\"seconds\":$number,\"step\":[246]}\$" \
+    "$d/run/steps.jsonl") -eq 3 ]] || fail "steps.jsonl: $(cat "$d/run/steps.jsonl")"
+  awk -F, 'NR > 1 && !($4 > 0) { exit 1 }' "$d/run/steps.csv" || fail "a zero gradient norm"
+  cmp "$d/run/spec.mask" "$parity2" || fail "spec.mask is not the spec's source"
+  local c=$d/run/config.json
+  grep -q '"log_every": 2' "$c" || fail "log_every in config.json"
+  grep -q '"resolved": {' "$c" || fail "no resolved values: $(cat "$c")"
+  grep -q '"device": "cpu"' "$c" && grep -q '"mask_open": 10.0' "$c" &&
+    grep -q '"mask_close": -10.0' "$c" && grep -q '"steps": 6' "$c" || fail "resolved: $(cat "$c")"
+  ! grep -q '"operand_order"\|"loss_rows"\|"data"\|"truth_table"' "$c" ||
+    fail "settings parity2 does not read: $(cat "$c")"
+  "$maskc" train --task parity2 "${small[@]}" --log-every 0 --out "$d/quiet" || fail "quiet"
+  test ! -e "$d/quiet/steps.jsonl" && test ! -e "$d/quiet/spec.mask" ||
+    fail "--log-every 0 or no spec wrote files"
+}
+# The progress and evaluation lines name their numbers: the loss of the last step, and the mean
+# train loss over the steps since the last evaluation, with the family's metrics.
+progress_names_its_numbers() {
+  "$maskc" train --task parity2 "${small[@]:0:${#small[@]}-1}" 2>"$d/err" || fail "train"
+  grep -q '^step 6/6 last-step loss [0-9.]* ETA' "$d/err" || fail "progress: $(cat "$d/err")"
+  grep -q '^step 6: mean train loss [0-9.]* over steps 4-6, accuracy [0-9.]*, unseen accuracy' \
+    "$d/err" || fail "evaluation: $(cat "$d/err")"
 }
 # Stopped and resumed, the run ends with exactly the metrics of an uninterrupted one.
 stop_and_resume() {
   expect_exit 130 train --task parity2 --spec "$parity2" --init mask "${small[@]}" --stop-after 3 \
     --out "$d/run"
   test ! -f "$d/run/summary.json" || fail "summary.json after --stop-after"
+  test ! -e "$d/run/.lock" || fail "the lock file outlived a stopped run"
   "$maskc" train --resume "$d/run" -q || fail "resume"
   test -f "$d/run/summary.json" || fail "no summary.json after resume"
   "$maskc" train --task parity2 --spec "$parity2" --init mask "${small[@]}" --out "$d/whole" ||
     fail "uninterrupted run"
   cmp "$d/run/metrics.jsonl" "$d/whole/metrics.jsonl"
+}
+# Resumed, the step log goes on from the checkpoint: lines a killed run logged after its
+# checkpoint are cut, no step is logged twice, and the losses are an uninterrupted run's.
+resume_continues_the_step_log() {
+  local run=(--task parity2 --spec "$parity2" --init mask "${small[@]}" --log-every 1)
+  expect_exit 130 train "${run[@]}" --stop-after 3 --out "$d/run"
+  # As if killed after logging step 4 but before its checkpoint.
+  echo '{"grad_norm":1,"loss":9,"lr":1,"seconds":1,"step":4}' >>"$d/run/steps.jsonl"
+  echo '4,9,1,1,1' >>"$d/run/steps.csv"
+  printf '5,9,1' >>"$d/run/steps.csv"  # and one line cut short
+  "$maskc" train --resume "$d/run" -q || fail "resume"
+  "$maskc" train "${run[@]}" --out "$d/whole" || fail "uninterrupted run"
+  [[ $(cut -d, -f1 "$d/run/steps.csv" | tr '\n' ' ') == "step 1 2 3 4 5 6 " ]] ||
+    fail "steps.csv: $(cat "$d/run/steps.csv")"
+  cmp <(cut -d, -f1-4 "$d/run/steps.csv") <(cut -d, -f1-4 "$d/whole/steps.csv") ||
+    fail "losses differ from an uninterrupted run"
+  [[ $(grep -c . "$d/run/steps.jsonl") -eq 6 ]] || fail "steps.jsonl: $(cat "$d/run/steps.jsonl")"
+  ! grep -q '"loss":9' "$d/run/steps.jsonl" || fail "a line after the checkpoint survived"
 }
 # SIGTERM (as from a job scheduler) stops cleanly with a checkpoint: exit 143, resumable.
 sigterm_checkpoints() {
@@ -59,6 +159,7 @@ sigterm_checkpoints() {
   local got=$?
   [[ $got -eq 143 ]] || fail "SIGTERM exit $got, not 143"
   test -f "$d/run/checkpoint.pt" || fail "no checkpoint"
+  test ! -e "$d/run/.lock" || fail "the lock file outlived SIGTERM"
   test ! -f "$d/run/summary.json" || fail "summary.json after SIGTERM"
   expect_exit 130 train --resume "$d/run" --stop-after 1 -q
 }
@@ -78,7 +179,8 @@ non_finite_is_usage_error() {
 run_without_checkpoint_starts_again() {
   "$maskc" train --task parity2 "${small[@]}" --out "$d/run" || fail "train"
   rm "$d/run/checkpoint.pt" "$d/run/summary.json" "$d/run/weights.safetensors"
-  test "$(ls "$d/run" | wc -l)" -eq 3 || fail "files left"  # hidden files (the lock) aside
+  # config.json, init.json, metrics.jsonl and the step log
+  test "$(ls "$d/run" | wc -l)" -eq 5 || fail "files left: $(ls "$d/run")"
   "$maskc" train --resume "$d/run" 2>"$d/err"
   local got=$?
   [[ $got -eq 1 ]] || fail "resume exited $got"
@@ -88,10 +190,12 @@ run_without_checkpoint_starts_again() {
     fail "take-over message"
   test -s "$d/run/summary.json" || fail "no summary.json"
   test "$(wc -l <"$d/run/metrics.jsonl")" -eq 3 || fail "metrics.jsonl lines"
+  [[ $(grep -c '^6,' "$d/run/steps.csv") -eq 1 ]] || fail "steps.csv: $(cat "$d/run/steps.csv")"
 }
 # --answer-order msb --operand-order lsb --loss-rows all: the shipped addition spec, compiled with
 # its digits the run's way round, trains a few steps end to end; config.json and the run's mask
-# say so. The settings are arithmetic's: a Boolean task refuses them (exit 1, nothing written).
+# say so. The settings are arithmetic's: a Boolean task refuses them (a usage error, exit 2,
+# nothing written).
 arithmetic_orders_and_loss_rows() {
   local addition=$source_dir/specs/arith/addition.mask
   "$maskc" train --task addition --spec "$addition" --init mask --answer-order msb \
@@ -107,7 +211,7 @@ arithmetic_orders_and_loss_rows() {
   grep -q 'c\[4\] @8..11 msb_first' "$d/show" || fail "c's order in the run's mask"
   "$maskc" train --task parity2 --answer-order msb -q --out "$d/bool" 2>"$d/err"
   local got=$?
-  [[ $got -eq 1 ]] || fail "parity2 --answer-order msb exited $got"
+  [[ $got -eq 2 ]] || fail "parity2 --answer-order msb exited $got"
   grep -q 'applies only to the arithmetic family.*boolean family' "$d/err" || fail "message"
   test ! -e "$d/bool" || fail "a refused run left a folder"
 }

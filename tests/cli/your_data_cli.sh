@@ -1,7 +1,8 @@
 #!/bin/sh
 # `maskc train --data` / `--truth-table` end to end (tests/cmake/your_data.cmake): every mistake in
 # a data file, a span the spec lacks and a truth table that does not fit the spec is exit 1 with
-# FILE:LINE (or FILE) and "error:" in the message, and leaves no run folder.
+# FILE:LINE (or FILE) and "error:" in the message, and leaves no run folder; flags that cannot go
+# together (--data without --predict or --spec) are exit 2.
 # Usage: your_data_cli.sh MASKC SOURCE_DIR
 set -u
 maskc=$1
@@ -16,14 +17,17 @@ printf '1 2 3 = 3 2 1\n4 5 6 = 6 5 4\n7 8 9 = 9 8 7\n' > train.txt
 loud="--dim 16 --depth 1 --heads 1 --head-dim 8 --mlp 16 --epochs 1 --threads 1 --device cpu"
 small="$loud -q"
 
-# expect_error NAME EXPECTED-TEXT ARGS...: exit 1, EXPECTED-TEXT in stderr, no run folder.
-expect_error() {
-  name=$1
-  expected=$2
-  shift 2
+# expect_exit_code CODE NAME EXPECTED-TEXT ARGS...: exit CODE, EXPECTED-TEXT in stderr, no run
+# folder. expect_error: exit 1 (input error); expect_usage_error: exit 2 (flags that cannot go
+# together).
+expect_exit_code() {
+  want=$1
+  name=$2
+  expected=$3
+  shift 3
   "$maskc" train "$@" $small --out run 2> err
   code=$?
-  if [ $code -ne 1 ] || ! grep -qF -- "$expected" err || [ -e run ]; then
+  if [ $code -ne "$want" ] || ! grep -qF -- "$expected" err || [ -e run ]; then
     echo "FAIL $name: exit $code, run folder $( [ -e run ] && echo left || echo none )"
     echo "  expected: $expected"
     sed 's/^/  stderr: /' err
@@ -31,6 +35,9 @@ expect_error() {
     rm -rf run
   fi
 }
+
+expect_error() { expect_exit_code 1 "$@"; }
+expect_usage_error() { expect_exit_code 2 "$@"; }
 
 printf '1 2 3 = 3 2 1\n1 2 = 2 1\n' > short.txt
 expect_error wrong_count "short.txt:2:10: error: found 5 symbols; expected 7, one per token of the spec's layout \`a[3], eq, c[3]\` (N = 7)" \
@@ -50,8 +57,8 @@ expect_error not_utf8 "bytes.txt:2:5: error: byte 0xff is not UTF-8" \
   --data bytes.txt --spec rev.mask --predict c
 expect_error no_such_span "rev.mask: error: --predict 'd': the spec has no span 'd' (its spans: a, eq, c)" \
   --data train.txt --spec rev.mask --predict d
-expect_error no_predict "needs --predict" --data train.txt --spec rev.mask
-expect_error no_spec "needs a spec" --data train.txt --predict c
+expect_usage_error no_predict "--data needs --predict SPAN" --data train.txt --spec rev.mask
+expect_usage_error no_spec "--data needs a spec" --data train.txt --predict c
 expect_error missing_file "cannot read data file 'missing.txt'" --data missing.txt --spec rev.mask --predict c
 
 printf 'mask t\ntokens cls, x[2]\nopen diagonal\n' > t.mask

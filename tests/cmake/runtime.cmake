@@ -9,10 +9,11 @@ add_dependencies(train_test maskc)
 # `maskc train` end to end: exit codes 0 / 1 (input error) / 2 (usage error) / 130 and 143
 # (stopped by --stop-after or SIGINT, by SIGTERM) and the run folder. Each case is a function of
 # tests/cli/train_cli.sh; CMake only registers them.
-foreach(_case unknown_init_is_usage_error bad_preset_is_usage_error unknown_task_is_input_error
-    bad_range_is_input_error mask_needs_spec layout_mismatch run_folder stop_and_resume
-    sigterm_checkpoints non_finite_is_usage_error run_without_checkpoint_starts_again
-    arithmetic_orders_and_loss_rows)
+foreach(_case unknown_init_is_usage_error bad_preset_is_usage_error unknown_task_is_usage_error
+    bad_range_is_usage_error unknown_flag_or_command_says_what_was_meant mask_needs_spec
+    layout_mismatch run_folder run_folder_explains_itself progress_names_its_numbers
+    stop_and_resume resume_continues_the_step_log sigterm_checkpoints non_finite_is_usage_error
+    run_without_checkpoint_starts_again arithmetic_orders_and_loss_rows)
   add_test(NAME train_cli_${_case}
     COMMAND bash ${PROJECT_SOURCE_DIR}/tests/cli/train_cli.sh $<TARGET_FILE:maskc>
       ${PROJECT_SOURCE_DIR} ${_case})
