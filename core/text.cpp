@@ -6,8 +6,6 @@
 
 namespace maskprior {
 
-namespace {
-
 /// The length of the well-formed UTF-8 character at text[i] (RFC 3629: no overlong forms, no
 /// surrogates, nothing above U+10FFFF); 0 when the bytes there are not one.
 size_t utf8_length(std::string_view text, size_t i) {
@@ -35,8 +33,6 @@ size_t utf8_length(std::string_view text, size_t i) {
   }
   return length;
 }
-
-}  // namespace
 
 std::string printable_utf8(std::string_view text) {
   std::string out;

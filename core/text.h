@@ -2,10 +2,16 @@
 // report, or to a library (PLplot) that aborts on bytes that are not UTF-8.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
 namespace maskprior {
+
+/// The length of the well-formed UTF-8 character that starts at text[i] (RFC 3629), or 0 when the
+/// bytes there are none: a stray continuation byte, an overlong form, a surrogate, a value above
+/// U+10FFFF, a cut sequence.
+size_t utf8_length(std::string_view text, size_t i);
 
 /// `text` as valid UTF-8 without control characters: C0 controls (but tab), DEL, the C1 controls
 /// U+0080..U+009F, and every byte that is not part of a well-formed UTF-8 character (overlong

@@ -17,6 +17,7 @@
 #include "core/text.h"
 #include "io/atomic_file.h"
 #include "render/grid.h"
+#include "render/png.h"
 
 namespace maskprior {
 
@@ -303,18 +304,7 @@ std::vector<std::vector<PLFLT>> block_means(const CompiledMask& mask, int64_t la
   std::vector<std::vector<PLFLT>> means(static_cast<size_t>(side),
                                         std::vector<PLFLT>(static_cast<size_t>(side), NAN));
   for (int64_t bk = 0; bk < side; ++bk) {
-    for (int64_t bq = 0; bq < side; ++bq) {
-      double sum = 0;
-      int64_t count = 0;
-      for (int64_t q = bq * b; q < std::min(mask.n, (bq + 1) * b); ++q) {
-        for (int64_t k = bk * b; k < std::min(mask.n, (bk + 1) * b); ++k) {
-          if (mask.is_hard(q, k)) continue;
-          sum += mask.at(layer, head, q, k);
-          ++count;
-        }
-      }
-      if (count > 0) means[bk][bq] = sum / static_cast<double>(count);
-    }
+    for (int64_t bq = 0; bq < side; ++bq) means[bk][bq] = block_mean(mask, layer, head, bq, bk, b);
   }
   return means;
 }

@@ -55,20 +55,12 @@ std::vector<uint8_t> block_colours(const CompiledMask& mask, int64_t layer, int6
   std::vector<uint8_t> blocks(static_cast<size_t>(cells_side * cells_side * 3));
   for (int64_t bq = 0; bq < cells_side; ++bq) {
     for (int64_t bk = 0; bk < cells_side; ++bk) {
-      double sum = 0;
-      int64_t count = 0;
-      for (int64_t q = bq * b; q < std::min(mask.n, (bq + 1) * b); ++q) {
-        for (int64_t k = bk * b; k < std::min(mask.n, (bk + 1) * b); ++k) {
-          if (mask.is_hard(q, k)) continue;
-          sum += mask.at(layer, head, q, k);
-          ++count;
-        }
-      }
+      const double mean = block_mean(mask, layer, head, bq, bk, b);
       uint8_t* rgb = &blocks[static_cast<size_t>((bq * cells_side + bk) * 3)];
-      if (count == 0) {
+      if (std::isnan(mean)) {
         rgb[0] = rgb[1] = rgb[2] = 0;
       } else {
-        colour(sum / static_cast<double>(count), report.scale, rgb);
+        colour(mean, report.scale, rgb);
       }
     }
   }
@@ -113,6 +105,20 @@ std::string encode_png(const std::vector<uint8_t>& pixels, int64_t side, const s
 }
 
 }  // namespace
+
+double block_mean(const CompiledMask& mask, int64_t layer, int64_t head, int64_t block_q,
+                  int64_t block_k, int64_t b) {
+  double sum = 0;
+  int64_t count = 0;
+  for (int64_t q = block_q * b; q < std::min(mask.n, (block_q + 1) * b); ++q) {
+    for (int64_t k = block_k * b; k < std::min(mask.n, (block_k + 1) * b); ++k) {
+      if (mask.is_hard(q, k)) continue;
+      sum += mask.at(layer, head, q, k);
+      ++count;
+    }
+  }
+  return count > 0 ? sum / static_cast<double>(count) : NAN;
+}
 
 PngReport write_png_heatmap(const CompiledMask& mask, int64_t layer, int64_t head,
                             const std::string& path, const PngOptions& options) {

@@ -23,6 +23,11 @@ struct PngReport {
   double scale = 1.0;           // |M| that maps to full red (positive) or full blue (negative)
 };
 
+/// The mean of the non-hard cells of the block of `b` × `b` cells whose first query is
+/// block_q · b and first key block_k · b (cut at N); NaN when all of them are hard.
+double block_mean(const CompiledMask& mask, int64_t layer, int64_t head, int64_t block_q,
+                  int64_t block_k, int64_t b);
+
 /// Writes a heatmap of one (layer, head) as a PNG, atomically: a diverging blue-white-red map
 /// centred at 0 (white), scaled by the largest |M|, hard-excluded cells black.
 PngReport write_png_heatmap(const CompiledMask& mask, int64_t layer, int64_t head,

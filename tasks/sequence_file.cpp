@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "core/regular_file.h"
+#include "core/text.h"
 #include "tasks/random.h"
 
 namespace maskprior::tasks {
@@ -21,36 +22,6 @@ constexpr size_t kMaxShownLine = 200;  // longer lines are left out of diagnosti
 
 bool is_space(char c) {
   return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
-}
-
-/// Length of the UTF-8 sequence that starts at text[i], or 0 if the bytes there are not UTF-8
-/// (a stray continuation byte, an overlong form, a surrogate, a value above U+10FFFF, a cut
-/// sequence).
-size_t utf8_length(std::string_view text, size_t i) {
-  const auto byte = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
-  const unsigned char lead = byte(i);
-  if (lead < 0x80) return 1;
-  size_t length = 0;
-  unsigned char low = 0x80, high = 0xbf;  // the allowed range of the second byte
-  if (lead >= 0xc2 && lead <= 0xdf) {
-    length = 2;
-  } else if (lead >= 0xe0 && lead <= 0xef) {
-    length = 3;
-    if (lead == 0xe0) low = 0xa0;   // overlong
-    if (lead == 0xed) high = 0x9f;  // surrogates
-  } else if (lead >= 0xf0 && lead <= 0xf4) {
-    length = 4;
-    if (lead == 0xf0) low = 0x90;   // overlong
-    if (lead == 0xf4) high = 0x8f;  // above U+10FFFF
-  } else {
-    return 0;
-  }
-  if (i + length > text.size()) return 0;
-  if (byte(i + 1) < low || byte(i + 1) > high) return 0;
-  for (size_t k = 2; k < length; ++k) {
-    if ((byte(i + k) & 0xc0) != 0x80) return 0;
-  }
-  return length;
 }
 
 /// The 1-based column of the first byte of `line` that is not UTF-8, or 0 if it all is.
