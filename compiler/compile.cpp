@@ -54,7 +54,7 @@ CompiledMask compile_source(const std::string& source, const std::string& filena
   HardRowPositions hard_rows(static_cast<size_t>(out.n));
   WrittenColumns written(static_cast<size_t>(out.n), -1);
   std::set<const ast::Statement*> wrote;
-  expand_rules(spec, decls, text, options.max_bytes, [&](const LoweredRule& rule) {
+  expand_rules(spec, decls, text, options, [&](const LoweredRule& rule) {
     if (apply_rule(rule, out, hard_rows, written)) wrote.insert(rule.statement);
   });
   add_warnings(spec, wrote, decls, hard_rows, written, text, out);

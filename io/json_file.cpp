@@ -8,12 +8,6 @@
 
 namespace maskprior {
 
-namespace {
-
-constexpr uint64_t kMaxJsonBytes = uint64_t{256} << 20;  // 256 MiB
-
-}  // namespace
-
 nlohmann::json read_json_file(const std::string& path) {
   // A run folder's JSON files are small; a FIFO or a device in their place is refused, not read.
   const std::string text = read_regular_file(path, kMaxJsonBytes, "JSON file");

@@ -3,10 +3,15 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+
+#include <cstdint>
 #include <string>
 #include <vector>
 
 namespace maskprior {
+
+/// The largest JSON (or JSON Lines) file read: a run folder's files are far smaller.
+inline constexpr uint64_t kMaxJsonBytes = uint64_t{256} << 20;  // 256 MiB
 
 /// Reads a JSON file; InputError naming the file if unreadable or not JSON.
 nlohmann::json read_json_file(const std::string& path);

@@ -15,16 +15,20 @@
 #include <unistd.h>
 
 #include <fcntl.h>
+#include <sys/stat.h>
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <iterator>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -160,6 +164,43 @@ class TrainFaultsTest : public ::testing::Test {
     const fs::path log = path("log.txt");
     const int code = wait_for(spawn(args, log));
     return {code, read_text(log)};
+  }
+
+  /// As run(), but a command still running after `seconds` (blocked: a hang) is killed and
+  /// reported as code -1.
+  Result run_for_at_most(const Args& args, int seconds) const {
+    const fs::path log = path("log.txt");
+    const pid_t child = spawn(args, log);
+    const auto deadline = Clock::now() + std::chrono::seconds(seconds);
+    int status = 0;
+    while (::waitpid(child, &status, WNOHANG) == 0) {
+      if (Clock::now() > deadline) {
+        ::kill(child, SIGKILL);
+        ::waitpid(child, &status, 0);
+        return {-1, read_text(log) + fmt::format("\n(still running after {} s: killed)", seconds)};
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return {exit_code(status), read_text(log)};
+  }
+
+  /// A run stopped after `steps` steps (exit 130), to be resumed; `changed` holds flags and
+  /// values that replace those of train_args or are added.
+  fs::path stopped_run(const std::string& name, int steps, const Args& changed = {}) const {
+    const fs::path run_dir = path(name);
+    Args args = train_args(run_dir, 4);
+    for (size_t i = 0; i + 1 < changed.size(); i += 2) {
+      const auto flag = std::find(args.begin(), args.end(), changed[i]);
+      if (flag != args.end()) {
+        *(flag + 1) = changed[i + 1];
+      } else {
+        args.insert(args.end(), {changed[i], changed[i + 1]});
+      }
+    }
+    args.insert(args.end(), {"--stop-after", std::to_string(steps)});
+    const Result r = run(args);
+    EXPECT_EQ(r.code, 130) << r.log;
+    return run_dir;
   }
 
   /// The weights of a run folder: every tensor (hashed) and the config without the folder's path.
@@ -395,6 +436,81 @@ TEST_F(TrainFaultsTest, RecordCutShortIsDroppedOnResume) {
   const Result rest = run(resume_args(run_dir));
   ASSERT_EQ(rest.code, 0) << rest.log;
   EXPECT_EQ(outcome(run_dir), outcome(path("whole")));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Hangs and signals
+
+// A FIFO in place of a file that --resume reads (metrics.jsonl, checkpoint.pt) blocked open()
+// forever, with the first SIGTERM swallowed: it is refused at once, naming the file, and the folder
+// is left as it was.
+TEST_F(TrainFaultsTest, ResumeRefusesRunFilesThatAreNotRegularFiles) {
+  for (const std::string name : {"metrics.jsonl", "checkpoint.pt"}) {
+    SCOPED_TRACE(name);
+    const fs::path run_dir = stopped_run("run-" + name, 5);
+    fs::remove(run_dir / name);
+    ASSERT_EQ(::mkfifo((run_dir / name).c_str(), 0600), 0) << std::strerror(errno);
+    const Result r = run_for_at_most(resume_args(run_dir), 60);
+    EXPECT_EQ(r.code, 1) << r.log;
+    EXPECT_NE(r.log.find(fmt::format("'{}': it is not a regular file (a FIFO)",
+                                     (run_dir / name).string())),
+              std::string::npos)
+        << r.log;
+    EXPECT_TRUE(fs::is_fifo(run_dir / name));
+  }
+}
+
+// A signal while a run sets up (here a qk-opt fit of 10^9 steps) ends it at once, through the
+// normal error path: the conventional exit status, a message saying what it was doing, and no
+// run folder (the folder is written only once set-up is done).
+TEST_F(TrainFaultsTest, SignalDuringSetUpEndsTheRunPromptly) {
+  for (const int sig : {SIGTERM, SIGINT}) {
+    SCOPED_TRACE(strsignal(sig));
+    const fs::path run_dir = path(fmt::format("run{}", sig));
+    Args args = train_args(run_dir, 4);
+    const auto init = std::find(args.begin(), args.end(), "mask");
+    *init = "qk-opt";
+    args.insert(args.end(), {"--qk-opt-steps", "1000000000"});
+    const pid_t child = spawn(args, path("log.txt"));
+    // Two seconds of CPU time: LibTorch is loaded and the handlers installed, and the tiny
+    // model is inside its fit (whose steps take a few ms each).
+    const auto deadline = Clock::now() + std::chrono::seconds(120);
+    while (Clock::now() < deadline) {
+      std::ifstream stat(fmt::format("/proc/{}/stat", child));
+      std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+      const size_t end = text.rfind(')');
+      std::istringstream fields(end == std::string::npos ? "" : text.substr(end + 2));
+      std::string field;
+      long long user = 0, system = 0;
+      for (int i = 3; i <= 15 && fields >> field; ++i) {
+        if (i == 14) user = std::stoll(field);
+        if (i == 15) system = std::stoll(field);
+      }
+      if (user + system >= 2 * ::sysconf(_SC_CLK_TCK)) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    ::kill(child, sig);
+    const auto signalled = Clock::now();
+    int status = 0;
+    while (::waitpid(child, &status, WNOHANG) == 0 &&
+           Clock::now() - signalled < std::chrono::seconds(60)) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    if (::waitpid(child, &status, WNOHANG) == 0) {  // still running: the signal was not heeded
+      ::kill(child, SIGKILL);
+      ::waitpid(child, &status, 0);
+      FAIL() << "still setting up a minute after the signal: " << read_text(path("log.txt"));
+    }
+    const std::string log = read_text(path("log.txt"));
+    EXPECT_TRUE(WIFEXITED(status)) << "ended by a signal, not through the error path: " << log;
+    EXPECT_EQ(exit_code(status), 128 + sig) << log;
+    EXPECT_NE(log.find(fmt::format("maskc: stopped by {} while fitting the qk-opt "
+                                   "initialisation, before training started",
+                                   sig == SIGTERM ? "SIGTERM" : "SIGINT")),
+              std::string::npos)
+        << log;
+    EXPECT_FALSE(fs::exists(run_dir)) << log;
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/regular_file.h"
 #include "io/atomic_file.h"
 
 namespace maskprior::training {
@@ -47,9 +48,11 @@ void save_checkpoint(const std::string& path, runtime::MaskedTransformer& model,
 
 RunState load_checkpoint(const std::string& path, runtime::MaskedTransformer& model,
                          torch::optim::Optimizer& optimizer, torch::Device device) {
+  const std::string bytes = read_regular_file(path, kMaxCheckpointBytes, "checkpoint");
   torch::serialize::InputArchive root, model_archive, optimizer_archive;
   try {
-    root.load_from(path, device);
+    std::istringstream in(bytes);
+    root.load_from(in, device);
     root.read("model", model_archive);
     root.read("optimizer", optimizer_archive);
     model->load(model_archive);

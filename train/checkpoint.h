@@ -29,8 +29,12 @@ std::string first_non_finite(runtime::MaskedTransformer& model);
 void save_checkpoint(const std::string& path, runtime::MaskedTransformer& model,
                      torch::optim::Optimizer& optimizer, const RunState& state);
 
-/// Loads model and optimizer state (onto `device`) and returns the run state; InputError naming
-/// the file if it cannot be read.
+/// The largest checkpoint.pt read (it is read whole, then loaded from memory).
+inline constexpr uint64_t kMaxCheckpointBytes = uint64_t{16} << 30;
+
+/// Loads model and optimizer state (onto `device`) and returns the run state. checkpoint.pt is
+/// read as every input is (a regular file — a FIFO is refused, not waited on — of at most
+/// kMaxCheckpointBytes); InputError naming the file if it cannot be read or loaded.
 RunState load_checkpoint(const std::string& path, runtime::MaskedTransformer& model,
                          torch::optim::Optimizer& optimizer, torch::Device device);
 

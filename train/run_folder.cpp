@@ -3,9 +3,10 @@
 #include <fmt/format.h>
 
 #include <filesystem>
-#include <fstream>
+#include <sstream>
 
 #include "core/error.h"
+#include "core/regular_file.h"
 #include "io/atomic_file.h"
 #include "io/json_file.h"
 #include "io/mask_file.h"
@@ -66,7 +67,9 @@ std::vector<json> RunFolder::truncate_metrics(int64_t step) const {
   std::vector<json> records;
   if (!enabled()) return records;
   const std::string path = file(kMetricsFile);
-  std::ifstream in(path);
+  std::error_code error;
+  if (!fs::exists(fs::symlink_status(path, error))) return records;
+  std::istringstream in(read_regular_file(path, kMaxJsonBytes, "metrics file"));
   std::string kept, line;
   for (int number = 1; std::getline(in, line); ++number) {
     if (line.empty()) continue;

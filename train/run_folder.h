@@ -65,7 +65,9 @@ class RunFolder {
   void append_metrics(const nlohmann::json& record) const;
   /// Keeps the metrics.jsonl records up to `step` (a resumed run writes the later ones again)
   /// and returns them. A last line cut short (a process killed while appending) is dropped;
-  /// any other line that is not a JSON object is an InputError naming the file and line.
+  /// any other line that is not a JSON object is an InputError naming the file and line. The
+  /// file is read as every input is (a regular file — a FIFO is refused, not waited on — of at
+  /// most kMaxJsonBytes); a missing file holds no records.
   std::vector<nlohmann::json> truncate_metrics(int64_t step) const;
 
   /// Writes weights.safetensors: `tensors` with the format and `config` in the metadata.

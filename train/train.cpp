@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/interrupt.h"
 #include "io/json_file.h"
 #include "io/lock_file.h"
 #include "runtime/autocast.h"
@@ -171,13 +172,16 @@ Run::Run(const TrainConfig& config, bool resuming, ProcessGroup* group)
   // --threads 0: every core (LibTorch's own default may be fewer); OpenBLAS's threads and the
   // allocator too.
   runtime::prepare_host(config_.threads);
+  check_stop_requested("starting threads");
   device_ = resolve_device(config_.device);
   if (group_ != nullptr && device_.is_cuda()) {  // one GPU per rank of a machine
     device_ = torch::Device(torch::kCUDA, static_cast<torch::DeviceIndex>(
                                               group_->local_rank() % torch::cuda::device_count()));
   }
   if (!config_.spec.empty()) spec_ = load_spec(config_);  // --data, --truth-table: the layout
-  experiment_ = make_run_experiment(config_, spec_);
+  check_stop_requested("compiling the spec");
+  experiment_ = make_run_experiment(config_, spec_);  // polls while it reads data files
+  check_stop_requested("reading the data");
   model_config_ = experiment_->model_config(experiment_config(config_));
   if (spec_) {
     check_spec(*spec_, config_, experiment_->layout(), model_config_);
@@ -191,9 +195,12 @@ Run::Run(const TrainConfig& config, bool resuming, ProcessGroup* group)
   if (init_requires_grid(parse_init_method(config_.init))) {
     impulse_pattern(experiment_->layout(), /*heads=*/1);  // refuses a task without a grid now
   }
-  if (!resuming_) start_folder(folder_, config_);  // the task and spec are good
+  build_model();  // qk-opt polls between its fitting steps
+  check_stop_requested("building the model");
+  // The task, spec and model are good: only now is the folder written, so a run that fails or is
+  // stopped while setting up leaves none.
+  if (!resuming_) start_folder(folder_, config_);
   keep_run_files(folder_, *experiment_, resuming_);
-  build_model();
   rows_ = experiment_->train_size();
   steps_per_epoch_ = (rows_ + config_.batch_size - 1) / config_.batch_size;
   total_steps_ = config_.steps > 0 ? config_.steps : steps_per_epoch_ * config_.epochs;
@@ -459,7 +466,9 @@ json Run::finish() {
 }
 
 json run(const TrainConfig& config, bool resuming, ProcessGroup* group) {
-  InterruptScope interrupts;  // from the start: a signal while setting up stops at step 0
+  // From the start: a signal while setting up ends the run (Interrupted, before the folder is
+  // created when it comes that early); one after set-up stops it with a checkpoint.
+  InterruptScope interrupts;
   Run session(config, resuming, group);
   return session.execute();
 }
