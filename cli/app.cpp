@@ -7,6 +7,7 @@
 #include "cli/commands.h"
 #include "cli/suggest.h"
 #include "core/error.h"
+#include "core/interrupt.h"
 
 namespace maskprior::cli {
 
@@ -42,6 +43,10 @@ int run_app(CLI::App& app, int argc, char** argv, const int& exit_code) {
   } catch (const InputError& e) {
     std::cerr << "maskc: error: " << escape_control_chars(e.what(), /*keep_newlines=*/true) << '\n';
     return kExitInputError;
+  } catch (const Interrupted& e) {
+    // A signal during a run's set-up: it ends the process as the signal would (130, 143).
+    std::cerr << "maskc: " << escape_control_chars(e.what(), /*keep_newlines=*/true) << '\n';
+    return 128 + e.signal();
   } catch (const InternalError& e) {
     std::cerr << "maskc: " << e.what() << " (this is a bug in maskprior)\n";
     return kExitInternal;

@@ -12,9 +12,6 @@
 
 namespace maskprior::cli {
 
-/// The most --max-bytes accepts: a cap, not a way to switch the cap off.
-inline constexpr uint64_t kMaxBytesCeiling = uint64_t{64} << 30;
-
 /// Values of -D, --open, --close and --max-bytes, as parsed.
 struct SpecFlags {
   std::vector<std::string> defines;  // NAME=VALUE, checked at parse time

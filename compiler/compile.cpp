@@ -1,7 +1,6 @@
 // The compiler pipeline: parse -> declarations -> size check -> resolve -> allocate -> rules ->
 // warnings.
 #include <fmt/format.h>
-#include <openssl/evp.h>
 
 #include <set>
 
@@ -14,23 +13,13 @@
 #include "compiler/source.h"
 #include "compiler/warnings.h"
 #include "core/regular_file.h"
+#include "core/sha256.h"
 
 namespace maskprior {
 namespace {
 
 /// The largest spec file compile_file reads: far above any real spec (ours are a few KB).
 constexpr uint64_t kMaxSpecBytes = uint64_t{16} << 20;
-
-std::string sha256_hex(const std::string& bytes) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int length = 0;
-  internal_check(
-      EVP_Digest(bytes.data(), bytes.size(), digest, &length, EVP_sha256(), nullptr) == 1,
-      "SHA-256 failed");
-  std::string hex;
-  for (unsigned int i = 0; i < length; ++i) hex += fmt::format("{:02x}", digest[i]);
-  return hex;
-}
 
 }  // namespace
 
@@ -54,7 +43,7 @@ CompiledMask compile_source(const std::string& source, const std::string& filena
   HardRowPositions hard_rows(static_cast<size_t>(out.n));
   WrittenColumns written(static_cast<size_t>(out.n), -1);
   std::set<const ast::Statement*> wrote;
-  expand_rules(spec, decls, text, options.max_bytes, [&](const LoweredRule& rule) {
+  expand_rules(spec, decls, text, options, [&](const LoweredRule& rule) {
     if (apply_rule(rule, out, hard_rows, written)) wrote.insert(rule.statement);
   });
   add_warnings(spec, wrote, decls, hard_rows, written, text, out);

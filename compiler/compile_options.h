@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -10,6 +11,10 @@
 #include "core/layout.h"
 
 namespace maskprior {
+
+/// The most `max_bytes` may be, for every caller (`--max-bytes`, Python's `max_bytes`): a cap, not
+/// a way to switch the cap (and the work limits proportional to it) off.
+inline constexpr uint64_t kMaxBytesCeiling = uint64_t{64} << 30;
 
 /// Options of one compile: command-line overrides and the size cap.
 struct CompileOptions {
@@ -27,6 +32,10 @@ struct CompileOptions {
   /// array of L·H·N·N cells instead of two (half the memory and about half the time at large N)
   /// and CompiledMask::provenance stays empty.
   bool provenance = true;
+  /// Called before each rule application while the rules are unrolled and lowered (the long part
+  /// of a large compile); it may throw to stop the compile, and the exception leaves the compiler
+  /// as thrown. The Python module raises KeyboardInterrupt through it. Empty: never called.
+  std::function<void()> check_cancelled;
 };
 
 }  // namespace maskprior

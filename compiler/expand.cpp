@@ -6,8 +6,9 @@
 namespace maskprior {
 
 void expand_rules(const ast::Spec& spec, const Declarations& decls, const SourceText& source,
-                  uint64_t max_bytes, const std::function<void(const LoweredRule&)>& emit) {
-  WorkBudget budget(max_bytes, source);
+                  const CompileOptions& options,
+                  const std::function<void(const LoweredRule&)>& emit) {
+  WorkBudget budget(options.max_bytes, source, options.check_cancelled);
   Binding binding(Pass::kExpand, decls, source);
   binding.budget = &budget;
   walk_rules(spec, binding, emit);

@@ -11,10 +11,14 @@ uint64_t saturating_product(uint64_t a, uint64_t b) {
   return __builtin_mul_overflow(a, b, &r) ? std::numeric_limits<uint64_t>::max() : r;
 }
 
-WorkBudget::WorkBudget(uint64_t max_bytes, const SourceText& source)
-    : source_(source), capped_cells_(max_bytes / (sizeof(float) + sizeof(int32_t))) {}
+WorkBudget::WorkBudget(uint64_t max_bytes, const SourceText& source,
+                       const std::function<void()>& check_cancelled)
+    : source_(source),
+      check_cancelled_(check_cancelled),
+      capped_cells_(max_bytes / (sizeof(float) + sizeof(int32_t))) {}
 
 void WorkBudget::add_application(ast::Pos pos) {
+  if (check_cancelled_) check_cancelled_();
   if (++applications_ > kMaxRuleApplications) {
     source_.fail(pos, fmt::format("more than {} rule applications after unrolling loops",
                                   kMaxRuleApplications));

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 
 #include "compiler/ast.h"
 #include "compiler/source.h"
@@ -23,10 +24,12 @@ constexpr uint64_t kListedPerCappedCell = 2;
 /// a total would pass its limit.
 class WorkBudget {
  public:
-  /// `max_bytes` is CompileOptions::max_bytes: the cell-work limits are proportional to it.
-  WorkBudget(uint64_t max_bytes, const SourceText& source);
+  /// `max_bytes` is CompileOptions::max_bytes: the cell-work limits are proportional to it;
+  /// `check_cancelled` is CompileOptions::check_cancelled, called at each rule application.
+  WorkBudget(uint64_t max_bytes, const SourceText& source,
+             const std::function<void()>& check_cancelled);
 
-  /// Starts a rule application (its listed work starts at zero).
+  /// Starts a rule application (its listed work starts at zero); may be cancelled here.
   void add_application(ast::Pos pos);
   void add_iterations(uint64_t count, ast::Pos pos);
   /// Tokens or columns the current rule application lists (held in memory).
@@ -36,6 +39,7 @@ class WorkBudget {
 
  private:
   const SourceText& source_;
+  const std::function<void()>& check_cancelled_;
   uint64_t capped_cells_;  // max_bytes / 8
   uint64_t applications_ = 0;
   uint64_t iterations_ = 0;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <charconv>
 #include <string_view>
+#include <unordered_map>
 
 #include "core/error.h"
 
@@ -82,6 +83,7 @@ std::optional<int64_t> Layout::token_index(const std::string& label) const {
 std::vector<int64_t> bind_token_labels(const Layout& layout, const std::vector<std::string>& labels,
                                        const std::string& source, const std::string& spec) {
   std::vector<int64_t> tokens;
+  std::unordered_map<int64_t, size_t> column_of_token;  // linear in the columns, however many
   for (const std::string& label : labels) {
     const std::optional<int64_t> token = layout.token_index(label);
     if (!token) {
@@ -91,11 +93,11 @@ std::vector<int64_t> bind_token_labels(const Layout& layout, const std::vector<s
           "named like {})",
           source, quote_input(label), spec, n > 1 ? layout.token_label(n - 1) : "x[0]"));
     }
-    const auto same = std::find(tokens.begin(), tokens.end(), *token);
-    if (same != tokens.end()) {
+    const auto [same, inserted] = column_of_token.emplace(*token, tokens.size());
+    if (!inserted) {
       throw InputError(fmt::format("{}:1: columns {} and {} both name token {}", source,
-                                   quote_input(labels[static_cast<size_t>(same - tokens.begin())]),
-                                   quote_input(label), layout.token_label(*token)));
+                                   quote_input(labels[same->second]), quote_input(label),
+                                   layout.token_label(*token)));
     }
     tokens.push_back(*token);
   }

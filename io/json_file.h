@@ -20,10 +20,12 @@ inline constexpr int kMaxJsonDepth = 512;
 /// JSON (a number beyond double's range included) or is nested deeper.
 nlohmann::json parse_json(std::string_view text, const std::string& where);
 
+/// The most bytes read_json_file and read_json_lines read unless told otherwise: a run folder's
+/// files are far smaller.
+inline constexpr uint64_t kMaxJsonBytes = uint64_t{256} << 20;  // 256 MiB
+
 /// Reads a JSON file; InputError naming the file if unreadable or not JSON.
 nlohmann::json read_json_file(const std::string& path);
-/// The most bytes read_json_file and read_json_lines read unless told otherwise.
-inline constexpr uint64_t kMaxJsonBytes = uint64_t{256} << 20;  // 256 MiB
 
 /// Reads a JSON Lines file (one JSON value per line; blank lines skipped) of at most `max_bytes`;
 /// InputError naming the file and line of a line that is not JSON, or a larger file.

@@ -5,8 +5,11 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -48,6 +51,34 @@ void translate_errors(std::exception_ptr error) {
   }
 }
 
+/// `max_bytes` as given, or `fallback`; over kMaxBytesCeiling (the cap of `maskc --max-bytes`)
+/// is an InputError: a cap, not a way to switch it and the work limits off.
+uint64_t checked_max_bytes(std::optional<uint64_t> max_bytes, uint64_t fallback) {
+  if (max_bytes && *max_bytes > kMaxBytesCeiling) {
+    throw InputError("max_bytes is " + std::to_string(*max_bytes) + "; it may be at most 64 GiB (" +
+                     std::to_string(kMaxBytesCeiling) + " bytes)");
+  }
+  return max_bytes.value_or(fallback);
+}
+
+/// Thrown by the cancellation hook when a Python signal handler raised (Ctrl-C: KeyboardInterrupt);
+/// the Python exception stays set, to be raised once the binding holds the GIL again.
+struct Cancelled {};
+
+/// CompileOptions::check_cancelled for a compile run from Python with the GIL released: at most
+/// every 50 ms it takes the GIL and runs the interpreter's pending signal handlers.
+std::function<void()> python_cancellation() {
+  using Clock = std::chrono::steady_clock;
+  auto last = std::make_shared<Clock::time_point>(Clock::now());
+  return [last] {
+    const auto now = Clock::now();
+    if (now - *last < std::chrono::milliseconds(50)) return;
+    *last = now;
+    const py::gil_scoped_acquire gil;
+    if (PyErr_CheckSignals() != 0) throw Cancelled{};
+  };
+}
+
 CompileOptions make_options(const std::map<std::string, std::string>& defines,
                             std::optional<double> open_value, std::optional<double> close_value,
                             std::optional<uint64_t> max_bytes) {
@@ -55,8 +86,21 @@ CompileOptions make_options(const std::map<std::string, std::string>& defines,
   options.defines = defines;
   options.open_value = open_value;
   options.close_value = close_value;
-  if (max_bytes) options.max_bytes = *max_bytes;
+  options.max_bytes = checked_max_bytes(max_bytes, options.max_bytes);
+  options.check_cancelled = python_cancellation();
   return options;
+}
+
+/// Runs `compile` (a compile with the options of make_options) without the GIL, so that other
+/// threads run and Ctrl-C is seen: KeyboardInterrupt (or whatever a signal handler raised) stops
+/// it.
+CompiledMask compile_interruptibly(const std::function<CompiledMask()>& compile) {
+  try {
+    const py::gil_scoped_release release;
+    return compile();
+  } catch (const Cancelled&) {
+    throw py::error_already_set();  // the GIL is held again: the handler's exception
+  }
 }
 
 std::vector<py::ssize_t> tensor_shape(const CompiledMask& m) {
@@ -196,8 +240,7 @@ void bind_functions(py::module_& m) {
          const std::map<std::string, std::string>& defines, std::optional<double> open_value,
          std::optional<double> close_value, std::optional<uint64_t> max_bytes) {
         const CompileOptions options = make_options(defines, open_value, close_value, max_bytes);
-        py::gil_scoped_release release;
-        return compile_source(source, filename, options);
+        return compile_interruptibly([&] { return compile_source(source, filename, options); });
       },
       py::arg("source"), py::arg("filename"), py::arg("defines"), py::arg("open"), py::arg("close"),
       py::arg("max_bytes"));
@@ -207,15 +250,15 @@ void bind_functions(py::module_& m) {
          std::optional<double> open_value, std::optional<double> close_value,
          std::optional<uint64_t> max_bytes) {
         const CompileOptions options = make_options(defines, open_value, close_value, max_bytes);
-        py::gil_scoped_release release;
-        return compile_file(path, options);
+        return compile_interruptibly([&] { return compile_file(path, options); });
       },
       py::arg("path"), py::arg("defines"), py::arg("open"), py::arg("close"), py::arg("max_bytes"));
   m.def(
       "load",
       [](const std::string& path, std::optional<uint64_t> max_bytes) {
-        py::gil_scoped_release release;
-        return read_mask_file(path, max_bytes.value_or(kDefaultMaxMaskBytes));
+        const uint64_t cap = checked_max_bytes(max_bytes, kDefaultMaxMaskBytes);
+        const py::gil_scoped_release release;
+        return read_mask_file(path, cap);
       },
       py::arg("path"), py::arg("max_bytes") = py::none());
   m.def("validate_json", &validate_json, py::arg("mask"), py::arg("task"), py::arg("truth_table"),

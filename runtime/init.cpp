@@ -10,6 +10,7 @@
 
 #include "core/cells.h"
 #include "core/error.h"
+#include "core/interrupt.h"
 
 namespace maskprior::runtime {
 
@@ -132,6 +133,7 @@ nlohmann::json init_qk_opt(MaskedTransformer& model, const torch::Tensor& open,
   torch::optim::Adam adam({wq, wk}, torch::optim::AdamOptions(options.qk_opt_lr));
   double first_loss = 0, last_loss = 0;
   for (int64_t step = 0; step < options.qk_opt_steps; ++step) {
+    check_stop_requested("fitting the qk-opt initialisation");
     auto q = torch::matmul(xs, wq.unsqueeze(2));  // [L, H, B, N, r]
     auto k = torch::matmul(xs, wk.unsqueeze(2));
     auto probs = torch::softmax(torch::matmul(q, k.transpose(-2, -1)) * scale, -1);

@@ -11,6 +11,7 @@
 #include <unordered_set>
 #include <utility>
 
+#include "core/interrupt.h"
 #include "core/regular_file.h"
 #include "core/text.h"
 #include "tasks/random.h"
@@ -124,6 +125,9 @@ SequenceFile parse_sequence_file(std::string text, const std::string& path, cons
   int number = 0;
   for (size_t start = 0; start < all.size();) {
     const size_t end = std::min(all.find('\n', start), all.size());
+    if (const int signal = stop_requested(); signal != 0) {
+      throw Interrupted(signal, fmt::format("reading data file '{}'", path));
+    }
     add_line(file, index, all.substr(start, end - start), ++number, start, layout);
     start = end + 1;
   }

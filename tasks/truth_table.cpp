@@ -9,8 +9,11 @@
 #include <map>
 #include <optional>
 #include <sstream>
+#include <string_view>
+#include <unordered_set>
 
 #include "core/error.h"
+#include "core/interrupt.h"
 #include "core/regular_file.h"
 
 namespace maskprior::tasks {
@@ -114,13 +117,20 @@ InputError csv_error(const std::string& filename, int line, const std::string& m
 /// Reads the header `fields` (line `line`) and names the table's inputs and outputs.
 CsvHeader parse_header(const std::vector<std::string>& fields, int line,
                        const std::string& filename, TruthTable& table) {
+  if (fields.size() > kMaxTruthTableColumns) {
+    throw csv_error(filename, line,
+                    fmt::format("the header has {} columns, more than the {} a truth table may "
+                                "have (each input column is a token of the spec)",
+                                fields.size(), kMaxTruthTableColumns));
+  }
   CsvHeader header;
   header.names = fields;
   header.line = line;
+  std::unordered_set<std::string_view> names;  // one pass: a header of many columns stays linear
   for (size_t c = 0; c < fields.size(); ++c) {
     const std::string& name = fields[c];
     if (name.empty()) throw csv_error(filename, line, fmt::format("column {} has no name", c + 1));
-    if (std::count(fields.begin(), fields.end(), name) > 1) {
+    if (!names.insert(name).second) {
       throw csv_error(filename, line, fmt::format("column {} appears twice", quote_input(name)));
     }
     if (name == "seen") {
@@ -260,6 +270,9 @@ TruthTable parse_truth_table_csv(const std::string& text, const std::string& fil
   table.source = filename;
   while (std::getline(stream, line)) {
     ++line_number;
+    if (const int signal = stop_requested(); signal != 0) {
+      throw Interrupted(signal, fmt::format("reading truth table '{}'", filename));
+    }
     const std::string content = trim(line);
     if (content.empty() || content.front() == '#') continue;
     const std::vector<std::string> fields = split_fields(content);

@@ -52,6 +52,9 @@ TruthTable arithmetic_truth_table(const ArithmeticTask& task);
 /// Parses CSV text (format above); `filename` names the file in errors. Throws InputError with
 /// the file and line for malformed tables.
 TruthTable parse_truth_table_csv(const std::string& text, const std::string& filename);
+/// The most columns a CSV truth table may have. Each input column binds to a token of a spec, and
+/// a mask over this many tokens already takes 16 GiB a head (float32), past any run's size cap.
+inline constexpr size_t kMaxTruthTableColumns = 65'536;
 /// The largest CSV file read_truth_table_csv reads by default (parsing takes several times as
 /// much memory).
 inline constexpr uint64_t kMaxTruthTableBytes = uint64_t{1} << 30;

@@ -15,16 +15,20 @@
 #include <unistd.h>
 
 #include <fcntl.h>
+#include <sys/stat.h>
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <iterator>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -160,6 +164,43 @@ class TrainFaultsTest : public ::testing::Test {
     const fs::path log = path("log.txt");
     const int code = wait_for(spawn(args, log));
     return {code, read_text(log)};
+  }
+
+  /// As run(), but a command still running after `seconds` (blocked: a hang) is killed and
+  /// reported as code -1.
+  Result run_for_at_most(const Args& args, int seconds) const {
+    const fs::path log = path("log.txt");
+    const pid_t child = spawn(args, log);
+    const auto deadline = Clock::now() + std::chrono::seconds(seconds);
+    int status = 0;
+    while (::waitpid(child, &status, WNOHANG) == 0) {
+      if (Clock::now() > deadline) {
+        ::kill(child, SIGKILL);
+        ::waitpid(child, &status, 0);
+        return {-1, read_text(log) + fmt::format("\n(still running after {} s: killed)", seconds)};
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return {exit_code(status), read_text(log)};
+  }
+
+  /// A run stopped after `steps` steps (exit 130), to be resumed; `changed` holds flags and
+  /// values that replace those of train_args or are added.
+  fs::path stopped_run(const std::string& name, int steps, const Args& changed = {}) const {
+    const fs::path run_dir = path(name);
+    Args args = train_args(run_dir, 4);
+    for (size_t i = 0; i + 1 < changed.size(); i += 2) {
+      const auto flag = std::find(args.begin(), args.end(), changed[i]);
+      if (flag != args.end()) {
+        *(flag + 1) = changed[i + 1];
+      } else {
+        args.insert(args.end(), {changed[i], changed[i + 1]});
+      }
+    }
+    args.insert(args.end(), {"--stop-after", std::to_string(steps)});
+    const Result r = run(args);
+    EXPECT_EQ(r.code, 130) << r.log;
+    return run_dir;
   }
 
   /// The weights of a run folder: every tensor (hashed) and the config without the folder's path.
@@ -395,6 +436,278 @@ TEST_F(TrainFaultsTest, RecordCutShortIsDroppedOnResume) {
   const Result rest = run(resume_args(run_dir));
   ASSERT_EQ(rest.code, 0) << rest.log;
   EXPECT_EQ(outcome(run_dir), outcome(path("whole")));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Hangs and signals
+
+// A FIFO in place of a file that --resume reads (metrics.jsonl, checkpoint.pt and its
+// checkpoint.json) blocked open() forever, with the first SIGTERM swallowed: it is refused at
+// once, naming the file, and the folder is left as it was.
+TEST_F(TrainFaultsTest, ResumeRefusesRunFilesThatAreNotRegularFiles) {
+  for (const std::string name : {"metrics.jsonl", "checkpoint.pt", "checkpoint.json"}) {
+    SCOPED_TRACE(name);
+    const fs::path run_dir = stopped_run("run-" + name, 5);
+    fs::remove(run_dir / name);
+    ASSERT_EQ(::mkfifo((run_dir / name).c_str(), 0600), 0) << std::strerror(errno);
+    const Result r = run_for_at_most(resume_args(run_dir), 60);
+    EXPECT_EQ(r.code, 1) << r.log;
+    EXPECT_NE(r.log.find(fmt::format("'{}': it is not a regular file (a FIFO)",
+                                     (run_dir / name).string())),
+              std::string::npos)
+        << r.log;
+    EXPECT_TRUE(fs::is_fifo(run_dir / name));
+  }
+}
+
+// A signal while a run sets up (here a qk-opt fit of 10^9 steps) ends it at once, through the
+// normal error path: the conventional exit status, a message saying what it was doing, and no
+// run folder (the folder is written only once set-up is done).
+TEST_F(TrainFaultsTest, SignalDuringSetUpEndsTheRunPromptly) {
+  for (const int sig : {SIGTERM, SIGINT}) {
+    SCOPED_TRACE(strsignal(sig));
+    const fs::path run_dir = path(fmt::format("run{}", sig));
+    Args args = train_args(run_dir, 4);
+    const auto init = std::find(args.begin(), args.end(), "mask");
+    *init = "qk-opt";
+    args.insert(args.end(), {"--qk-opt-steps", "1000000000"});
+    const pid_t child = spawn(args, path("log.txt"));
+    // Two seconds of CPU time: LibTorch is loaded and the handlers installed, and the tiny
+    // model is inside its fit (whose steps take a few ms each).
+    const auto deadline = Clock::now() + std::chrono::seconds(120);
+    while (Clock::now() < deadline) {
+      std::ifstream stat(fmt::format("/proc/{}/stat", child));
+      std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+      const size_t end = text.rfind(')');
+      std::istringstream fields(end == std::string::npos ? "" : text.substr(end + 2));
+      std::string field;
+      long long user = 0, system = 0;
+      for (int i = 3; i <= 15 && fields >> field; ++i) {
+        if (i == 14) user = std::stoll(field);
+        if (i == 15) system = std::stoll(field);
+      }
+      if (user + system >= 2 * ::sysconf(_SC_CLK_TCK)) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    ::kill(child, sig);
+    const auto signalled = Clock::now();
+    int status = 0;
+    while (::waitpid(child, &status, WNOHANG) == 0 &&
+           Clock::now() - signalled < std::chrono::seconds(60)) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    if (::waitpid(child, &status, WNOHANG) == 0) {  // still running: the signal was not heeded
+      ::kill(child, SIGKILL);
+      ::waitpid(child, &status, 0);
+      FAIL() << "still setting up a minute after the signal: " << read_text(path("log.txt"));
+    }
+    const std::string log = read_text(path("log.txt"));
+    EXPECT_TRUE(WIFEXITED(status)) << "ended by a signal, not through the error path: " << log;
+    EXPECT_EQ(exit_code(status), 128 + sig) << log;
+    EXPECT_NE(log.find(fmt::format("maskc: stopped by {} while fitting the qk-opt "
+                                   "initialisation, before training started",
+                                   sig == SIGTERM ? "SIGTERM" : "SIGINT")),
+              std::string::npos)
+        << log;
+    EXPECT_FALSE(fs::exists(run_dir)) << log;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// A resumed run is the run it claims to be
+
+// config.json edited after the run started is refused, naming the key and both values; a value
+// that is not a whole number in range for an integer setting, and a config.json that is not an
+// object, are errors naming the file, never converted out of range.
+TEST_F(TrainFaultsTest, ResumeRefusesAnEditedConfig) {
+  const fs::path run_dir = stopped_run("run", 5);
+  const std::string original = read_text(run_dir / "config.json");
+  const auto resume_with = [&](const std::function<void(json&)>& edit) {
+    json config = json::parse(original);
+    edit(config);
+    std::ofstream(run_dir / "config.json") << config.dump(2);
+    return run_for_at_most(resume_args(run_dir), 120);
+  };
+  const std::string config_path = (run_dir / "config.json").string();
+  Result r = resume_with([](json& c) { c["lr"] = 0.5; });
+  EXPECT_EQ(r.code, 1) << r.log;
+  EXPECT_NE(r.log.find(fmt::format("{} changed since the run was created: lr was '{}', now '0.5'",
+                                   config_path, json::parse(original)["lr"].dump())),
+            std::string::npos)
+      << r.log;
+  r = resume_with([](json& c) { c["seed"] = 7; });
+  EXPECT_EQ(r.code, 1) << r.log;
+  EXPECT_NE(r.log.find("seed was '0', now '7'"), std::string::npos) << r.log;
+  for (const json& dim : {json(32.5), json(1e30), json(-1e30)}) {
+    r = resume_with([&](json& c) { c["dim"] = dim; });
+    EXPECT_EQ(r.code, 1) << r.log;
+    EXPECT_NE(r.log.find(fmt::format("{}: error: training config: key 'dim' must be a whole number "
+                                     "from -9223372036854775808 to 9223372036854775807, not {}",
+                                     config_path, dim.dump())),
+              std::string::npos)
+        << r.log;
+  }
+  std::ofstream(run_dir / "config.json") << "[1, 2]\n";
+  r = run_for_at_most(resume_args(run_dir), 120);
+  EXPECT_EQ(r.code, 1) << r.log;
+  EXPECT_NE(r.log.find(config_path + ":1: error: a run's config is a JSON object, not an array"),
+            std::string::npos)
+      << r.log;
+  // Restored, it resumes.
+  std::ofstream(run_dir / "config.json") << original;
+  r = run_for_at_most(resume_args(run_dir), 120);
+  EXPECT_EQ(r.code, 0) << r.log;
+}
+
+// A spec or data file that changed since the run was created (the same vocabulary, other
+// examples) is refused, naming it.
+TEST_F(TrainFaultsTest, ResumeRefusesAChangedSpecOrDataFile) {
+  std::ofstream(path("rev.mask"))
+      << "mask rev\ntokens a[3], eq, c[3]\ndigits a msb_first\nhard causal\nopen diagonal\n";
+  std::ofstream(path("train.txt")) << "1 2 3 = 3 2 1\n4 5 6 = 6 5 4\n7 8 9 = 9 8 7\n";
+  const fs::path run_dir = path("run");
+  const Args fresh = {"train",
+                      "--data",
+                      path("train.txt").string(),
+                      "--spec",
+                      path("rev.mask").string(),
+                      "--predict",
+                      "c",
+                      "--init",
+                      "mask",
+                      "--dim",
+                      "16",
+                      "--depth",
+                      "1",
+                      "--heads",
+                      "1",
+                      "--head-dim",
+                      "8",
+                      "--mlp",
+                      "16",
+                      "--batch-size",
+                      "1",
+                      "--epochs",
+                      "4",
+                      "--checkpoint-every",
+                      "2",
+                      "--stop-after",
+                      "5",
+                      "--threads",
+                      "1",
+                      "--device",
+                      "cpu",
+                      "-q",
+                      "--out",
+                      run_dir.string()};
+  const Result started = run(fresh);
+  ASSERT_EQ(started.code, 130) << started.log;
+  for (const std::string file : {"rev.mask", "train.txt"}) {
+    SCOPED_TRACE(file);
+    const std::string before = read_text(path(file));
+    std::ofstream(path(file)) << (file == "rev.mask" ? before + "# edited\n"
+                                                     : "4 5 6 = 6 5 4\n1 2 3 = 3 2 1\n"
+                                                       "7 8 9 = 9 8 7\n");
+    const Result r = run_for_at_most(resume_args(run_dir), 120);
+    EXPECT_EQ(r.code, 1) << r.log;
+    EXPECT_NE(r.log.find(fmt::format("the {} file '{}' changed since the run in {} was created",
+                                     file == "rev.mask" ? "spec" : "data", path(file).string(),
+                                     (run_dir / "config.json").string())),
+              std::string::npos)
+        << r.log;
+    std::ofstream(path(file)) << before;
+  }
+  EXPECT_EQ(run_for_at_most(resume_args(run_dir), 120).code, 0);
+}
+
+// A damaged checkpoint, or one of another run, is refused as a corrupt checkpoint (not loaded,
+// and not reported as a diverged training); one of another architecture, with its checkpoint.json,
+// is named as such, not as a LibTorch shape error.
+TEST_F(TrainFaultsTest, ResumeRefusesACorruptOrForeignCheckpoint) {
+  const fs::path run_dir = stopped_run("run", 5);
+  const std::string good = read_text(run_dir / "checkpoint.pt");
+  std::string damaged = good;
+  damaged[damaged.size() / 2] = static_cast<char>(damaged[damaged.size() / 2] ^ 0x10);
+  std::ofstream(run_dir / "checkpoint.pt", std::ios::binary) << damaged;
+  Result r = run_for_at_most(resume_args(run_dir), 120);
+  EXPECT_EQ(r.code, 1) << r.log;
+  EXPECT_NE(r.log.find("corrupt checkpoint: " + (run_dir / "checkpoint.pt").string()),
+            std::string::npos)
+      << r.log;
+  EXPECT_EQ(r.log.find("diverged"), std::string::npos) << r.log;
+
+  const fs::path other = stopped_run("other", 5, {"--seed", "3"});
+  fs::copy_file(other / "checkpoint.pt", run_dir / "checkpoint.pt",
+                fs::copy_options::overwrite_existing);
+  r = run_for_at_most(resume_args(run_dir), 120);
+  EXPECT_EQ(r.code, 1) << r.log;
+  EXPECT_NE(r.log.find("is none of the checkpoints this run wrote"), std::string::npos) << r.log;
+
+  const fs::path wide = stopped_run("wide", 5, {"--mlp", "24"});
+  for (const char* name : {"checkpoint.pt", "checkpoint.json"}) {
+    fs::copy_file(wide / name, run_dir / name, fs::copy_options::overwrite_existing);
+  }
+  r = run_for_at_most(resume_args(run_dir), 120);
+  EXPECT_EQ(r.code, 1) << r.log;
+  EXPECT_NE(r.log.find(fmt::format("checkpoint {} was written by a model of another "
+                                   "architecture: '",
+                                   (run_dir / "checkpoint.pt").string())),
+            std::string::npos)
+      << r.log;
+  EXPECT_NE(r.log.find("24] there and "), std::string::npos) << r.log;
+  EXPECT_NE(r.log.find("16] in this run's model"), std::string::npos) << r.log;
+
+  std::ofstream(run_dir / "checkpoint.pt", std::ios::binary) << good;  // restored: it resumes
+  fs::copy_file(other / "checkpoint.json", run_dir / "checkpoint.json",
+                fs::copy_options::overwrite_existing);
+  r = run_for_at_most(resume_args(run_dir), 120);
+  EXPECT_EQ(r.code, 1) << r.log;  // checkpoint.json of another run: the pair does not match
+}
+
+// Evaluations lost from metrics.jsonl are named in a warning and in the summary; records the run
+// never wrote are refused; a new run never appends to a metrics.jsonl it did not write.
+TEST_F(TrainFaultsTest, LostOrForeignMetricsHistoryIsReported) {
+  const fs::path run_dir = stopped_run("run", 7);  // evaluations at 0, 2, 4, 6
+  const std::string metrics = read_text(run_dir / "metrics.jsonl");
+  std::string kept;
+  std::istringstream lines(metrics);
+  for (std::string line; std::getline(lines, line);) {
+    if (json::parse(line).value("step", -1) != 2) kept += line + "\n";
+  }
+  std::ofstream(run_dir / "metrics.jsonl") << kept + R"({"step": 3, "accuracy": 1.0})"
+                                           << "\n";
+  Result r = run_for_at_most(resume_args(run_dir), 120);
+  EXPECT_EQ(r.code, 1) << r.log;
+  EXPECT_NE(r.log.find("is not this run's history: it holds evaluations at steps 3 that the run "
+                       "never wrote before its checkpoint at step 7 (it wrote 0, 2, 4, 6)"),
+            std::string::npos)
+      << r.log;
+  std::ofstream(run_dir / "metrics.jsonl") << kept;
+  r = run_for_at_most(resume_args(run_dir), 120);
+  EXPECT_EQ(r.code, 0) << r.log;
+  EXPECT_NE(r.log.find("lost the evaluations at steps 2 (written before the checkpoint at step 7)"),
+            std::string::npos)
+      << r.log;
+  EXPECT_EQ(json::parse(read_text(run_dir / "summary.json"))["missing_evaluations"],
+            json::array({2}));
+
+  // A folder with another run's metrics.jsonl and no config.json is not taken over.
+  const fs::path foreign = path("foreign");
+  fs::create_directories(foreign);
+  std::ofstream(foreign / "metrics.jsonl") << R"({"step": 0, "foreign": true})"
+                                           << "\n";
+  r = run_for_at_most(train_args(foreign, 1), 120);
+  EXPECT_EQ(r.code, 1) << r.log;
+  EXPECT_NE(r.log.find(foreign.string() + " holds metrics.jsonl but no config.json"),
+            std::string::npos)
+      << r.log;
+  EXPECT_EQ(read_text(foreign / "metrics.jsonl"), R"({"step": 0, "foreign": true})"
+                                                  "\n");
+  // One that a run never checkpointed in is taken over: its metrics.jsonl is started anew.
+  std::ofstream(foreign / "config.json") << "{}\n";
+  r = run_for_at_most(train_args(foreign, 1), 120);
+  EXPECT_EQ(r.code, 0) << r.log;
+  EXPECT_EQ(read_text(foreign / "metrics.jsonl").find("foreign"), std::string::npos);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -783,6 +783,9 @@ TEST_F(RuntimeTest, RunFolderOfTheOldConfigFormatResumes) {
   old["mask_close"] = 0.0;
   old["mask_weight_decay"] = -1.0;
   std::ofstream(dir_ / "run" / "config.json") << old.dump(2);
+  // Nor did such a folder have the fingerprints and checkpoint sums that --resume checks.
+  ASSERT_TRUE(fs::remove(dir_ / "run" / "fingerprints.json"));
+  ASSERT_TRUE(fs::remove(dir_ / "run" / "checkpoint.json"));
   const auto summary = resume(config.out, json());
   EXPECT_FALSE(summary.at("interrupted").get<bool>());
   EXPECT_EQ(summary.at("steps").get<int64_t>(), 6);
@@ -880,6 +883,8 @@ TEST_F(RuntimeTest, ArchitectureSettingsReachTheRun) {
     j.erase(key);
   }
   std::ofstream(dir_ / "old" / "config.json") << j.dump(2);
+  ASSERT_TRUE(fs::remove(dir_ / "old" / "fingerprints.json"));  // as in an old run folder
+  ASSERT_TRUE(fs::remove(dir_ / "old" / "checkpoint.json"));
   old.stop_after = 0;
   old.out = (dir_ / "whole").string();
   const auto whole = train(old);

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <limits>
 #include <optional>
 #include <type_traits>
 #include <utility>
@@ -279,11 +281,40 @@ json current_format(const json& j) {
   return current;
 }
 
-/// Reads `value` into a field: null is an unset optional field.
+/// Reads `value` into a field: null is an unset optional field. An integer field takes only a
+/// whole number in its type's range (32.5 and 1e30 are refused, never converted out of range).
 template <class T>
-void read_value(const json& value, T& field) {
+void read_value(const json& value, T& field, const std::string& key) {
   if constexpr (std::is_same_v<T, std::optional<double>>) {
     field = value.is_null() ? std::nullopt : std::optional<double>(value.get<double>());
+  } else if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    const auto refuse = [&] {
+      throw InputError(fmt::format(
+          "training config: key '{}' must be a whole number from {} to "
+          "{}, not {}",
+          key, std::numeric_limits<T>::min(), std::numeric_limits<T>::max(), value.dump()));
+    };
+    if (value.is_number_unsigned()) {
+      const auto v = value.get<uint64_t>();
+      if (v > static_cast<uint64_t>(std::numeric_limits<T>::max())) refuse();
+      field = static_cast<T>(v);
+    } else if (value.is_number_integer()) {
+      const auto v = value.get<int64_t>();
+      if (!std::in_range<T>(v)) refuse();
+      field = static_cast<T>(v);
+    } else if (value.is_number_float()) {
+      // A whole float (32.0, as other tools may write it) in [min, max]: max + 1 is a power of
+      // two, exact as a double, where max itself may round up past the range.
+      const double v = value.get<double>();
+      const double past_max = 2.0 * static_cast<double>(std::numeric_limits<T>::max() / 2 + 1);
+      if (!(v == std::trunc(v) && v >= static_cast<double>(std::numeric_limits<T>::min()) &&
+            v < past_max)) {
+        refuse();
+      }
+      field = static_cast<T>(v);
+    } else {
+      value.get_to(field);  // not a number: the type error below
+    }
   } else {
     value.get_to(field);
   }
@@ -347,7 +378,7 @@ TrainConfig config_from_json(const json& j) {
     if (!current.contains(field.key)) continue;
     const json& value = current.at(field.key);
     try {
-      std::visit([&](auto member) { read_value(value, config.*member); }, field.member);
+      std::visit([&](auto member) { read_value(value, config.*member, field.key); }, field.member);
     } catch (const json::exception&) {
       throw InputError(fmt::format("training config: key '{}' has the wrong type ({})", field.key,
                                    value.dump()));

@@ -1,13 +1,15 @@
-// Stopping a run cleanly: SIGINT (Ctrl-C) and SIGTERM set a flag that the training loop polls
-// between steps; the loop then writes a checkpoint and returns (a signal handler can do no more).
+// Stopping a run cleanly: SIGINT (Ctrl-C) and SIGTERM request a stop (core/interrupt.h). The
+// training loop polls it between steps, then writes a checkpoint and returns (a signal handler can
+// do no more); set-up work polls it too and throws Interrupted, so a signal while a run reads its
+// data or fits its initialisation ends the run at once, before anything is trained.
 #pragma once
 
 namespace maskprior::training {
 
 /// Installs the SIGINT and SIGTERM handlers for its lifetime and restores the previous ones
 /// after. A second signal of the same kind ends the process at once. The outermost scope starts
-/// with no signal; an inner one (a run inside `reproduce`) keeps one that arrived before it, so a
-/// signal between two runs of a suite, or after a run's last check, stops the suite.
+/// and ends with no signal; an inner one (a run inside `reproduce`) keeps one that arrived before
+/// it, so a signal between two runs of a suite, or after a run's last check, stops the suite.
 class InterruptScope {
  public:
   InterruptScope();

@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include <filesystem>
-#include <fstream>
+#include <sstream>
 
 #include "core/error.h"
 #include "core/regular_file.h"
@@ -23,6 +23,12 @@ namespace {
 /// As much as the compiler reads of a spec (compiler/compile.cpp).
 constexpr uint64_t kMaxSpecCopyBytes = uint64_t{16} << 20;
 
+/// Every file a run writes (run_folder.h).
+constexpr const char* kRunFiles[] = {
+    kConfigFile,  kInitFile,    kMetricsFile, kCheckpointFile,        kCheckpointSumsFile,
+    kSummaryFile, kWeightsFile, kMaskFile,    tasks::kVocabularyFile, kFingerprintsFile,
+    kSpecFile,    kStepsJsonFile, kStepsCsvFile};
+
 }  // namespace
 
 std::string RunFolder::file(const char* name) const {
@@ -39,15 +45,23 @@ bool RunFolder::never_checkpointed() const {
 
 void RunFolder::clear_run() const {
   if (!enabled()) return;
-  for (const char* name :
-       {kConfigFile, kInitFile, kMetricsFile, kCheckpointFile, kSummaryFile, kWeightsFile,
-        kMaskFile, tasks::kVocabularyFile, kSpecFile, kStepsJsonFile, kStepsCsvFile}) {
+  for (const char* name : kRunFiles) {
     std::error_code error;
     fs::remove(file(name), error);
     if (error) {
       throw InputError(fmt::format("cannot remove {}: {}", file(name), error.message()));
     }
   }
+}
+
+std::vector<std::string> RunFolder::files_without_config() const {
+  std::vector<std::string> found;
+  if (!enabled() || has(kConfigFile)) return found;
+  for (const char* name : kRunFiles) {
+    std::error_code error;
+    if (fs::exists(fs::symlink_status(file(name), error))) found.emplace_back(name);
+  }
+  return found;
 }
 
 void RunFolder::create(const TrainConfig& config, const json& resolved) const {
@@ -73,6 +87,10 @@ void RunFolder::write_json(const char* name, const json& value) const {
   if (enabled()) write_json_file(file(name), value);
 }
 
+void RunFolder::start_metrics(const json& record) const {
+  if (enabled()) write_file_atomic(file(kMetricsFile), record.dump() + "\n");
+}
+
 void RunFolder::append_metrics(const json& record) const {
   if (enabled()) append_file(file(kMetricsFile), record.dump() + "\n");
 }
@@ -81,7 +99,9 @@ std::vector<json> RunFolder::truncate_metrics(int64_t step) const {
   std::vector<json> records;
   if (!enabled()) return records;
   const std::string path = file(kMetricsFile);
-  std::ifstream in(path);
+  std::error_code error;
+  if (!fs::exists(fs::symlink_status(path, error))) return records;  // lost: checked by the caller
+  std::istringstream in(read_regular_file(path, kMaxJsonBytes, "metrics file"));
   std::string kept, line;
   for (int number = 1; std::getline(in, line); ++number) {
     if (line.empty()) continue;

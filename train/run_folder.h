@@ -9,6 +9,9 @@
 //   init.json            the metrics at step 0 and what the initialisation did
 //   metrics.jsonl        one JSON object per evaluation (step 0 first)
 //   checkpoint.pt        model, optimizer and run state (train/checkpoint.h)
+//   checkpoint.json      the SHA-256 of the checkpoints written and the evaluations each follows
+//   fingerprints.json    the run as created: config.json's content and the SHA-256 of the spec
+//                        and data files, which --resume checks (train/fingerprints.h)
 //   summary.json         the final metrics (only once the run has finished)
 //   weights.safetensors  every parameter and buffer, with the config in the metadata
 //   mask.safetensors     the learned M as a mask file (runs whose model carries M)
@@ -37,6 +40,8 @@ inline constexpr const char* kConfigFile = "config.json";
 inline constexpr const char* kInitFile = "init.json";
 inline constexpr const char* kMetricsFile = "metrics.jsonl";
 inline constexpr const char* kCheckpointFile = "checkpoint.pt";
+inline constexpr const char* kCheckpointSumsFile = "checkpoint.json";
+inline constexpr const char* kFingerprintsFile = "fingerprints.json";
 inline constexpr const char* kSummaryFile = "summary.json";
 inline constexpr const char* kWeightsFile = "weights.safetensors";
 inline constexpr const char* kMaskFile = "mask.safetensors";
@@ -59,6 +64,9 @@ class RunFolder {
   /// Removes the files a run writes (every file named above), leaving the folder itself and
   /// anything else in it.
   void clear_run() const;
+  /// The files of a run (named above) that the folder holds although it has no config.json: what
+  /// is left of some other run, which a new run must not take over (nor append to).
+  std::vector<std::string> files_without_config() const;
 
   /// Creates the folder and writes config.json (run_config_json: `config` and `resolved`).
   /// InputError if it cannot be created.
@@ -71,12 +79,16 @@ class RunFolder {
   /// Writes a JSON file of the folder atomically.
   void write_json(const char* name, const nlohmann::json& value) const;
 
+  /// Starts metrics.jsonl of a new run with its first record (replacing any file there).
+  void start_metrics(const nlohmann::json& record) const;
   /// Appends one evaluation record to metrics.jsonl: the whole line or, on a write error (full
   /// disk), nothing (io/atomic_file.h append_file).
   void append_metrics(const nlohmann::json& record) const;
   /// Keeps the metrics.jsonl records up to `step` (a resumed run writes the later ones again)
   /// and returns them. A last line cut short (a process killed while appending) is dropped;
-  /// any other line that is not a JSON object is an InputError naming the file and line.
+  /// any other line that is not a JSON object is an InputError naming the file and line. The
+  /// file is read as every input is (a regular file — a FIFO is refused, not waited on — of at
+  /// most kMaxJsonBytes); a missing file holds no records.
   std::vector<nlohmann::json> truncate_metrics(int64_t step) const;
 
   /// Writes weights.safetensors: `tensors` with the format and `config` in the metadata.

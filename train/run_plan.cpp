@@ -13,6 +13,7 @@
 
 #include "core/cores.h"
 #include "core/error.h"
+#include "core/interrupt.h"
 #include "io/atomic_file.h"
 #include "io/json_file.h"
 #include "train/config.h"
@@ -70,7 +71,11 @@ bool run_share(const std::vector<PlannedRun>& runs, const PlanOptions& options, 
     if (!is_mine(i, rank, ranks) || finished_run(run.dir)) continue;
     if (InterruptScope::stop_signal() != 0) return true;
     out << fmt::format("rank {}: {} -> {}\n", rank, run.name, run.dir) << std::flush;
-    if (run.train({{"progress", false}}).value("interrupted", false)) return true;
+    try {
+      if (run.train({{"progress", false}}).value("interrupted", false)) return true;
+    } catch (const Interrupted&) {  // stopped while setting up: as stopped while training
+      return true;
+    }
   }
   return false;
 }
@@ -132,6 +137,9 @@ bool run_in_order(const std::vector<PlannedRun>& runs, std::ostream& out,
     out << fmt::format("[{}/{}] {} -> {}\n", done, runs.size(), run.name, run.dir) << std::flush;
     try {  // one run that fails (bad data, divergence) does not stop the others
       if (run.train(json::object()).value("interrupted", false)) return true;
+    } catch (const Interrupted& e) {  // a signal while the run was setting up stops the suite
+      std::cerr << fmt::format("maskc: {}: {}\n", run.name, e.what());
+      return true;
     } catch (const std::exception& e) {
       // As a --jobs child reports it (train/jobs.cpp).
       std::cerr << fmt::format("maskc: error in {}: {}\n", run.name, e.what());

@@ -13,12 +13,14 @@
 #include <filesystem>
 #include <functional>
 #include <iostream>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "core/error.h"
+#include "core/interrupt.h"
 #include "io/json_file.h"
 #include "io/lock_file.h"
 #include "runtime/autocast.h"
@@ -31,6 +33,7 @@
 #include "train/checkpoint.h"
 #include "train/data_experiment.h"
 #include "train/data_order.h"
+#include "train/fingerprints.h"
 #include "train/interrupt.h"
 #include "train/milestones.h"
 #include "train/model_files.h"
@@ -159,6 +162,41 @@ void start_folder(const RunFolder& folder, const TrainConfig& config, const json
   }
   folder.create(config, resolved);
   if (!config.spec.empty()) folder.copy_spec(config.spec);
+  // What --resume checks: config.json as written, and the files the run read.
+  if (folder.enabled()) {
+    folder.write_json(kFingerprintsFile, run_fingerprints(folder.read_json(kConfigFile), config));
+  }
+}
+
+/// The steps of `records` (metrics.jsonl's evaluation records).
+std::vector<int64_t> record_steps(const std::vector<json>& records) {
+  std::vector<int64_t> steps;
+  for (const json& record : records) steps.push_back(record.value("step", int64_t{-1}));
+  return steps;
+}
+
+/// Compares the evaluations metrics.jsonl holds (up to the checkpoint's step) with those it held
+/// when the checkpoint was written: steps it lost are returned (the caller warns, and the summary
+/// names them); a step the run never evaluated means the file is another run's: InputError.
+std::vector<int64_t> lost_evaluations(const std::string& metrics_path, int64_t checkpoint_step,
+                                      const std::vector<int64_t>& written,
+                                      const std::vector<int64_t>& present) {
+  std::vector<int64_t> sorted = present;
+  std::sort(sorted.begin(), sorted.end());
+  std::vector<int64_t> lost, foreign;
+  std::set_difference(written.begin(), written.end(), sorted.begin(), sorted.end(),
+                      std::back_inserter(lost));
+  std::set_difference(sorted.begin(), sorted.end(), written.begin(), written.end(),
+                      std::back_inserter(foreign));
+  if (!foreign.empty() || sorted != present) {
+    throw InputError(fmt::format(
+        "{} is not this run's history: it holds evaluations at steps {} that the run never wrote "
+        "before its checkpoint at step {} (it wrote {}). Restore the run's own metrics.jsonl, or "
+        "start a new run",
+        metrics_path, fmt::join(foreign.empty() ? present : foreign, ", "), checkpoint_step,
+        fmt::join(written, ", ")));
+  }
+  return lost;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -210,13 +248,16 @@ class Run {
   int64_t eval_every_ = 0, checkpoint_every_ = 0;
   RunState state_;
   int64_t checkpointed_step_ = -1;  // the step of the last checkpoint written or loaded
+  std::string checkpoint_sha256_;   // of the checkpoint now in the folder ("" if none)
   json init_record_, last_record_;
   StepLog step_log_;
   // Timing of this session, for the summary of a stopped run (what `--dry-run` estimates from):
   // set-up with the step-0 evaluation, that evaluation, and the steps after the first.
   double setup_seconds_ = 0, evaluation_seconds_ = 0, step_seconds_ = 0;
   int64_t timed_steps_ = 0, first_step_ = 0;
-  std::vector<json> session_records_;  // evaluations of this session (runs without a folder)
+  std::vector<int64_t> evaluations_;       // the steps metrics.jsonl holds records of, in order
+  std::vector<int64_t> lost_evaluations_;  // of earlier sessions, missing from metrics.jsonl
+  std::vector<json> session_records_;      // evaluations of this session (runs without a folder)
   std::optional<Progress> progress_;
   torch::Tensor order_;
   int64_t order_epoch_ = -1;
@@ -232,13 +273,16 @@ Run::Run(const TrainConfig& config, bool resuming, ProcessGroup* group)
   // --threads 0: every core (LibTorch's own default may be fewer); OpenBLAS's threads and the
   // allocator too.
   runtime::prepare_host(config_.threads);
+  check_stop_requested("starting threads");
   device_ = resolve_device(config_.device);
   if (group_ != nullptr && device_.is_cuda()) {  // one GPU per rank of a machine
     device_ = torch::Device(torch::kCUDA, static_cast<torch::DeviceIndex>(
                                               group_->local_rank() % torch::cuda::device_count()));
   }
   if (!config_.spec.empty()) spec_ = load_spec(config_);  // --data, --truth-table: the layout
-  experiment_ = make_run_experiment(config_, spec_);
+  check_stop_requested("compiling the spec");
+  experiment_ = make_run_experiment(config_, spec_);  // polls while it reads data files
+  check_stop_requested("reading the data");
   model_config_ = experiment_->model_config(experiment_config(config_));
   if (spec_) {
     check_spec(*spec_, config_, experiment_->layout(), model_config_);
@@ -253,14 +297,17 @@ Run::Run(const TrainConfig& config, bool resuming, ProcessGroup* group)
     impulse_pattern(experiment_->layout(), /*heads=*/1);  // refuses a task without a grid now
   }
   check_footprint(model_config_, config_);
+  build_model();  // qk-opt polls between its fitting steps
+  check_stop_requested("building the model");
   rows_ = experiment_->train_size();
   steps_per_epoch_ = (rows_ + config_.batch_size - 1) / config_.batch_size;
   total_steps_ = config_.steps > 0 ? config_.steps : steps_per_epoch_ * config_.epochs;
   eval_every_ = config_.eval_every > 0 ? config_.eval_every : steps_per_epoch_;
   checkpoint_every_ = config_.checkpoint_every > 0 ? config_.checkpoint_every : steps_per_epoch_;
-  if (!resuming_) start_folder(folder_, config_, resolved());  // the task, spec and sizes are good
+  // The task, spec, sizes and model are good: only now is the folder written, so a run that fails
+  // or is stopped while setting up leaves none.
+  if (!resuming_) start_folder(folder_, config_, resolved());
   keep_run_files(folder_, *experiment_, resuming_);
-  build_model();
 }
 
 json Run::resolved() const {
@@ -304,13 +351,27 @@ void Run::build_model() {
 /// Loads the checkpoint (resume) or measures step 0 and writes init.json; starts the progress.
 void Run::start() {
   if (resuming_) {  // every rank reads the checkpoint (the folder must be shared)
-    state_ =
+    const LoadedCheckpoint loaded =
         load_checkpoint(RunFolder(config_.out).file(kCheckpointFile), model_, *optimizer_, device_);
+    state_ = loaded.state;
     checkpointed_step_ = state_.step;
+    checkpoint_sha256_ = loaded.sha256;
     if (writer()) init_record_ = folder_.read_json(kInitFile);
+    std::vector<json> records = folder_.truncate_metrics(state_.step);
+    evaluations_ = record_steps(records);
+    if (folder_.enabled() && loaded.evaluations) {
+      lost_evaluations_ = lost_evaluations(folder_.file(kMetricsFile), state_.step,
+                                           *loaded.evaluations, evaluations_);
+      if (!lost_evaluations_.empty()) {
+        std::cerr << fmt::format(
+            "maskc: warning: {} lost the evaluations at steps {} (written before the checkpoint "
+            "at step {}); the run continues, and its summary names them as missing_evaluations\n",
+            folder_.file(kMetricsFile), fmt::join(lost_evaluations_, ", "), state_.step);
+      }
+    }
     // The evaluation at the checkpoint's step, if any: a run killed after its last checkpoint
     // but before summary.json finishes with the same summary as one never killed.
-    for (json& record : folder_.truncate_metrics(state_.step)) {
+    for (json& record : records) {
       if (record.value("step", int64_t{-1}) == state_.step && record.contains("train_loss")) {
         last_record_ = std::move(record);
       }
@@ -339,7 +400,8 @@ void Run::start() {
       init_record_["init_info"] = init_info_;
       init_record_["data"] = experiment_->data_info();
       folder_.write_json(kInitFile, init_record_);
-      folder_.append_metrics(init_record_);
+      folder_.start_metrics(init_record_);  // never appended to a file left by another run
+      evaluations_.push_back(0);
       session_records_.push_back(init_record_);
     });
   }
@@ -422,6 +484,7 @@ void Run::record_evaluation(double lr) {
     last_record_["train_loss"] = state_.loss_sum / static_cast<double>(state_.loss_count);
     last_record_["lr"] = lr;
     folder_.append_metrics(last_record_);
+    evaluations_.push_back(state_.step);
     session_records_.push_back(last_record_);
     progress_->note(evaluation_line(last_record_, family_, state_.loss_count, seconds));
   });
@@ -446,7 +509,8 @@ void Run::checkpoint() {
   if (!folder_.enabled()) return;
   RunState saved = state_;
   saved.wall_before = wall();
-  save_checkpoint(folder_.file(kCheckpointFile), model_, *optimizer_, saved);
+  checkpoint_sha256_ = save_checkpoint(folder_.file(kCheckpointFile), model_, *optimizer_, saved,
+                                       evaluations_, checkpoint_sha256_);
   checkpointed_step_ = state_.step;
 }
 
@@ -543,6 +607,7 @@ json Run::finish() {
     if (init_record_.contains(key)) summary[std::string(key) + "_init"] = init_record_[key];
   }
   summary["wall_seconds"] = wall();
+  if (!lost_evaluations_.empty()) summary["missing_evaluations"] = lost_evaluations_;
   // Every evaluation of the run, earlier sessions included: metrics.jsonl when there is a folder.
   summary.update(
       milestones(folder_.enabled() ? read_json_lines(folder_.file(kMetricsFile)) : session_records_,
@@ -559,7 +624,9 @@ json Run::finish() {
 }
 
 json run(const TrainConfig& config, bool resuming, ProcessGroup* group) {
-  InterruptScope interrupts;  // from the start: a signal while setting up stops at step 0
+  // From the start: a signal while setting up ends the run (Interrupted, before the folder is
+  // created when it comes that early); one after set-up stops it with a checkpoint.
+  InterruptScope interrupts;
   Run session(config, resuming, group);
   return session.execute();
 }
@@ -580,6 +647,12 @@ json train(const TrainConfig& config, const World* world) {
   const RunFolder folder(writer ? config.out : std::string());
   // A run killed before its first checkpoint cannot be resumed: a new run takes its folder over
   // (start_folder), rather than leave it stuck.
+  if (const auto left = folder.files_without_config(); !left.empty()) {
+    throw InputError(fmt::format(
+        "{} holds {} but no {}: what is left of another run, which a new run does not take over "
+        "(nor append to); remove those files or choose another --out",
+        folder.path(), fmt::join(left, ", "), kConfigFile));
+  }
   if (folder.has(kConfigFile) && !folder.never_checkpointed()) {
     throw InputError(fmt::format(
         "{} already holds a run; continue it with `maskc train --resume {}` or choose another "
@@ -599,13 +672,33 @@ json resume(const std::string& run_dir, const json& overrides, const World* worl
   if (!folder.has(kConfigFile)) {
     throw InputError(fmt::format("{} is not a run folder (no {})", run_dir, kConfigFile));
   }
-  json j = folder.read_json(kConfigFile);
+  const std::string config_path = folder.file(kConfigFile);
+  const json written = folder.read_json(kConfigFile);
+  if (!written.is_object()) {
+    throw InputError(fmt::format("{}:1: error: a run's config is a JSON object, not {} {}",
+                                 config_path, written.is_array() ? "an" : "a",
+                                 written.type_name()));
+  }
+  json j = written;
   j["stop_after"] = 0;
   if (!overrides.is_null()) j.update(overrides);
-  auto config = config_from_json(j);
+  TrainConfig config;
+  try {
+    config = config_from_json(j);
+  } catch (const InputError& e) {
+    throw InputError(fmt::format("{}: error: {}", config_path, e.what()));
+  }
   config.out = run_dir;
   check_config(config);
   if (folder.has(kSummaryFile)) return folder.read_json(kSummaryFile);  // finished
+  if (folder.has(kFingerprintsFile)) {
+    check_fingerprints(folder.read_json(kFingerprintsFile), written, config, config_path);
+  } else if (folder.has(kCheckpointFile)) {
+    std::cerr << fmt::format(
+        "maskc: warning: {} has no {} (a run of an older maskc): its config, spec and data are "
+        "not checked against those it was created with\n",
+        run_dir, kFingerprintsFile);
+  }
   if (!folder.has(kCheckpointFile)) {
     throw InputError(fmt::format(
         "{} holds a run that never reached a checkpoint ({} missing), so there is nothing to "

@@ -56,9 +56,10 @@ def compile(spec, *, params=None, open=None, close=None, max_bytes=None):
     """Compiles a spec: a path (str or os.PathLike) of a .mask file, or else spec text.
 
     params overrides `param` declarations (`maskc compile -D name=value`); open/close override
-    the spec's `scale` (`--open/--close`); max_bytes caps mask + provenance (default 4 GiB).
-    Raises SpecError (with .file, .line, .column, .message) for a malformed spec, InputError for
-    an unreadable file or a size over the cap.
+    the spec's `scale` (`--open/--close`); max_bytes caps mask + provenance (default 4 GiB, at
+    most 64 GiB; the work limits grow with it). Raises SpecError (with .file, .line, .column,
+    .message) for a malformed spec, InputError for an unreadable file, a size over the cap or a
+    max_bytes over 64 GiB. Ctrl-C stops a long compile with KeyboardInterrupt.
     """
     defines = _defines(params)
     if _is_path(spec):

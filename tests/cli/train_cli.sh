@@ -174,13 +174,15 @@ non_finite_is_usage_error() {
   done
   expect_exit 2 train --task parity2 --qk-contrast nan -q
 }
-# A run killed before its first checkpoint (only config.json, init.json, metrics.jsonl): --resume
-# says what to do, and a new run takes the folder over instead of refusing it.
+# A run killed before its first checkpoint (only config.json, fingerprints.json, init.json,
+# metrics.jsonl): --resume says what to do, and a new run takes the folder over instead of
+# refusing it.
 run_without_checkpoint_starts_again() {
   "$maskc" train --task parity2 "${small[@]}" --out "$d/run" || fail "train"
-  rm "$d/run/checkpoint.pt" "$d/run/summary.json" "$d/run/weights.safetensors"
-  # config.json, init.json, metrics.jsonl and the step log
-  test "$(ls "$d/run" | wc -l)" -eq 5 || fail "files left: $(ls "$d/run")"
+  rm "$d/run/checkpoint.pt" "$d/run/checkpoint.json" "$d/run/summary.json" \
+    "$d/run/weights.safetensors"
+  # config.json, fingerprints.json, init.json, metrics.jsonl and the step log (the lock aside)
+  test "$(ls "$d/run" | wc -l)" -eq 6 || fail "files left: $(ls "$d/run")"
   "$maskc" train --resume "$d/run" 2>"$d/err"
   local got=$?
   [[ $got -eq 1 ]] || fail "resume exited $got"

@@ -6,9 +6,11 @@ the source tree (defaults to this file's ../..).
 import json
 import os
 import pathlib
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 
 import numpy as np
@@ -140,6 +142,44 @@ class ErrorTest(unittest.TestCase):
         with self.assertRaises(maskprior.InputError) as caught:  # a mistyped path, not text
             maskprior.compile("specs/no_such_spec.mask")
         self.assertIn("no_such_spec.mask", str(caught.exception))
+
+
+class LimitsTest(unittest.TestCase):
+    # A spec whose rules write ~10^11 cells: minutes of work, cut short only by its work limit.
+    SLOW = ("mask slow\ntokens x[1000]\nscale open = 1, close = -1\ndefault close\n"
+            "for i in 0..1000000 { open x -> x }\n")
+
+    def test_max_bytes_has_the_ceiling_of_the_cli(self):
+        for call in (lambda: maskprior.compile(PARITY2, max_bytes=(64 << 30) + 1),
+                     lambda: maskprior.compile(self.SLOW, max_bytes=1 << 62),
+                     lambda: maskprior.load(PARITY2, max_bytes=1 << 40)):
+            with self.assertRaises(maskprior.InputError) as caught:
+                call()
+            self.assertIn("max_bytes is", str(caught.exception))
+            self.assertIn("at most 64 GiB (68719476736 bytes)", str(caught.exception))
+        self.assertEqual(maskprior.compile(PARITY2, max_bytes=64 << 30).n, 16)  # the ceiling itself
+
+    def test_ctrl_c_stops_a_long_compile(self):
+        script = ("import sys, maskprior\n"
+                  "print('compiling', flush=True)\n"
+                  "try:\n"
+                  "    maskprior.compile(sys.argv[1], max_bytes=64 << 30)\n"
+                  "except KeyboardInterrupt:\n"
+                  "    print('KeyboardInterrupt', flush=True)\n"
+                  "    sys.exit(3)\n")
+        child = subprocess.Popen([sys.executable, "-c", script, self.SLOW],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            self.assertEqual(child.stdout.readline(), "compiling\n")
+            time.sleep(1)  # inside the compile
+            child.send_signal(signal.SIGINT)
+            # Uninterrupted, the compile runs for minutes: a minute means it did not stop.
+            out, err = child.communicate(timeout=60)
+        finally:
+            child.kill()
+            child.wait()
+        self.assertEqual(child.returncode, 3, err)
+        self.assertEqual(out, "KeyboardInterrupt\n")
 
 
 class ValidateTest(unittest.TestCase):
