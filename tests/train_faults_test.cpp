@@ -43,6 +43,17 @@ using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 using Args = std::vector<std::string>;
 
+/// The model of every run here: tiny, one thread on the CPU.
+const Args kTinyModel = {"--dim", "16", "--depth",   "1", "--heads",  "1",  "--head-dim", "8",
+                         "--mlp", "16", "--threads", "1", "--device", "cpu"};
+
+/// `base` followed by kTinyModel and `extra`.
+Args with_tiny_model(Args base, const Args& extra) {
+  base.insert(base.end(), kTinyModel.begin(), kTinyModel.end());
+  base.insert(base.end(), extra.begin(), extra.end());
+  return base;
+}
+
 std::string read_text(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
@@ -117,42 +128,27 @@ class TrainFaultsTest : public ::testing::Test {
   /// `maskc train` of a tiny parity2 model with the mask prior into `out`.
   static Args train_args(const fs::path& out, int epochs, const Args& extra = {},
                          int checkpoint_every = 3) {
-    Args args = {"train",
-                 "--task",
-                 "parity2",
-                 "--spec",
-                 std::string(MASKPRIOR_SOURCE_DIR) + "/specs/gotu/parity2.mask",
-                 "--init",
-                 "mask",
-                 "--n",
-                 "6",
-                 "--dim",
-                 "16",
-                 "--depth",
-                 "1",
-                 "--heads",
-                 "1",
-                 "--head-dim",
-                 "8",
-                 "--mlp",
-                 "16",
-                 "--batch-size",
-                 "16",
-                 "--epochs",
-                 std::to_string(epochs),
-                 "--eval-every",
-                 "2",
-                 "--checkpoint-every",
-                 std::to_string(checkpoint_every),
-                 "--threads",
-                 "1",
-                 "--device",
-                 "cpu",
-                 "-q",
-                 "--out",
-                 out.string()};
-    args.insert(args.end(), extra.begin(), extra.end());
-    return args;
+    return with_tiny_model({"train",
+                            "--task",
+                            "parity2",
+                            "--spec",
+                            std::string(MASKPRIOR_SOURCE_DIR) + "/specs/gotu/parity2.mask",
+                            "--init",
+                            "mask",
+                            "--n",
+                            "6",
+                            "--batch-size",
+                            "16",
+                            "--epochs",
+                            std::to_string(epochs),
+                            "--eval-every",
+                            "2",
+                            "--checkpoint-every",
+                            std::to_string(checkpoint_every),
+                            "-q",
+                            "--out",
+                            out.string()},
+                           extra);
   }
   static Args resume_args(const fs::path& out) { return {"train", "--resume", out.string(), "-q"}; }
 
@@ -566,40 +562,27 @@ TEST_F(TrainFaultsTest, ResumeRefusesAChangedSpecOrDataFile) {
       << "mask rev\ntokens a[3], eq, c[3]\ndigits a msb_first\nhard causal\nopen diagonal\n";
   std::ofstream(path("train.txt")) << "1 2 3 = 3 2 1\n4 5 6 = 6 5 4\n7 8 9 = 9 8 7\n";
   const fs::path run_dir = path("run");
-  const Args fresh = {"train",
-                      "--data",
-                      path("train.txt").string(),
-                      "--spec",
-                      path("rev.mask").string(),
-                      "--predict",
-                      "c",
-                      "--init",
-                      "mask",
-                      "--dim",
-                      "16",
-                      "--depth",
-                      "1",
-                      "--heads",
-                      "1",
-                      "--head-dim",
-                      "8",
-                      "--mlp",
-                      "16",
-                      "--batch-size",
-                      "1",
-                      "--epochs",
-                      "4",
-                      "--checkpoint-every",
-                      "2",
-                      "--stop-after",
-                      "5",
-                      "--threads",
-                      "1",
-                      "--device",
-                      "cpu",
-                      "-q",
-                      "--out",
-                      run_dir.string()};
+  const Args fresh = with_tiny_model({"train",
+                                      "--data",
+                                      path("train.txt").string(),
+                                      "--spec",
+                                      path("rev.mask").string(),
+                                      "--predict",
+                                      "c",
+                                      "--init",
+                                      "mask",
+                                      "--batch-size",
+                                      "1",
+                                      "--epochs",
+                                      "4",
+                                      "--checkpoint-every",
+                                      "2",
+                                      "--stop-after",
+                                      "5",
+                                      "-q",
+                                      "--out",
+                                      run_dir.string()},
+                                     {});
   const Result started = run(fresh);
   ASSERT_EQ(started.code, 130) << started.log;
   for (const std::string file : {"rev.mask", "train.txt"}) {
