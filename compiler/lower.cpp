@@ -9,6 +9,8 @@
 #include <atomic>
 #include <limits>
 
+#include "core/text.h"
+
 namespace maskprior {
 namespace {
 
@@ -20,18 +22,6 @@ uint64_t saturating_mul(uint64_t a, uint64_t b) {
 uint64_t saturating_add(uint64_t a, uint64_t b) {
   uint64_t r = 0;
   return __builtin_add_overflow(a, b, &r) ? std::numeric_limits<uint64_t>::max() : r;
-}
-
-std::string human_bytes(uint64_t bytes) {
-  if (bytes == std::numeric_limits<uint64_t>::max()) return "more than 16 EiB";
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-  double v = static_cast<double>(bytes);
-  int unit = 0;
-  while (v >= 1024.0 && unit < 6) {
-    v /= 1024.0;
-    ++unit;
-  }
-  return unit == 0 ? fmt::format("{} B", bytes) : fmt::format("{:.1f} {}", v, units[unit]);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cstdint>
+#include <limits>
 
 namespace maskprior {
 
@@ -32,6 +33,18 @@ size_t utf8_length(std::string_view text, size_t i) {
     if ((byte(i + k) & 0xc0) != 0x80) return 0;
   }
   return length;
+}
+
+std::string human_bytes(uint64_t bytes) {
+  if (bytes == std::numeric_limits<uint64_t>::max()) return "more than 16 EiB";
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  double v = static_cast<double>(bytes);
+  int unit = 0;
+  while (v >= 1024.0 && unit < 6) {
+    v /= 1024.0;
+    ++unit;
+  }
+  return unit == 0 ? fmt::format("{} B", bytes) : fmt::format("{:.1f} {}", v, units[unit]);
 }
 
 std::string printable_utf8(std::string_view text) {

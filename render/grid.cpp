@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 #include <set>
 #include <vector>
 
@@ -141,6 +142,32 @@ std::string column_header(const CompiledMask& m, size_t label_width) {
   return out;
 }
 
+/// The text grid of `m`'s cells with token labels on both sides, one symbol per cell from
+/// `cell(q, k)`.
+std::string labelled_grid(const CompiledMask& m,
+                          const std::function<char(int64_t, int64_t)>& cell) {
+  size_t label_width = 0;
+  for (int64_t t = 0; t < m.n; ++t) label_width = std::max(label_width, label(m, t).size());
+  std::string out = column_header(m, label_width);
+  for (int64_t q = 0; q < m.n; ++q) {
+    out += fmt::format("{:>{}} ", label(m, q), label_width);
+    for (int64_t k = 0; k < m.n; ++k) {
+      out += ' ';
+      out += cell(q, k);
+    }
+    out += '\n';
+  }
+  return out;
+}
+
+/// What a grid of N > max_tokens says instead.
+std::string too_large_for_text(int64_t n, int64_t max_tokens) {
+  return fmt::format(
+      "N = {} is too large to draw as text (at most {} tokens); use --png FILE.png for a "
+      "heatmap\n",
+      n, max_tokens);
+}
+
 }  // namespace
 
 void check_layer_head(const CompiledMask& mask, int64_t layer, int64_t head) {
@@ -173,28 +200,11 @@ std::string render_summary(const CompiledMask& mask, int64_t layer, int64_t head
 
 std::string render_grid(const CompiledMask& mask, int64_t layer, int64_t head, int64_t max_tokens) {
   std::string out = render_summary(mask, layer, head);
-  if (mask.n > max_tokens) {
-    out += fmt::format(
-        "N = {} is too large to draw as text (at most {} tokens); use --png FILE.png for a "
-        "heatmap\n",
-        mask.n, max_tokens);
-    return out;
-  }
-  size_t label_width = 0;
-  for (int64_t t = 0; t < mask.n; ++t) {
-    label_width = std::max(label_width, label(mask, t).size());
-  }
+  if (mask.n > max_tokens) return out + too_large_for_text(mask.n, max_tokens);
   out += legend(mask, head_stats(mask, layer, head)) + "\n\n";
-  out += column_header(mask, label_width);
-  for (int64_t q = 0; q < mask.n; ++q) {
-    out += fmt::format("{:>{}} ", label(mask, q), label_width);
-    for (int64_t k = 0; k < mask.n; ++k) {
-      out += ' ';
-      out += symbol(classify_cell(mask, layer, head, q, k), mask.at(layer, head, q, k));
-    }
-    out += '\n';
-  }
-  return out;
+  return out + labelled_grid(mask, [&](int64_t q, int64_t k) {
+           return symbol(classify_cell(mask, layer, head, q, k), mask.at(layer, head, q, k));
+         });
 }
 
 std::string render_query_row(const CompiledMask& mask, int64_t layer, int64_t head,
@@ -295,28 +305,12 @@ std::string render_difference(const CompiledMask& difference, int64_t layer, int
       escape_control_chars(difference.name), difference.n, layer, head,
       layout_with_offsets(difference.layout), rose, fell, cells - rose - fell, tolerance, largest,
       cells > 0 ? total / static_cast<double>(cells) : 0.0);
-  if (difference.n > max_tokens) {
-    return out + fmt::format(
-                     "N = {} is too large to draw as text (at most {} tokens); use --png "
-                     "FILE.png for a heatmap\n",
-                     difference.n, max_tokens);
-  }
-  size_t label_width = 0;
-  for (int64_t t = 0; t < difference.n; ++t) {
-    label_width = std::max(label_width, label(difference, t).size());
-  }
+  if (difference.n > max_tokens) return out + too_large_for_text(difference.n, max_tokens);
   out += fmt::format("legend: + rose  - fell  . within ±{}  x hard-excluded\n\n", tolerance);
-  out += column_header(difference, label_width);
-  for (int64_t q = 0; q < difference.n; ++q) {
-    out += fmt::format("{:>{}} ", label(difference, q), label_width);
-    for (int64_t k = 0; k < difference.n; ++k) {
-      const double d = difference.at(layer, head, q, k);
-      out += ' ';
-      out += difference.is_hard(q, k) ? 'x' : d > tolerance ? '+' : d < -tolerance ? '-' : '.';
-    }
-    out += '\n';
-  }
-  return out;
+  return out + labelled_grid(difference, [&](int64_t q, int64_t k) {
+           const double d = difference.at(layer, head, q, k);
+           return difference.is_hard(q, k) ? 'x' : d > tolerance ? '+' : d < -tolerance ? '-' : '.';
+         });
 }
 
 }  // namespace maskprior

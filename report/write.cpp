@@ -353,8 +353,7 @@ std::string figure(const fs::path& root, const std::string& name, PlotSpec plot)
     return std::none_of(s.y.begin(), s.y.end(), [](double v) { return std::isfinite(v); });
   });
   if (plot.series.empty()) return "";
-  check_plots_folder(root);
-  fs::create_directories(root / "plots");
+  fs::create_directories(root / "plots");  // write_report has checked what stands there
   const std::string file = "plots/" + file_name(name) + ".png";
   write_plot_png((root / file).string(), plot);
   return fmt::format("![{}]({})\n\n", inert(plot.title), file);

@@ -14,6 +14,7 @@
 #include <functional>
 #include <iostream>
 #include <iterator>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -21,6 +22,7 @@
 
 #include "core/error.h"
 #include "core/interrupt.h"
+#include "core/text.h"
 #include "io/json_file.h"
 #include "io/lock_file.h"
 #include "runtime/autocast.h"
@@ -127,11 +129,10 @@ void check_footprint(const ModelConfig& model, const TrainConfig& config) {
   constexpr double kNoMachine = 1e15;  // 1 PB: past any machine, even when the memory is unknown
   const double limit = std::min(available.value_or(kNoMachine), kNoMachine);
   if (f.training_bytes <= limit) return;
-  auto size = [](double bytes) {
-    const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-    int unit = 0;
-    for (; unit < 6 && bytes >= 1024; ++unit) bytes /= 1024;
-    return fmt::format("{:.3g} {}", bytes, units[unit]);
+  auto size = [](double bytes) {  // saturated past uint64_t: "more than 16 EiB"
+    constexpr double kLargest = static_cast<double>(std::numeric_limits<uint64_t>::max());
+    return human_bytes(bytes >= kLargest ? std::numeric_limits<uint64_t>::max()
+                                         : static_cast<uint64_t>(bytes));
   };
   auto count = [](double n) {
     return n < 1e6 ? fmt::format("{:.0f}", n) : fmt::format("{:.3g}", n);
