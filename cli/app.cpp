@@ -41,7 +41,9 @@ int run_app(CLI::App& app, int argc, char** argv, const int& exit_code) {
     std::cerr << e.what() << '\n';
     return kExitInputError;
   } catch (const InputError& e) {
-    std::cerr << "maskc: error: " << escape_control_chars(e.what(), /*keep_newlines=*/true) << '\n';
+    // An InputError may quote a LibTorch error (a rendezvous that timed out): its frames go too.
+    std::cerr << "maskc: error: "
+              << escape_control_chars(without_backtrace(e.what()), /*keep_newlines=*/true) << '\n';
     return kExitInputError;
   } catch (const Interrupted& e) {
     // A signal during a run's set-up: it ends the process as the signal would (130, 143).

@@ -19,9 +19,10 @@
 #include <vector>
 
 #include "cli/commands.h"
-#include "core/cores.h"
 #include "core/error.h"
+#include "core/machine.h"
 #include "core/supervisor.h"
+#include "core/text.h"
 
 namespace maskprior::cli {
 
@@ -90,6 +91,44 @@ int exec_rank(const std::filesystem::path& program, const LaunchFlags& f, int ra
   return kExitUsage;
 }
 
+/// Memory one rank takes before it builds a model: maskc-runtime with LibTorch loaded (about
+/// 170 MB resident on x86-64 Debian), rounded up.
+constexpr double kRankBaseBytes = 256.0 * (1 << 20);
+
+/// Refuses, before any process starts, N ranks this machine cannot hold: more than this user may
+/// start (RLIMIT_NPROC), more memory than is available for N LibTorch processes, or more file
+/// descriptors than each rank may open (RLIMIT_NOFILE; a couple per peer).
+void check_nproc(int nproc) {
+  const auto refuse = [nproc](const std::string& why) {
+    throw InputError(fmt::format("--nproc {}: {}", nproc, why));
+  };
+  if (const auto limit = process_limit(); limit && nproc > *limit) {
+    refuse(fmt::format("this user may run at most {} processes (ulimit -u)", *limit));
+  }
+  if (const auto available = available_memory_bytes()) {
+    const double needed = nproc * kRankBaseBytes;
+    if (needed > *available) {
+      refuse(fmt::format(
+          "{} processes take at least {} of memory before any model ({} each, LibTorch loaded), "
+          "more than the {} this machine has available",
+          nproc, human_bytes(static_cast<uint64_t>(needed)),
+          human_bytes(static_cast<uint64_t>(kRankBaseBytes)),
+          human_bytes(static_cast<uint64_t>(*available))));
+    }
+  }
+  // Every rank inherits launch's limit and opens connections to each other rank (gloo's full
+  // mesh) besides its own files.
+  constexpr int64_t kFilesPerPeer = 2, kFilesOfARank = 64;
+  if (const auto limit = open_file_limit();
+      limit && int64_t{nproc} * kFilesPerPeer + kFilesOfARank > *limit) {
+    refuse(
+        fmt::format("each process may open {} files (ulimit -n), and needs about {} with {} "
+                    "peers ({} per peer and {} of its own)",
+                    *limit, int64_t{nproc} * kFilesPerPeer + kFilesOfARank, nproc, kFilesPerPeer,
+                    kFilesOfARank));
+  }
+}
+
 int run_launch(const LaunchFlags& f, const char* argv0) {
   const std::string& what = f.command.front();
   if (what != "train" && what != "reproduce" && what != "sweep") {
@@ -98,6 +137,7 @@ int run_launch(const LaunchFlags& f, const char* argv0) {
                                            "`{}` (maskc launch --nproc N -- train ...)",
                                            what));
   }
+  check_nproc(f.nproc);
   const PrivateFolder folder;
   const std::string rendezvous = folder.path() + "/rendezvous";
   const auto program = runtime_program(argv0);
@@ -143,7 +183,7 @@ void add_launch_command(CLI::App& app, int& exit_code, const char* argv0) {
       ->check(CLI::Range(1, 1024));
   cmd->add_option("--kill-after", flags->kill_after,
                   "Seconds the others get to stop after one fails, before SIGKILL")
-      ->check(CLI::Range(0.0, 3600.0));
+      ->check(finite_range(0.0, 3600.0));
   cmd->add_option("command", flags->command, "After --: train ..., reproduce ... or sweep ...")
       ->required();
   cmd->callback([flags, &exit_code, argv0] { exit_code = run_launch(*flags, argv0); });

@@ -5,6 +5,7 @@
 #include "cli/commands.h"
 #include "cli/share_dir.h"
 #include "core/error.h"
+#include "core/text.h"
 #include "report/report.h"
 
 namespace maskprior::cli {
@@ -31,7 +32,7 @@ void add_report_command(CLI::App& app, int& exit_code) {
     for (const auto& l : left_out) {
       std::cerr << "maskc report: left out " << escape_control_chars(l.reason) << "\n";
     }
-    std::cout << "report: " << path << "\n";
+    std::cout << "report: " << printable_utf8(path) << "\n";
     exit_code = kExitOk;
   });
 }

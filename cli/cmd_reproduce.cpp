@@ -6,7 +6,8 @@
 
 #include "cli/commands.h"
 #include "cli/share_dir.h"
-#include "core/cores.h"
+#include "core/machine.h"
+#include "core/text.h"
 #include "report/report.h"
 #include "tasks/family.h"
 #include "train/config.h"
@@ -90,7 +91,7 @@ void add_reproduce_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--seeds", flags->seeds, "Seeds per row, 0..K-1 (default: 1 for demo, else 5)")
       ->check(CLI::Range(1, 1000));
   cmd->add_option("--threads", flags->threads, "CPU threads for LibTorch (0 = every core)")
-      ->check(CLI::Range(0, 1024));
+      ->check(CLI::Range(0, kMaxThreads));
   const auto& device = training::config_field("device");
   cmd->add_option("--device", flags->device, device.help)->check(CLI::IsMember(device.allowed));
   const auto& precision = training::config_field("precision");
@@ -127,7 +128,9 @@ void add_reproduce_command(CLI::App& app, int& exit_code) {
     const bool interrupted = results.value("interrupted", false);
     if (flags->report && !interrupted && !results.contains("rank")) {
       std::cout << "report: "
-                << report::write_report({options.out, options.source_dir, /*metric=*/""}) << "\n";
+                << printable_utf8(
+                       report::write_report({options.out, options.source_dir, /*metric=*/""}))
+                << "\n";
     }
     exit_code = interrupted ? kExitInputError : kExitOk;
   });

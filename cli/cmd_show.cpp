@@ -107,11 +107,13 @@ void add_show_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--png", args->png,
                   "Also draw the (layer, head) to this PNG: a heatmap with token labels on both "
                   "axes, a title and a colour bar")
-      ->type_name("OUT.png");
+      ->type_name("OUT.png")
+      ->check(png_path());
   cmd->add_option("--png-cells", args->png_cells,
                   "Also write the bare heatmap, one square of pixels per cell and nothing else "
                   "(for other tools)")
-      ->type_name("OUT.png");
+      ->type_name("OUT.png")
+      ->check(png_path());
   cmd->add_option("--diff", args->diff,
                   "Show what changed from this mask to INPUT, cell by cell (INPUT − INIT: e.g. a "
                   "run's learned mask.safetensors against its spec); INIT may have one layer or "
@@ -123,7 +125,7 @@ void add_show_command(CLI::App& app, int& exit_code) {
       ->type_name("TOKEN");
   cmd->add_option("--tolerance", args->tolerance,
                   "--diff: changes within ± this count as unchanged (default 0.001)")
-      ->check(CLI::Range(0.0, 1e30));
+      ->check(finite_range(0.0, 1e30));
   args->define_option = add_define_flag(*cmd, args->flags);
   args->digits_option = add_digits_flag(*cmd, args->flags);
   add_scale_and_size_flags(*cmd, args->flags);

@@ -13,8 +13,9 @@
 #include "cli/config_flags.h"
 #include "cli/share_dir.h"
 #include "cli/suggest.h"
-#include "core/cores.h"
 #include "core/error.h"
+#include "core/machine.h"
+#include "core/text.h"
 #include "io/atomic_file.h"
 #include "report/report.h"
 #include "train/distributed.h"
@@ -194,7 +195,7 @@ void add_sweep_command(CLI::App& app, int& exit_code) {
                                "(default: the number of cores; 1 = one after another)")
                    ->check(CLI::Range(1, 1024));
   cmd->add_option("--threads", flags->threads, "CPU threads per run (0 = cores / jobs)")
-      ->check(CLI::Range(0, 1024));
+      ->check(CLI::Range(0, kMaxThreads));
   cmd->add_flag("--dry-run", flags->dry_run,
                 "List every run and estimate the time the unfinished ones take (a few steps of "
                 "each combination are timed here; nothing is written)");
@@ -226,7 +227,8 @@ void add_sweep_command(CLI::App& app, int& exit_code) {
     const bool interrupted = results.value("interrupted", false);
     if (flags->report && !interrupted && results.value("tabulated", true) &&
         !results.contains("rank")) {
-      std::cout << "report: " << report::write_report({options.out, share_dir(), /*metric=*/""})
+      std::cout << "report: "
+                << printable_utf8(report::write_report({options.out, share_dir(), /*metric=*/""}))
                 << "\n";
     }
     exit_code = interrupted ? kExitInputError : kExitOk;

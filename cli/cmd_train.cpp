@@ -19,6 +19,7 @@
 #include "cli/commands.h"
 #include "cli/config_flags.h"
 #include "core/error.h"
+#include "core/text.h"
 #include "tasks/family.h"
 #include "train/config.h"
 #include "train/distributed.h"
@@ -83,7 +84,7 @@ void add_world_flags(CLI::App& cmd, TrainFlags& f) {
                  "Seconds a rank waits for the others before failing (MASKC_DIST_TIMEOUT; "
                  "default 60)")
       ->group(group)
-      ->check(CLI::Range(0.001, 1e7));
+      ->check(finite_range(training::kMinTimeoutSeconds, training::kMaxTimeoutSeconds));
 }
 
 /// The flags of the rows --resume accepts: "--threads, --device, --precision, -q/--quiet,
@@ -145,7 +146,7 @@ void print_summary(const nlohmann::json& summary, const std::string& out) {
   }
   std::cout << fmt::format("{} steps in {:.1f} s{}\n", summary.value("steps", 0),
                            summary.value("wall_seconds", 0.0),
-                           out.empty() ? "" : "; run folder " + out);
+                           out.empty() ? "" : "; run folder " + printable_utf8(out));
 }
 
 /// The run's config from the preset and the flags given (`overrides`). Every mistake in them is a

@@ -5,7 +5,30 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <string>
+
+#include "core/text.h"
+
 namespace maskprior::cli {
+
+/// CLI::Range for a real-valued flag that also refuses NaN and infinities (CLI::Range compares,
+/// and every comparison with NaN is false, so NaN passed it).
+inline CLI::Validator finite_range(double low, double high) {
+  return CLI::Validator(
+      [low, high](std::string& text) -> std::string {
+        double value = 0;
+        if (!CLI::detail::lexical_cast(text, value)) return "not a number: " + text;
+        if (!std::isfinite(value) || value < low || value > high) {
+          return "value " + text + " not in range [" + CLI::detail::to_string(low) + " - " +
+                 CLI::detail::to_string(high) + "]";
+        }
+        return {};
+      },
+      "FLOAT in [" + CLI::detail::to_string(low) + " - " + CLI::detail::to_string(high) + "]");
+}
 
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitInputError = 1;
@@ -23,5 +46,19 @@ void add_reproduce_command(CLI::App& app, int& exit_code);
 void add_sweep_command(CLI::App& app, int& exit_code);
 /// `maskc launch --nproc N -- train|reproduce ...` (cmd_launch.cpp); `argv0` finds maskc-runtime.
 void add_launch_command(CLI::App& app, int& exit_code, const char* argv0);
+
+/// An output path for a PNG file: its name must end in .png (any case), so that `--png x.jpg`
+/// does not write a PNG that every viewer will take for a JPEG.
+inline CLI::Validator png_path() {
+  return CLI::Validator(
+      [](std::string& path) -> std::string {
+        std::string end = path.size() >= 4 ? path.substr(path.size() - 4) : path;
+        std::transform(end.begin(), end.end(), end.begin(),
+                       [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+        if (end == ".png") return {};
+        return "'" + printable_utf8(path) + "' does not end in .png: this writes PNG images only";
+      },
+      "");
+}
 
 }  // namespace maskprior::cli

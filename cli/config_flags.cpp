@@ -13,6 +13,7 @@
 #include <variant>
 
 #include "core/error.h"
+#include "core/machine.h"
 
 namespace maskprior::cli {
 
@@ -32,12 +33,14 @@ std::string value_error(const training::ConfigField& field, const std::string& t
         if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
           const auto [end, failed] = std::from_chars(text.data(), text.data() + text.size(), value);
           if (failed == std::errc() && end == text.data() + text.size()) return std::nullopt;
+          const bool threads = field.rule == training::FieldRule::kThreadCount;
           const T low = field.rule == training::FieldRule::kPositive ? T{1}
-                        : field.rule == training::FieldRule::kNonNegative
+                        : field.rule == training::FieldRule::kNonNegative || threads
                             ? T{0}
                             : std::numeric_limits<T>::min();
+          const T high = threads ? static_cast<T>(kMaxThreads) : std::numeric_limits<T>::max();
           return fmt::format("{} must be a whole number from {} to {}, got {}", field.key, low,
-                             std::numeric_limits<T>::max(), quote_input(text));
+                             high, quote_input(text));
         } else if constexpr (std::is_same_v<T, double> ||
                              std::is_same_v<T, std::optional<double>>) {
           char* end = nullptr;

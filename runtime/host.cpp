@@ -5,7 +5,6 @@
 #include <torch/torch.h>
 
 #include <algorithm>
-#include <fstream>
 #include <string>
 
 namespace maskprior::runtime {
@@ -44,27 +43,6 @@ int prepare_host(int threads) {
 int blas_threads() {
   auto* get = openblas_function<int()>("openblas_get_num_threads");
   return get != nullptr ? get() : 0;
-}
-
-std::optional<double> available_memory_bytes() {
-  std::optional<double> available;
-  std::ifstream meminfo("/proc/meminfo");
-  for (std::string name; meminfo >> name;) {
-    double kib = 0;
-    if (name == "MemAvailable:" && meminfo >> kib) {
-      available = kib * 1024;
-      break;
-    }
-    meminfo.ignore(1 << 10, '\n');
-  }
-  // A container's limit (cgroup v2) can be far below the machine's.
-  std::ifstream max_file("/sys/fs/cgroup/memory.max"),
-      current_file("/sys/fs/cgroup/memory.current");
-  double max = 0, current = 0;
-  if (max_file >> max && current_file >> current && max > current) {
-    available = available ? std::min(*available, max - current) : max - current;
-  }
-  return available;
 }
 
 }  // namespace maskprior::runtime

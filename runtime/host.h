@@ -4,7 +4,7 @@
 #include <optional>
 #include <string>
 
-#include "core/cores.h"
+#include "core/machine.h"
 
 namespace maskprior::runtime {
 
@@ -23,9 +23,8 @@ using maskprior::all_cores;
 ///   at the arithmetic paper size).
 int prepare_host(int threads);
 
-/// The memory this machine can give a new allocation now (/proc/meminfo's MemAvailable, or the
-/// cgroup's memory.max less its use when that is smaller), in bytes; nullopt when unknown.
-std::optional<double> available_memory_bytes();
+/// The memory this machine can give a new allocation now (core/machine.h).
+using maskprior::available_memory_bytes;
 
 /// OpenBLAS's thread count in this process, or 0 if OpenBLAS is not loaded.
 int blas_threads();

@@ -52,11 +52,13 @@ SpecError file_error(const std::string& path, const std::string& message) {
   return SpecError(std::move(d));
 }
 
-/// The symbols of one line with their 0-based byte offsets.
-std::vector<std::pair<std::string_view, size_t>> split_symbols(std::string_view line) {
+/// The symbols of one line with their 0-based byte offsets, at most `limit` of them: a line with
+/// more is wrong whatever the rest holds, so a 100 MB line costs no 100 MB vector.
+std::vector<std::pair<std::string_view, size_t>> split_symbols(std::string_view line,
+                                                               size_t limit) {
   std::vector<std::pair<std::string_view, size_t>> symbols;
   size_t i = 0;
-  while (i < line.size()) {
+  while (i < line.size() && symbols.size() < limit) {
     while (i < line.size() && is_space(line[i])) ++i;
     const size_t start = i;
     while (i < line.size() && !is_space(line[i])) ++i;
@@ -75,16 +77,19 @@ void add_line(SequenceFile& file, std::unordered_map<std::string, int32_t>& inde
                     static_cast<unsigned char>(line[static_cast<size_t>(column - 1)])),
         {});
   }
-  const auto symbols = split_symbols(line);
+  // One more than a line should hold is enough to tell that it holds too many.
+  const auto symbols = split_symbols(line, static_cast<size_t>(file.length) + 1);
   if (symbols.empty()) return;  // a blank line
   if (static_cast<int64_t>(symbols.size()) != file.length) {
-    const size_t at = static_cast<int64_t>(symbols.size()) > file.length
-                          ? symbols[static_cast<size_t>(file.length)].second
-                          : line.find_last_not_of(" \t\r\v\f") + 1;
+    const bool too_many = static_cast<int64_t>(symbols.size()) > file.length;
+    const size_t at = too_many ? symbols[static_cast<size_t>(file.length)].second
+                               : line.find_last_not_of(" \t\r\v\f") + 1;
     throw located_error(file.path, number, static_cast<int>(at) + 1,
                         fmt::format("found {} symbols; expected {}, one per token of the spec's "
                                     "layout {}",
-                                    symbols.size(), file.length, layout_text(layout)),
+                                    too_many ? fmt::format("more than {}", file.length)
+                                             : std::to_string(symbols.size()),
+                                    file.length, layout_text(layout)),
                         line);
   }
   for (const auto& [symbol, offset] : symbols) {

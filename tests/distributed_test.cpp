@@ -38,6 +38,9 @@ TEST(Shard, CoversTheBatchContiguouslyWithSizesWithinOne) {
   }
 }
 
+using testing::input_error;
+using testing::TempDir;
+
 /// Sets the variables for one test and clears them after.
 class Environment : public ::testing::Test {
  protected:
@@ -92,6 +95,49 @@ TEST_F(Environment, BadValuesNameTheVariable) {
   EXPECT_THROW((void)world_from_environment(), InputError);
 }
 
+// WORLD_SIZE without RANK is a launcher's mistake, not one process (which would train the whole
+// job in every process).
+TEST_F(Environment, WorldSizeWithoutRankIsAnError) {
+  set("WORLD_SIZE", "4");
+  EXPECT_NE(input_error([] {
+              (void)world_from_environment();
+            }).find("WORLD_SIZE='4' is set but RANK is not"),
+            std::string::npos);
+}
+
+// MASKC_DIST_TIMEOUT takes what --dist-timeout takes: decimal seconds from 0.001 to 1e7, never NaN.
+TEST_F(Environment, TimeoutTakesTheFlagsForms) {
+  set("RANK", "0");
+  set("MASKC_DIST_TIMEOUT", "2.5");
+  EXPECT_EQ(world_from_environment()->timeout_seconds, 2.5);
+  set("MASKC_DIST_TIMEOUT", "0.001");
+  EXPECT_EQ(world_from_environment()->timeout_seconds, 0.001);
+  for (const char* bad : {"nan", "inf", "0", "-1", "1e8", "2s", "x"}) {
+    set("MASKC_DIST_TIMEOUT", bad);
+    EXPECT_NE(input_error([] { (void)world_from_environment(); }).find("MASKC_DIST_TIMEOUT='"),
+              std::string::npos)
+        << bad;
+  }
+}
+
+// A master address that cannot be one is refused at once, not after the rendezvous timeout.
+TEST_F(Environment, MasterAddressIsAnAddressOrAHostName) {
+  for (const char* good : {"127.0.0.1", "10.1.2.3", "::1", "fe80::1", "node0",
+                           "gpu-17.cluster.example", "localhost"}) {
+    EXPECT_NO_THROW(check_master_address(good)) << good;
+  }
+  for (const char* bad : {"", "999.1.1.1", "1.2.3", "bad addr", "-node", "node-", "a..b", ":::1",
+                          "a/b", "x\x1b[31m"}) {
+    EXPECT_THROW(check_master_address(bad), InputError) << bad;
+  }
+  set("RANK", "0");
+  set("MASTER_ADDR", "999.1.1.1");
+  EXPECT_NE(input_error([] { (void)world_from_environment(); })
+                .find("master address '999.1.1.1' (MASTER_ADDR / --master-addr) is not an IPv4 "
+                      "address"),
+            std::string::npos);
+}
+
 TEST_F(Environment, SlurmJobStepButNotTheBatchShell) {
   set("SLURM_PROCID", "0");
   set("SLURM_NTASKS", "4");  // a batch script's shell: no job step, so one process
@@ -106,9 +152,6 @@ TEST_F(Environment, SlurmJobStepButNotTheBatchShell) {
   EXPECT_EQ(world->size, 4);
   EXPECT_EQ(world->local_size, 2);
 }
-
-using testing::input_error;
-using testing::TempDir;
 
 // On one machine the ranks meet through a file in a folder only this user can enter, never
 // through a port every host can reach; across machines, through rank 0's TCP port.

@@ -74,10 +74,19 @@ TEST(SequenceFile, WrongSymbolCountNamesLineColumnAndLayout) {
   EXPECT_EQ(parse_error("1 2 = 2 1\n1 2 = 2\n"),
             "d.txt:2:8: error: found 4 symbols; expected 5, one per token of the spec's layout "
             "`a[2], eq, c[2]` (N = 5)\n  1 2 = 2\n         ^");
-  // Too many: the caret is under the first symbol too many.
+  // Too many: the caret is under the first symbol too many, and reading stops there.
   EXPECT_EQ(parse_error("1 2 = 2 1 9 9\n"),
-            "d.txt:1:11: error: found 7 symbols; expected 5, one per token of the spec's layout "
-            "`a[2], eq, c[2]` (N = 5)\n  1 2 = 2 1 9 9\n            ^");
+            "d.txt:1:11: error: found more than 5 symbols; expected 5, one per token of the "
+            "spec's layout `a[2], eq, c[2]` (N = 5)\n  1 2 = 2 1 9 9\n            ^");
+}
+
+TEST(SequenceFile, ALongLineIsReadOnlyUpToOneSymbolTooMany) {
+  // 4 M symbols on one line: refused at the sixth, with the line left out of the message.
+  std::string line;
+  for (int i = 0; i < (1 << 22); ++i) line += "7 ";
+  EXPECT_EQ(parse_error("1 2 = 2 1\n" + line + "\n"),
+            "d.txt:2:11: error: found more than 5 symbols; expected 5, one per token of the "
+            "spec's layout `a[2], eq, c[2]` (N = 5)");
 }
 
 TEST(SequenceFile, EmptyOrBlankFileHasNoExamples) {

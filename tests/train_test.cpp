@@ -556,6 +556,9 @@ TEST(ConfigTableTest, ChecksComeFromTheRows) {
       case FieldRule::kProbability:
         bad = {-0.1, 1};
         break;
+      case FieldRule::kThreadCount:
+        bad = {-1, 1025, 1000000};
+        break;
       case FieldRule::kOneOf:
       case FieldRule::kOneOfOrEmpty:
         bad = {"bogus"};

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "core/error.h"
+#include "core/machine.h"
 #include "runtime/init_method.h"
 #include "tasks/family.h"
 #include "train/presets.h"
@@ -155,8 +156,8 @@ std::vector<ConfigField> training_fields() {
      "has per-layer or per-head masks), layer = one M per layer, head = one per layer and head; "
      "each starts from the spec's", &C::mask_sharing, R::kOneOf, {"spec", "layer", "head"}},
     // Execution.
-    {"threads", "--threads", "CPU threads (0 = every core)", &C::threads,
-     R::kNonNegative, {}, /*resumable=*/true},
+    {"threads", "--threads", fmt::format("CPU threads (0 = every core; at most {})", kMaxThreads), &C::threads,
+     R::kThreadCount, {}, /*resumable=*/true},
     {"device", "--device", "where to train (auto = cuda when available)", &C::device, R::kOneOf,
      {"auto", "cpu", "cuda"}, /*resumable=*/true},
     {"precision", "--precision",
@@ -218,6 +219,10 @@ void check_range(const ConfigField& field, const T& value) {
     }
     if (field.rule == FieldRule::kProbability && !(value >= 0 && value < 1)) {
       throw InputError(fmt::format("{} must be in [0, 1), got {}", field.key, value));
+    }
+    if (field.rule == FieldRule::kThreadCount && !(value >= 0 && value <= kMaxThreads)) {
+      throw InputError(fmt::format("{} must be from 0 (every core) to {}, got {}", field.key,
+                                   kMaxThreads, value));
     }
   }
 }

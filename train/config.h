@@ -70,6 +70,7 @@ enum class FieldRule {
   kNonNegative,   // >= 0
   kFraction,      // in (0, 1]
   kProbability,   // in [0, 1)
+  kThreadCount,   // in [0, kMaxThreads] (core/machine.h)
   kOneOf,         // one of `allowed`
   kOneOfOrEmpty,  // one of `allowed`, or "" (none)
 };

@@ -3,14 +3,19 @@
 #include <fmt/format.h>
 #include <torch/torch.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <exception>
 #include <stdexcept>
 #include <thread>
 
 #include "core/error.h"
+#include "core/text.h"
 #include "train/rendezvous_file.h"
 
 #if MASKPRIOR_HAVE_GLOO && defined(USE_C10D_GLOO)
@@ -43,6 +48,22 @@ std::optional<int> env_int(const char* name, int low, int high) {
   return static_cast<int>(value);
 }
 
+/// A number of seconds from an environment variable, in the forms and range `--dist-timeout`
+/// takes (a decimal number from kMinTimeout to kMaxTimeout); nullopt when unset.
+std::optional<double> env_seconds(const char* name) {
+  const char* text = std::getenv(name);
+  if (text == nullptr || *text == '\0') return std::nullopt;
+  char* end = nullptr;
+  const double value = std::strtod(text, &end);
+  if (end == text || *end != '\0' || !std::isfinite(value) || value < kMinTimeoutSeconds ||
+      value > kMaxTimeoutSeconds) {
+    throw InputError(
+        fmt::format("environment variable {}='{}': expected seconds, a number from {} to {}", name,
+                    text, kMinTimeoutSeconds, kMaxTimeoutSeconds));
+  }
+  return value;
+}
+
 std::string env_text(const char* name, const std::string& fallback) {
   const char* text = std::getenv(name);
   return text != nullptr && *text != '\0' ? std::string(text) : fallback;
@@ -58,7 +79,17 @@ std::optional<World> world_from_environment() {
   const auto slurm_rank = std::getenv("SLURM_STEP_NUM_TASKS") != nullptr
                               ? env_int("SLURM_PROCID", 0, kMaxRanks)
                               : std::nullopt;
-  if (!rank && !slurm_rank) return std::nullopt;
+  if (!rank && !slurm_rank) {
+    // torchrun and `maskc launch` set both: WORLD_SIZE alone is a launcher that forgot RANK, and
+    // running as a world of one would train the whole job in every process.
+    if (const char* size = std::getenv("WORLD_SIZE"); size != nullptr && *size != '\0') {
+      throw InputError(fmt::format(
+          "environment variable WORLD_SIZE='{}' is set but RANK is not: set both (as torchrun "
+          "and `maskc launch` do), or neither for a single process",
+          size));
+    }
+    return std::nullopt;
+  }
   if (rank) {
     world.rank = *rank;
     world.size = env_int("WORLD_SIZE", 1, kMaxRanks).value_or(1);
@@ -74,9 +105,7 @@ std::optional<World> world_from_environment() {
   }
   world.master_addr = env_text("MASTER_ADDR", world.master_addr);
   world.master_port = env_int("MASTER_PORT", 1, 65535).value_or(world.master_port);
-  if (const auto timeout = env_int("MASKC_DIST_TIMEOUT", 1, 1 << 24)) {
-    world.timeout_seconds = *timeout;
-  }
+  if (const auto timeout = env_seconds("MASKC_DIST_TIMEOUT")) world.timeout_seconds = *timeout;
   world.rendezvous_file = env_text("MASKC_RENDEZVOUS_FILE", "");
   check_world(world);
   return world;
@@ -90,9 +119,46 @@ void check_world(const World& world) {
   if (world.master_port < 1 || world.master_port > 65535) {
     throw InputError(fmt::format("master port {} is not in 1..65535", world.master_port));
   }
-  if (!(world.timeout_seconds > 0)) {
-    throw InputError(
-        fmt::format("distributed timeout {} s must be positive", world.timeout_seconds));
+  if (!(world.timeout_seconds >= kMinTimeoutSeconds &&
+        world.timeout_seconds <= kMaxTimeoutSeconds)) {
+    throw InputError(fmt::format("distributed timeout {} s is not in {}..{} s",
+                                 world.timeout_seconds, kMinTimeoutSeconds, kMaxTimeoutSeconds));
+  }
+  check_master_address(world.master_addr);
+}
+
+void check_master_address(const std::string& address) {
+  const auto refuse = [&](const std::string& why) {
+    throw InputError(fmt::format("master address '{}' (MASTER_ADDR / --master-addr) {}",
+                                 printable_utf8(address), why));
+  };
+  if (address.empty()) refuse("is empty");
+  if (address.size() > 253) refuse("is longer than a host name can be (253 characters)");
+  in6_addr ipv6{};
+  in_addr ipv4{};
+  if (address.find(':') != std::string::npos) {
+    if (::inet_pton(AF_INET6, address.c_str(), &ipv6) != 1) refuse("is not an IPv6 address");
+    return;
+  }
+  // All digits and dots: meant as an IPv4 address, so it must be one (999.1.1.1 is not).
+  if (address.find_first_not_of("0123456789.") == std::string::npos) {
+    if (::inet_pton(AF_INET, address.c_str(), &ipv4) != 1) refuse("is not an IPv4 address");
+    return;
+  }
+  // A host name: labels of letters, digits, hyphens (and underscores, which some /etc/hosts
+  // names have), 1 to 63 characters, split by dots.
+  size_t start = 0;
+  while (start <= address.size()) {
+    size_t end = address.find('.', start);
+    if (end == std::string::npos) end = address.size();
+    const std::string_view label(address.data() + start, end - start);
+    if (label.empty() || label.size() > 63 || label.front() == '-' || label.back() == '-' ||
+        label.find_first_not_of(
+            "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_") !=
+            std::string_view::npos) {
+      refuse("is neither an IP address nor a host name (letters, digits, '-', '_' and '.')");
+    }
+    start = end + 1;
   }
 }
 

@@ -37,16 +37,26 @@ struct World {
   double timeout_seconds = 60;
 };
 
+/// The range of World::timeout_seconds (`--dist-timeout`, MASKC_DIST_TIMEOUT).
+inline constexpr double kMinTimeoutSeconds = 0.001;
+inline constexpr double kMaxTimeoutSeconds = 1e7;
+
 /// The World of the launcher's variables: RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE,
 /// MASTER_ADDR, MASTER_PORT (torchrun, `maskc launch`), or else, inside an srun job step,
 /// SLURM_PROCID, SLURM_STEP_NUM_TASKS, SLURM_LOCALID, SLURM_STEP_TASKS_PER_NODE with
-/// MASTER_ADDR/MASTER_PORT; MASKC_DIST_TIMEOUT (seconds) sets the timeout and MASKC_RENDEZVOUS_FILE
-/// the rendezvous file. nullopt when neither RANK nor an srun step is there. InputError naming the
-/// variable for a value that is not a number in range.
+/// MASTER_ADDR/MASTER_PORT; MASKC_DIST_TIMEOUT (seconds, as `--dist-timeout` takes them) sets the
+/// timeout and MASKC_RENDEZVOUS_FILE the rendezvous file. nullopt when neither RANK nor an srun
+/// step is there. InputError naming the variable for a value that is not a number in range, and
+/// for WORLD_SIZE without RANK.
 std::optional<World> world_from_environment();
 
-/// Checks a World (0 <= rank < size, a port in 1..65535, a positive timeout); InputError if not.
+/// Checks a World (0 <= rank < size, a port in 1..65535, a timeout in range, a master address
+/// that can be one: check_master_address); InputError if not.
 void check_world(const World& world);
+
+/// An IPv4 or IPv6 literal, or a host name (labels of letters, digits and '-'); InputError at once
+/// for anything else (999.1.1.1, "bad addr"), rather than after the rendezvous timeout.
+void check_master_address(const std::string& address);
 
 /// Where the ranks of `world` meet: the FileStore path (its rendezvous_file, or, when the master
 /// address is loopback, rendezvous-PORT in this user's private folder), or "" for a TCPStore at

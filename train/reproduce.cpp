@@ -8,6 +8,7 @@
 #include <set>
 
 #include "core/error.h"
+#include "core/text.h"
 #include "io/atomic_file.h"
 #include "io/json_file.h"
 #include "io/lock_file.h"
@@ -115,7 +116,7 @@ json dry_run_suite(const SuiteOptions& options, std::ostream& out) {
   const int seeds = options.seeds > 0 ? options.seeds : suite.default_seeds;
   out << fmt::format("maskc reproduce {} --dry-run: {} row{} × {} seed{} (preset {}) in {}\n",
                      options.suite, entries.size(), entries.size() == 1 ? "" : "s", seeds,
-                     seeds == 1 ? "" : "s", options.preset, options.out);
+                     seeds == 1 ? "" : "s", options.preset, printable_utf8(options.out));
   const PlanOptions plan{"reproduce", options.jobs, options.overrides.contains("threads"),
                          std::nullopt, std::nullopt};
   return dry_run_plan(plan_suite(entries, options, seeds), plan, out);
@@ -125,6 +126,7 @@ json run_suite(const SuiteOptions& options, std::ostream& out) {
   const tasks::Suite suite = tasks::suite(options.suite);
   const std::vector<SuiteEntry> entries = selected_entries(suite, options);
   const int seeds = options.seeds > 0 ? options.seeds : suite.default_seeds;
+  check_device_available(options.overrides.value("device", std::string("auto")));
   const fs::path root(options.out);
   fs::create_directories(root);
   // One `reproduce` per folder; the ranks of a split suite share it (rank 0 holds the lock).

@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "core/regular_file.h"
+#include "core/text.h"
 #include "io/atomic_file.h"
 #include "io/json_file.h"
 #include "io/mask_file.h"
@@ -25,8 +26,8 @@ constexpr uint64_t kMaxSpecCopyBytes = uint64_t{16} << 20;
 
 /// Every file a run writes (run_folder.h).
 constexpr const char* kRunFiles[] = {
-    kConfigFile,  kInitFile,    kMetricsFile, kCheckpointFile,        kCheckpointSumsFile,
-    kSummaryFile, kWeightsFile, kMaskFile,    tasks::kVocabularyFile, kFingerprintsFile,
+    kConfigFile,  kInitFile,      kMetricsFile, kCheckpointFile,        kCheckpointSumsFile,
+    kSummaryFile, kWeightsFile,   kMaskFile,    tasks::kVocabularyFile, kFingerprintsFile,
     kSpecFile,    kStepsJsonFile, kStepsCsvFile};
 
 }  // namespace
@@ -69,7 +70,8 @@ void RunFolder::create(const TrainConfig& config, const json& resolved) const {
   std::error_code error;
   fs::create_directories(path_, error);
   if (error) {
-    throw InputError(fmt::format("cannot create run folder {}: {}", path_, error.message()));
+    throw InputError(
+        fmt::format("cannot create run folder {}: {}", printable_utf8(path_), error.message()));
   }
   write_json(kConfigFile, run_config_json(config, resolved));
 }

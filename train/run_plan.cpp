@@ -14,6 +14,7 @@
 #include "core/cores.h"
 #include "core/error.h"
 #include "core/interrupt.h"
+#include "core/text.h"
 #include "io/atomic_file.h"
 #include "io/json_file.h"
 #include "train/config.h"
@@ -45,7 +46,8 @@ bool run_in_parallel(const std::vector<PlannedRun>& runs, const PlanOptions& opt
     const PlannedRun& run = runs[i];
     if (!is_mine(i, rank, ranks) || finished_run(run.dir)) continue;
     jobs.push_back({run.name, [&run, execution, &out] {
-                      out << fmt::format("started {} -> {}\n", run.name, run.dir) << std::flush;
+                      out << fmt::format("started {} -> {}\n", run.name, printable_utf8(run.dir))
+                          << std::flush;
                       const json summary = run.train(execution);
                       if (summary.value("interrupted", false)) {
                         return 128 + summary.value("signal", SIGINT);
@@ -70,7 +72,8 @@ bool run_share(const std::vector<PlannedRun>& runs, const PlanOptions& options, 
     const PlannedRun& run = runs[i];
     if (!is_mine(i, rank, ranks) || finished_run(run.dir)) continue;
     if (InterruptScope::stop_signal() != 0) return true;
-    out << fmt::format("rank {}: {} -> {}\n", rank, run.name, run.dir) << std::flush;
+    out << fmt::format("rank {}: {} -> {}\n", rank, run.name, printable_utf8(run.dir))
+        << std::flush;
     try {
       if (run.train({{"progress", false}}).value("interrupted", false)) return true;
     } catch (const Interrupted&) {  // stopped while setting up: as stopped while training
@@ -134,7 +137,8 @@ bool run_in_order(const std::vector<PlannedRun>& runs, std::ostream& out,
     ++done;
     if (InterruptScope::stop_signal() != 0) return true;  // after the last run's final check
     if (failed.contains(run.name)) continue;              // in a --jobs child, reported there
-    out << fmt::format("[{}/{}] {} -> {}\n", done, runs.size(), run.name, run.dir) << std::flush;
+    out << fmt::format("[{}/{}] {} -> {}\n", done, runs.size(), run.name, printable_utf8(run.dir))
+        << std::flush;
     try {  // one run that fails (bad data, divergence) does not stop the others
       if (run.train(json::object()).value("interrupted", false)) return true;
     } catch (const Interrupted& e) {  // a signal while the run was setting up stops the suite
@@ -202,7 +206,7 @@ json dry_run_plan(const std::vector<PlannedRun>& runs, const PlanOptions& option
   std::map<std::string, std::vector<const PlannedRun*>> to_run;
   for (const PlannedRun& run : runs) {
     const bool finished = finished_run(run.dir);
-    out << fmt::format("{}  {}\n", run.dir, finished ? "finished" : "to run");
+    out << fmt::format("{}  {}\n", printable_utf8(run.dir), finished ? "finished" : "to run");
     result["runs"].push_back({{"name", run.name}, {"dir", run.dir}, {"finished", finished}});
     if (finished) continue;
     if (!to_run.contains(run.group)) groups.push_back(run.group);
@@ -347,8 +351,8 @@ void write_results_files(const std::string& root, const std::string& heading,
   const auto dir = std::filesystem::path(root);
   write_json_file((dir / "results.json").string(), results);
   write_file_atomic((dir / "results.md").string(), markdown);
-  out << fmt::format("results: {}, {}\n", (dir / "results.md").string(),
-                     (dir / "results.json").string());
+  out << fmt::format("results: {}, {}\n", printable_utf8((dir / "results.md").string()),
+                     printable_utf8((dir / "results.json").string()));
 }
 
 }  // namespace maskprior::training

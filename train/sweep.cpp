@@ -14,6 +14,7 @@
 #include <type_traits>
 
 #include "core/error.h"
+#include "core/text.h"
 #include "io/atomic_file.h"
 #include "io/json_file.h"
 #include "io/lock_file.h"
@@ -223,6 +224,7 @@ std::vector<SweepPoint> sweep_points(const SweepOptions& options) {
 void check_sweep_inputs(const std::vector<SweepPoint>& points, const SweepOptions& options) {
   for (const SweepPoint& point : points) {
     const json settings = run_settings(options, point, json::object());
+    check_device_available(settings.value("device", std::string("auto")));
     for (const char* key : {"spec", "data", "test_data", "truth_table"}) {
       const std::string path = string_of(settings, key);
       if (!path.empty() && !fs::is_regular_file(path)) {
@@ -313,7 +315,7 @@ json dry_run_sweep(const SweepOptions& options, std::ostream& out) {
   check_sweep_inputs(points, options);
   out << fmt::format("maskc sweep --dry-run: {} combination{} × {} seed{} in {}\n", points.size(),
                      points.size() == 1 ? "" : "s", options.seeds, options.seeds == 1 ? "" : "s",
-                     options.out);
+                     printable_utf8(options.out));
   PlanOptions plan{"sweep", options.jobs, options.base.contains("threads"), std::nullopt,
                    std::nullopt};
   return dry_run_plan(plan_runs(options, points), plan, out);

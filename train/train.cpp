@@ -85,11 +85,8 @@ double gradient_norm(MaskedTransformer& model) {
 
 torch::Device resolve_device(const std::string& name) {
   if (name == "cpu") return torch::kCPU;
-  const bool cuda = torch::cuda::is_available();
-  if (name == "cuda" && !cuda) {
-    throw InputError("--device cuda: LibTorch has no CUDA support here or no GPU is present");
-  }
-  return cuda ? torch::Device(torch::kCUDA) : torch::Device(torch::kCPU);
+  check_device_available(name);
+  return torch::cuda::is_available() ? torch::Device(torch::kCUDA) : torch::Device(torch::kCPU);
 }
 
 /// Adam or AdamW over every parameter; a learnable M gets its own group when
@@ -149,6 +146,36 @@ void check_footprint(const ModelConfig& model, const TrainConfig& config) {
       model.head_dim, model.mlp, model.vocab, model.seq_len, config.batch_size,
       config.task.empty() ? " (a data file's vocabulary is every distinct symbol or value in it)"
                           : ""));
+}
+
+/// Memory a data file takes once read, per byte of the file: the text, a code and a column per
+/// symbol, the int64 token ids and the train/test copies of the rows.
+constexpr double kDataBytesPerFileByte = 16;
+
+/// Refuses, before a data file is read, files whose reading would not fit in this machine's
+/// memory (kDataBytesPerFileByte × their size against MemAvailable). A file that cannot be sized
+/// is left to its reader, which names the problem.
+void check_data_footprint(const TrainConfig& config) {
+  const std::optional<double> available = available_memory_bytes();
+  if (!available) return;
+  double bytes = 0;
+  std::vector<std::string> files;
+  for (const auto* path : {&config.data, &config.test_data, &config.truth_table}) {
+    if (path->empty()) continue;
+    std::error_code error;
+    const auto size = std::filesystem::file_size(*path, error);
+    if (error) continue;
+    bytes += static_cast<double>(size);
+    files.push_back(fmt::format("{} ({})", printable_utf8(*path), human_bytes(size)));
+  }
+  const double needed = bytes * kDataBytesPerFileByte;
+  if (needed <= *available) return;
+  throw InputError(fmt::format(
+      "reading {} would take about {} of memory ({:.0f}× the file size: its symbols, token ids "
+      "and the train/test rows), more than the {} this machine has available; use a smaller "
+      "file or a machine with more memory",
+      fmt::join(files, " and "), human_bytes(static_cast<uint64_t>(needed)), kDataBytesPerFileByte,
+      human_bytes(static_cast<uint64_t>(*available))));
 }
 
 /// Starts the run folder of a new run: config.json (with what the run made of its settings,
@@ -282,6 +309,7 @@ Run::Run(const TrainConfig& config, bool resuming, ProcessGroup* group)
   }
   if (!config_.spec.empty()) spec_ = load_spec(config_);  // --data, --truth-table: the layout
   check_stop_requested("compiling the spec");
+  check_data_footprint(config_);
   experiment_ = make_run_experiment(config_, spec_);  // polls while it reads data files
   check_stop_requested("reading the data");
   model_config_ = experiment_->model_config(experiment_config(config_));
@@ -709,6 +737,12 @@ json resume(const std::string& run_dir, const json& overrides, const World* worl
   }
   const auto group = join(world, config);
   return run(config, /*resuming=*/true, group.get());
+}
+
+void check_device_available(const std::string& device) {
+  if (device == "cuda" && !torch::cuda::is_available()) {
+    throw InputError("--device cuda: LibTorch has no CUDA support here or no GPU is present");
+  }
 }
 
 }  // namespace maskprior::training

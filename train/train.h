@@ -31,4 +31,8 @@ nlohmann::json train(const TrainConfig& config, const World* world = nullptr);
 nlohmann::json resume(const std::string& run_dir, const nlohmann::json& overrides = {},
                       const World* world = nullptr);
 
+/// InputError when `device` ("auto", "cpu" or "cuda") cannot be had here: "cuda" without
+/// LibTorch CUDA support or a GPU. `reproduce` and `sweep` call it before their first run.
+void check_device_available(const std::string& device);
+
 }  // namespace maskprior::training

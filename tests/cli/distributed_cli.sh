@@ -97,6 +97,46 @@ dead_or_hung_rank_fails_the_others() {
   done
 }
 
+# Rank 0 alone (rank 1 never starts) fails once the timeout has passed, not twice it, with one
+# line and no LibTorch backtrace; launch refuses N processes the machine cannot hold before it
+# starts any; the launcher's variables are checked at once.
+rank_zero_alone_and_bad_worlds() {
+  local t0 t1
+  t0=$(date +%s)
+  RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$(free_port) "$maskc" train "${small[@]}" \
+    --dist-timeout 10 --out "$d/alone" 2>"$d/err"
+  local rc=$?
+  t1=$(date +%s)
+  [[ $rc -eq 1 ]] || fail "rank 0 alone exited $rc: $(cat "$d/err")"
+  # Twice the timeout would be 20 s; start-up on a loaded machine takes a few.
+  [[ $((t1 - t0)) -ge 10 && $((t1 - t0)) -lt 18 ]] || fail "rank 0 alone took $((t1 - t0)) s"
+  grep -q 'did not answer within 10 s' "$d/err" || fail "message: $(cat "$d/err")"
+  ! grep -q 'frame #\|Exception raised from' "$d/err" || fail "a backtrace: $(cat "$d/err")"
+  [[ $(wc -l <"$d/err") -eq 1 ]] || fail "more than one line: $(cat "$d/err")"
+  test ! -e "$d/alone" || fail "rank 0 alone left a run folder"
+  # The machine's limits: open files (gloo connects every pair), then processes.
+  (ulimit -n 100 && "$maskc" launch --nproc 64 -- train "${small[@]}" --out "$d/many" 2>"$d/err")
+  rc=$?
+  [[ $rc -eq 1 ]] && grep -q -- "--nproc 64: each process may open 100 files (ulimit -n)" "$d/err" ||
+    fail "ulimit -n: exit $rc: $(cat "$d/err")"
+  test ! -e "$d/many" || fail "a refused launch left a run folder"
+  (ulimit -u 8 && "$maskc" launch --nproc 9 -- train "${small[@]}" --out "$d/many" 2>"$d/err")
+  rc=$?
+  # root is not held by ulimit -u; everyone else is.
+  if [[ $(id -u) -ne 0 ]]; then
+    [[ $rc -eq 1 ]] && grep -q -- "at most 8 processes" "$d/err" || fail "ulimit -u: $(cat "$d/err")"
+  fi
+  WORLD_SIZE=2 "$maskc" train "${small[@]}" --out "$d/ws" 2>"$d/err"
+  [[ $? -eq 1 ]] && grep -q "WORLD_SIZE='2' is set but RANK is not" "$d/err" ||
+    fail "WORLD_SIZE alone: $(cat "$d/err")"
+  t0=$(date +%s)
+  RANK=1 WORLD_SIZE=2 MASTER_ADDR=999.1.1.1 "$maskc" train "${small[@]}" --out "$d/ws" 2>"$d/err"
+  [[ $? -eq 1 ]] && grep -q "'999.1.1.1' (MASTER_ADDR / --master-addr) is not an IPv4" "$d/err" ||
+    fail "MASTER_ADDR: $(cat "$d/err")"
+  [[ $(($(date +%s) - t0)) -lt 4 ]] || fail "a bad MASTER_ADDR waited"
+  test ! -e "$d/ws" || fail "a refused world left a run folder"
+}
+
 # launch passes the ranks' exit status on: input error 1, usage error 2, stopped 130; it runs only
 # train and reproduce.
 launch_forwards_exit_codes() {

@@ -35,7 +35,8 @@ bad_range_is_usage_error() {
     "--seed -1:seed must be a whole number from 0 to 18446744073709551615, got '-1'" \
     "--seed 99999999999999999999:seed must be a whole number from 0 to" \
     "--seed 1e30:seed must be a whole number" "--epochs 3.5:epochs must be a whole number" \
-    "--threads 4294967297:threads must be a whole number from 0 to 2147483647" \
+    "--threads 4294967297:threads must be a whole number from 0 to 1024" \
+    "--threads 100000:threads must be from 0 (every core) to 1024, got 100000" \
     "--epochs 0:--epochs 0 trains no step" "--init mask:--init mask needs a spec" \
     "--spec $parity2 --data:--data needs --predict SPAN"; do
     local flags=${args%%:*} want=${args#*:}
@@ -173,6 +174,49 @@ non_finite_is_usage_error() {
     test ! -e "$d/run" || fail "--lr $v left a run folder"
   done
   expect_exit 2 train --task parity2 --qk-contrast nan -q
+  # Flags outside the config table too (CLI::Range alone lets NaN through): each is refused for
+  # its value alone (the same commands with 1 pass the flag checks).
+  for v in nan 1; do
+    "$maskc" train --task parity2 --dist-timeout $v --print-config >/dev/null 2>"$d/err"
+    [[ $? -eq $([[ $v == nan ]] && echo 2 || echo 0) ]] || fail "--dist-timeout $v: $(cat "$d/err")"
+    "$maskc" show "$parity2" --diff "$parity2" --tolerance $v >/dev/null 2>"$d/err"
+    [[ $? -eq $([[ $v == nan ]] && echo 2 || echo 0) ]] || fail "--tolerance $v: $(cat "$d/err")"
+  done
+  "$maskc" launch --nproc 1 --kill-after nan -- train --task parity2 -q --out "$d/run" 2>"$d/err"
+  [[ $? -eq 2 ]] && grep -q "kill-after" "$d/err" || fail "--kill-after nan: $(cat "$d/err")"
+  test ! -e "$d/run" || fail "--kill-after nan left a run folder"
+}
+# A config.json edited to ask for 1,000,000 threads is refused on --resume (it created 32,000
+# threads before).
+resumed_threads_are_capped() {
+  expect_exit 130 train --task parity2 "${small[@]}" --stop-after 1 --out "$d/run"
+  sed -i 's/"threads": 1,/"threads": 1000000,/' "$d/run/config.json"
+  grep -q '"threads": 1000000' "$d/run/config.json" || fail "the edit did not take"
+  "$maskc" train --resume "$d/run" -q 2>"$d/err"
+  local got=$?
+  [[ $got -eq 1 ]] || fail "resume exited $got: $(cat "$d/err")"
+  grep -q "threads must be from 0 (every core) to 1024, got 1000000" "$d/err" ||
+    fail "$(cat "$d/err")"
+}
+# A PNG is written only to a .png name; `reproduce` and `sweep --device cuda` without CUDA stop
+# before their first run; progress lines show the --out path escaped.
+cli_outputs_are_checked() {
+  "$maskc" show "$parity2" --png "$d/x.jpg" 2>"$d/err"
+  [[ $? -eq 2 ]] && grep -q "x.jpg' does not end in .png" "$d/err" || fail "$(cat "$d/err")"
+  test ! -e "$d/x.jpg" || fail "wrote x.jpg"
+  if ! /usr/bin/python3 -c 'import torch, sys; sys.exit(torch.cuda.is_available())'; then
+    "$maskc" reproduce demo --device cuda --out "$d/r" 2>"$d/err"
+    [[ $? -eq 1 ]] && grep -q -- "--device cuda: LibTorch has no CUDA support" "$d/err" ||
+      fail "reproduce: $(cat "$d/err")"
+    test ! -e "$d/r" || fail "reproduce --device cuda left a folder"
+    "$maskc" sweep --grid lr=0.1 --out "$d/s" -- --task parity2 --device cuda 2>"$d/err"
+    [[ $? -eq 1 ]] && grep -q -- "--device cuda: LibTorch has no CUDA support" "$d/err" ||
+      fail "sweep: $(cat "$d/err")"
+  fi
+  local out=$d/$'bell\a'
+  "$maskc" train --task parity2 "${small[@]}" --out "$out" >"$d/log" 2>&1 || fail "train"
+  grep -q 'run folder .*bell\\x07' "$d/log" || fail "not escaped: $(cat -v "$d/log")"
+  ! grep -q $'\a' "$d/log" || fail "a raw BEL byte in the output"
 }
 # A run killed before its first checkpoint (only config.json, fingerprints.json, init.json,
 # metrics.jsonl): --resume says what to do, and a new run takes the folder over instead of
