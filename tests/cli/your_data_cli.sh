@@ -96,5 +96,16 @@ fi
 "$maskc" validate "$ex/pair.mask" --truth-table "$ex/pair.csv" > validate.out ||
   { echo "FAIL example_pair_validates"; failures=$((failures + 1)); }
 
+# A data file whose reading would not fit in memory is refused before it is read: under ulimit -v
+# 1.6 GB (maskc-runtime maps about 0.8 GB before it reads data), 80 MB of data at 16 bytes per byte.
+yes '1 2 3 = 3 2 1' | head -n 6000000 > big.txt
+(ulimit -v 1600000 && "$maskc" train --data big.txt --spec rev.mask --predict c $small --out run 2> err)
+code=$?
+if [ $code -ne 1 ] || ! grep -q "error: reading big.txt (80.1 MiB) would take about 1.3 GiB of memory" err ||
+  [ -e run ]; then
+  echo "FAIL data_too_large: exit $code"; sed 's/^/  stderr: /' err; failures=$((failures + 1))
+fi
+rm -f big.txt
+
 [ $failures -eq 0 ] && echo "all your-data CLI checks passed"
 exit $failures
