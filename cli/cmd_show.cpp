@@ -59,6 +59,11 @@ void run_show(const ShowArgs& args) {
   std::cout << (difference ? render_difference(mask, args.layer, args.head, args.tolerance)
                            : render_grid(mask, args.layer, args.head));
   if (!args.query.empty()) std::cout << render_query_row(mask, args.layer, args.head, args.query);
+  // Both pictures colour by sign: for a mask, whether a cell is open or closed; for a difference,
+  // whether it rose or fell in training.
+  const char* red = difference ? "rose" : "open";
+  const char* blue = difference ? "fell" : "closed";
+  const char* value = difference ? "ΔM" : "M";
   if (!args.png.empty()) {
     const std::string what = difference          ? fmt::format("{} − {}", args.input, args.diff)
                              : mask.name.empty() ? args.input
@@ -66,12 +71,11 @@ void run_show(const ShowArgs& args) {
     const std::string title = fmt::format("{}: layer {}, head {} ({} tokens{})", what, args.layer,
                                           args.head, mask.n, mask.hard ? "; black: hard" : "");
     const MaskFigure figure =
-        write_mask_figure(mask, args.layer, args.head, args.png, title, difference ? "ΔM" : "M");
+        write_mask_figure(mask, args.layer, args.head, args.png, title, value);
     std::cout << fmt::format(
         "wrote {} (token labels, colour bar: red = {}, blue = {}, white = 0, black = hard; "
         "full colour at |{}| = {:.4g}{})\n",
-        args.png, difference ? "rose" : "open", difference ? "fell" : "closed",
-        difference ? "ΔM" : "M", figure.scale,
+        args.png, red, blue, value, figure.scale,
         figure.cells_per_block > 1
             ? fmt::format("; each square is the mean of a {0}x{0} block of cells",
                           figure.cells_per_block)
@@ -87,9 +91,9 @@ void run_show(const ShowArgs& args) {
     detail = fmt::format("; each cell is {0}x{0} pixels", report.pixels_per_cell);
   }
   std::cout << fmt::format(
-      "wrote {} ({}x{} pixels{}; red = open, blue = closed, white = 0, black = hard; "
-      "full colour at |M| = {})\n",
-      args.png_cells, report.side, report.side, detail, report.scale);
+      "wrote {} ({}x{} pixels{}; red = {}, blue = {}, white = 0, black = hard; "
+      "full colour at |{}| = {:.4g})\n",
+      args.png_cells, report.side, report.side, detail, red, blue, value, report.scale);
 }
 
 }  // namespace

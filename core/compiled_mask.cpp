@@ -2,6 +2,16 @@
 
 namespace maskprior {
 
+bool is_causal(const CompiledMask& mask) {
+  if (!mask.hard) return mask.n <= 1;
+  for (int64_t q = 0; q < mask.n; ++q) {
+    for (int64_t k = q + 1; k < mask.n; ++k) {
+      if (!mask.is_hard(q, k)) return false;
+    }
+  }
+  return true;
+}
+
 void check_invariants(const CompiledMask& m) {
   const auto cells = static_cast<size_t>(m.layers * m.heads * m.n * m.n);
   internal_check(m.layers >= 1 && m.heads >= 1 && m.n >= 0, "mask has a non-positive shape");

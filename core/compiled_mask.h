@@ -13,7 +13,8 @@
 
 namespace maskprior {
 
-/// A compiled spec. Tensors are dense, row-major, float32/int32/uint8 as in docs/language-reference.md, "Output".
+/// A compiled spec. Tensors are dense, row-major, float32/int32/uint8 as in
+/// docs/language-reference.md, "Output".
 struct CompiledMask {
   std::string name;           // from `mask NAME`
   std::string source_sha256;  // hex digest of the spec's bytes
@@ -44,6 +45,10 @@ struct CompiledMask {
     return hard.has_value() && (*hard)[static_cast<size_t>(q * n + k)] != 0;
   }
 };
+
+/// True when every cell above the diagonal (key after query) is hard-excluded, as `hard causal`
+/// makes it: the spec of a causal decoder, whose row q predicts token q + 1.
+bool is_causal(const CompiledMask& mask);
 
 /// Throws InternalError unless the tensors have the sizes of [L, H, N, N] (mask; provenance, or
 /// empty), [N, N] (hard) and the layout covers N tokens: the invariant every producer must keep.

@@ -80,6 +80,17 @@ std::optional<int64_t> Layout::token_index(const std::string& label) const {
   return span_token(*this, label.substr(0, digits), *index);
 }
 
+std::vector<int64_t> Layout::tokens_of(const std::string& label) const {
+  if (const std::optional<int64_t> token = token_index(label)) return {*token};
+  constexpr std::string_view kBefore = "before ";
+  const bool before = label.starts_with(kBefore);
+  const Span* span = find(before ? label.substr(kBefore.size()) : label);
+  if (span == nullptr || (before && span->offset == 0)) return {};
+  std::vector<int64_t> tokens;
+  for (int64_t i = 0; i < span->length; ++i) tokens.push_back(span->offset + i - (before ? 1 : 0));
+  return tokens;
+}
+
 std::vector<int64_t> bind_token_labels(const Layout& layout, const std::vector<std::string>& labels,
                                        const std::string& source, const std::string& spec) {
   std::vector<int64_t> tokens;

@@ -40,6 +40,9 @@ struct Layout {
   /// `x3` (token 3 of span x), `before c[0]` (the token before the one named); nullopt for a
   /// label that names no token.
   std::optional<int64_t> token_index(const std::string& label) const;
+  /// The tokens a label names, in order: one token (token_index), every token of a span (`c`),
+  /// or the token before each of a span's (`before c`); empty for a label that names none.
+  std::vector<int64_t> tokens_of(const std::string& label) const;
 };
 
 /// `cls, x[15]` — a layout as spans are written in a spec (a length-1 span prints bare).

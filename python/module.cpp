@@ -163,11 +163,17 @@ TensorFormat tensor_format(const std::string& format) {
 /// The report of `maskc validate --json` for a compiled mask (the same functions, the same JSON).
 std::string validate_json(const CompiledMask& mask, const std::optional<std::string>& task,
                           const std::optional<std::string>& truth_table,
-                          std::optional<int64_t> depth, const std::vector<std::string>& readout) {
+                          const std::vector<std::string>& depends, std::optional<int64_t> depth,
+                          const std::vector<std::string>& readout, const std::string& feedback) {
   validate::ValidateOptions options;
   options.depth = depth;
   options.readout = readout;
-  const validate::Target target = validate::target_of(mask, task, truth_table, options);
+  const std::optional<validate::Feedback> rule = validate::parse_feedback(feedback);
+  if (!rule) {
+    throw InputError("feedback must be 'token' or 'state', got " + quote_input(feedback));
+  }
+  options.feedback = *rule;
+  const validate::Target target = validate::target_of(mask, task, truth_table, depends, options);
   return validate::report_json(validate::validate_target(mask, target, options));
 }
 
@@ -262,7 +268,7 @@ void bind_functions(py::module_& m) {
       },
       py::arg("path"), py::arg("max_bytes") = py::none());
   m.def("validate_json", &validate_json, py::arg("mask"), py::arg("task"), py::arg("truth_table"),
-        py::arg("depth"), py::arg("readout"));
+        py::arg("depends"), py::arg("depth"), py::arg("readout"), py::arg("feedback"));
 }
 
 }  // namespace

@@ -96,7 +96,8 @@ TaskFamily arithmetic_family() {
   family.presets = json::parse(kPresets);
   family.task_presets = arithmetic_task_presets();
   family.metrics = decoder_metrics("digit");
-  family.own_settings = {"loss_rows", "operand_order", "answer_order"};
+  family.own_settings = {"loss_rows", "operand_order", "answer_order", "train_fraction",
+                         "test_size"};
   family.digit_orders = [](const json& config) {
     ArithmeticTask task = make_arithmetic_task(config.at("task").get<std::string>());
     task.operand_order =

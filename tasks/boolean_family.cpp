@@ -110,6 +110,7 @@ TaskFamily boolean_family() {
   family.diagnostics = {{"target_coefficient", "target coef", "target coefficient", ""},
                         {"unseen_margin", "unseen margin", "unseen margin", ""}};
   family.spec_params = {"n"};
+  family.own_settings = {"n"};
   family.describe_data = [](const json& config) {
     return config.contains("n") ? "n = " + config["n"].dump() : std::string("—");
   };

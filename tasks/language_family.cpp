@@ -33,6 +33,7 @@ TaskFamily language_family() {
       {"test_loss", "test loss", "test loss", "", Better::kLower, false},
       {"test_perplexity", "test perplexity", "test perplexity", "", Better::kLower, false}};
   family.spec_params = {"n"};  // the context length
+  family.own_settings = {"n", "train_size", "test_size", "data_dir"};
   family.suites = {{"language",
                     "fortunes-char on distance (n = 64): vanilla, mask-zero, mask, mask-fixed", 5,
                     init_runs(kFortunesTask, "specs/language/distance.mask",

@@ -31,6 +31,7 @@ TaskFamily vision_family() {
   family.presets = nlohmann::json::parse(kPresets);
   family.metrics = {{"top1", "top-1", "top-1", "%"},
                     {"test_loss", "test loss", "test loss", "", Better::kLower, false}};
+  family.own_settings = {"train_size", "test_size", "data_dir"};
   family.suites = {{"vision",
                     "fashion-mnist ViT on local7x7: vanilla, mimetic, impulse, qk-svd, mask, "
                     "mask-fixed",

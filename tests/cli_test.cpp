@@ -308,6 +308,19 @@ TEST_F(MaskcTest, ShowDrawsSpecsAndFilesAlike) {
   EXPECT_CONTAINS(same.out, "cells: 0 rose, 0 fell, 25 within ±0.001; largest |Δ| 0");
   EXPECT_CONTAINS(same.out, "wrote d.png");
   EXPECT_EQ(maskc("show --diff '" + kParity2 + "' p.safetensors").code, 1);  // n = 15: N differs
+  // A difference's pictures say how cells moved: red rose, blue fell (not open and closed).
+  ASSERT_EQ(maskc("compile '" + kParity2 + "' -D n=4 --open 13 -o q.safetensors").code, 0);
+  const Result moved =
+      maskc("show --diff p.safetensors q.safetensors --png-cells dc.png --png d.png");
+  ASSERT_EQ(moved.code, 0) << moved.err;
+  EXPECT_CONTAINS(moved.out, "cells: 9 rose, 0 fell");
+  EXPECT_CONTAINS(moved.out,
+                  "; red = rose, blue = fell, white = 0, black = hard; full colour at "
+                  "|ΔM| = 3)\n");
+  EXPECT_CONTAINS(moved.out,
+                  "colour bar: red = rose, blue = fell, white = 0, black = hard; full "
+                  "colour at |ΔM| = 3)\n");
+  EXPECT_EQ(moved.out.find("open"), std::string::npos) << moved.out;
 }
 
 TEST_F(MaskcTest, ShowLargeMaskSuggestsPng) {

@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/compiled_mask.h"
 #include "core/layout.h"
 #include "core/supervisor.h"
 #include "tests/test_util.h"
@@ -62,6 +63,31 @@ TEST(Layout, TokenIndexRefusesWhatNamesNoToken) {
         "cls[0]x", "x[1]]", "before ", "x[99999999999999999999]"}) {
     EXPECT_EQ(layout.token_index(label), std::nullopt) << label;
   }
+}
+
+TEST(Layout, TokensOfReadsTokensSpansAndTheRowsBeforeASpan) {
+  const Layout layout = mixed_layout();
+  EXPECT_EQ(layout.tokens_of("x[3]"), (std::vector<int64_t>{4}));
+  EXPECT_EQ(layout.tokens_of("cls"), (std::vector<int64_t>{0}));
+  EXPECT_EQ(layout.tokens_of("x"), (std::vector<int64_t>{1, 2, 3, 4}));
+  EXPECT_EQ(layout.tokens_of("before x"), (std::vector<int64_t>{0, 1, 2, 3}));
+  EXPECT_EQ(layout.tokens_of("before op"), (std::vector<int64_t>{4}));
+  for (const std::string label : {"before cls", "z", "before z", "x[4]", ""}) {
+    EXPECT_EQ(layout.tokens_of(label), std::vector<int64_t>{}) << label;
+  }
+}
+
+TEST(CompiledMask, IsCausalWhenEveryCellAboveTheDiagonalIsHard) {
+  CompiledMask mask;
+  mask.n = 3;
+  EXPECT_FALSE(is_causal(mask));  // no hard mask
+  mask.hard.emplace(9, uint8_t{0});
+  for (int64_t q = 0; q < 3; ++q) {
+    for (int64_t k = q + 1; k < 3; ++k) (*mask.hard)[static_cast<size_t>(q * 3 + k)] = 1;
+  }
+  EXPECT_TRUE(is_causal(mask));
+  (*mask.hard)[2] = 0;  // row 0 may read token 2
+  EXPECT_FALSE(is_causal(mask));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -55,6 +55,46 @@ TEST(TaskFamilies, ARunOnYourOwnDataBelongsToTheFamilyOfItsInput) {
   EXPECT_EQ(tasks::family_of_run({{"data", "d.txt"}}).headline().key, "sequence_accuracy");
 }
 
+// config.json carries a size or data setting only for the families that read it, and a run of
+// another family must leave it at its default (the message names the families that read it).
+TEST(TaskFamilies, ConfigJsonCarriesOnlyTheSettingsItsFamilyReads) {
+  const std::vector<std::string> keys = {"n", "train_fraction", "test_size", "train_size",
+                                         "data_dir"};
+  auto written = [&](const std::string& input, const std::string& value) {
+    training::TrainConfig config;
+    config.task = input == "task" ? value : "";
+    (input == "data" ? config.data : config.truth_table) = input == "task" ? "" : value;
+    if (input == "data") config.predict = "c";
+    const json j = training::run_config_json(config, json::object());
+    std::set<std::string> present;
+    for (const std::string& key : keys) {
+      if (j.contains(key)) present.insert(key);
+    }
+    return present;
+  };
+  using Keys = std::set<std::string>;
+  EXPECT_EQ(written("task", "parity2"), Keys({"n"}));
+  EXPECT_EQ(written("task", "addition"), Keys({"train_fraction", "test_size"}));
+  EXPECT_EQ(written("task", "fashion-mnist"), Keys({"test_size", "train_size", "data_dir"}));
+  EXPECT_EQ(written("task", "fortunes-char"), Keys({"n", "test_size", "train_size", "data_dir"}));
+  EXPECT_EQ(written("data", "train.txt"), Keys());
+  EXPECT_EQ(written("truth_table", "t.csv"), Keys());
+
+  training::TrainConfig addition;
+  addition.task = "addition";
+  addition.n = 6;
+  std::string message;
+  try {
+    training::check_config(addition);
+  } catch (const InputError& e) {
+    message = e.what();
+  }
+  EXPECT_NE(message.find("n (--n) is 6 but applies only to the boolean, language families; this "
+                         "run (task addition) is of the arithmetic family: leave it at 15"),
+            std::string::npos)
+      << message;
+}
+
 TEST(TaskFamilies, SuitesAreDataWhoseSpecsShip) {
   const std::vector<tasks::Suite> suites = tasks::suites();
   ASSERT_FALSE(suites.empty());

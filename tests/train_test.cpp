@@ -322,14 +322,16 @@ TEST_F(RuntimeTest, RunFolderHoldsConfigWeightsAndLearnedMask) {
   const auto summary = train(config);
   const fs::path run = config.out;
   // config.json reads back as the whole config; it leaves out what parity2 does not read (the
-  // arithmetic orders, the inputs of runs on your own data) and says what the run made of its
-  // settings. summary.json is what train returned.
+  // arithmetic orders and sizes, vision's and language's sizes and data folder, the inputs of runs
+  // on your own data) and says what the run made of its settings. summary.json is what train
+  // returned.
   const json written = json::parse(read_text(run / "config.json"));
   EXPECT_EQ(to_json(config_from_json(written)), to_json(config));
-  for (const char* key :
-       {"operand_order", "answer_order", "loss_rows", "data", "predict", "truth_table"}) {
+  for (const char* key : {"operand_order", "answer_order", "loss_rows", "data", "predict",
+                          "truth_table", "train_fraction", "test_size", "train_size", "data_dir"}) {
     EXPECT_FALSE(written.contains(key)) << key;
   }
+  EXPECT_EQ(written.at("n"), config.n);
   EXPECT_EQ(written.at("mask_open"), nullptr);  // the setting: not given
   EXPECT_EQ(written.at("resolved"), json({{"device", "cpu"},
                                           {"threads", 1},

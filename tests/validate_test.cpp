@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <sstream>
 #include <tuple>
 
 #include "compiler/compile.h"
@@ -12,6 +13,7 @@
 #include "tasks/truth_table.h"
 #include "tests/test_util.h"
 #include "validate/dependencies.h"
+#include "validate/depends.h"
 #include "validate/mdi.h"
 #include "validate/reachability.h"
 #include "validate/validate.h"
@@ -209,9 +211,9 @@ TEST(Mdi, ThreesymIsMinusFOnTheUnseenHalf) {
   const TruthTable table = tasks::boolean_truth_table(tasks::make_boolean_task("threesym"));
   const MinDegreeInterpolator mdi = min_degree_interpolator(table, 0);
   EXPECT_EQ(mdi.degree, 1);
-  // −f is wrong on every unseen point (docs/paper.md's 50% counts exact values), but rounding to the
-  // nearest value f takes ({−3.75, 0.75, 1.25, 1.75}: (x0x1)(x1x2)(x2x0) = 1) maps −0.75 back to
-  // 0.75, so a quarter of the unseen half is scored correct: 62.5%.
+  // −f is wrong on every unseen point (docs/paper.md's 50% counts exact values), but rounding to
+  // the nearest value f takes ({−3.75, 0.75, 1.25, 1.75}: (x0x1)(x1x2)(x2x0) = 1) maps −0.75 back
+  // to 0.75, so a quarter of the unseen half is scored correct: 62.5%.
   EXPECT_DOUBLE_EQ(mdi.accuracy(), 0.625);
   EXPECT_DOUBLE_EQ(mdi.unseen_accuracy(), 0.25);
   EXPECT_DOUBLE_EQ(mdi.exact_accuracy(), 0.5);
@@ -485,11 +487,318 @@ TEST(Validate, BindingErrors) {
             std::string::npos);
   ValidateOptions readout;
   readout.readout = {"x[9]"};
-  EXPECT_NE(input_error([&] { task_target(mask, "parity2", readout); }).find("--readout x[9]"),
+  EXPECT_NE(input_error([&] {
+              task_target(mask, "parity2", readout);
+            }).find("--readout 'x[9]': no such token or span in spec 'hand'"),
             std::string::npos);
   EXPECT_NE(input_error([&] { task_target(mask, "addition"); }).find("has no span `a`"),
             std::string::npos);
   EXPECT_NE(input_error([&] { task_target(mask, "parity9"); }).find("unknown task 'parity9'"),
+            std::string::npos);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Decoders: default readouts, fed-back answers, declared dependencies. The running sum
+// (examples/your-data/running_sum.mask): c[j] = (a[0] + ... + a[j]) mod 10, and the row that
+// predicts c[j] (c[j-1], or eq) reads only the new digit a[j].
+
+CompiledMask running_sum_spec(int k) {
+  CompileOptions options;
+  options.defines = {{"k", std::to_string(k)}};
+  return compile_file(std::string(MASKPRIOR_SOURCE_DIR) + "/examples/your-data/running_sum.mask",
+                      options);
+}
+
+/// The running sum's whole table on k digits: columns a[0..k-1], outputs y0..y(k-1).
+TruthTable running_sum_table(int k) {
+  std::ostringstream csv;
+  for (int i = 0; i < k; ++i) csv << "a[" << i << "],";
+  for (int j = 0; j < k; ++j) csv << 'y' << j << (j + 1 < k ? ',' : '\n');
+  int rows = 1;
+  for (int i = 0; i < k; ++i) rows *= 10;
+  for (int number = 0; number < rows; ++number) {
+    std::vector<int> digits(static_cast<size_t>(k));
+    for (int i = k - 1, rest = number; i >= 0; --i, rest /= 10) digits[i] = rest % 10;
+    for (int i = 0; i < k; ++i) csv << digits[i] << ',';
+    for (int i = 0, total = 0; i < k; ++i) {
+      total = (total + digits[i]) % 10;
+      csv << total << (i + 1 < k ? ',' : '\n');
+    }
+  }
+  return tasks::parse_truth_table_csv(csv.str(), "running_sum.csv");
+}
+
+ValidateOptions with_feedback(Feedback feedback) {
+  ValidateOptions options;
+  options.feedback = feedback;
+  return options;
+}
+
+TEST(Decoder, TableReadsAtTheRowsThatPredictTheLastSpan) {
+  const CompiledMask mask = running_sum_spec(3);
+  ASSERT_TRUE(is_causal(mask));
+  const Target target = table_target(mask, running_sum_table(3));
+  EXPECT_EQ(target.readout_tokens, (std::vector<int64_t>{3, 4, 5}));  // eq, c[0], c[1]
+  // The answers fed back: c[0], c[1], c[2] (the tokens after the readout rows).
+  ASSERT_EQ(target.fed_back.size(), 3u);
+  EXPECT_EQ(target.fed_back[0].token, 4);
+  EXPECT_EQ(target.fed_back[0].predicted_by, 3);
+  // `--readout "before c"` names the same rows; `--readout c` names three other rows.
+  ValidateOptions span;
+  span.readout = {"before c"};
+  EXPECT_EQ(table_target(mask, running_sum_table(3), span).readout_tokens, target.readout_tokens);
+  span.readout = {"c"};
+  EXPECT_EQ(table_target(mask, running_sum_table(3), span).readout_tokens,
+            (std::vector<int64_t>{4, 5, 6}));
+  span.readout = {"before c", "eq"};
+  EXPECT_NE(input_error([&] {
+              table_target(mask, running_sum_table(3), span);
+            }).find("has 3 outputs but --readout before c eq names 4 rows"),
+            std::string::npos);
+}
+
+TEST(Decoder, DefaultReadoutErrorsNameTheSpecNotAFlag) {
+  // A causal spec whose last span does not match the outputs; a spec without cls that is no
+  // decoder. Neither message may blame --readout, which the user did not give.
+  const CompiledMask mask = running_sum_spec(3);
+  const TruthTable two = tasks::parse_truth_table_csv("a[0],y0,y1\n1,1,1\n", "two.csv");
+  const std::string causal = input_error([&] { table_target(mask, two); });
+  EXPECT_NE(causal.find("spec 'running_sum' is a causal decoder (`hard causal`), so the output of "
+                        "truth table two.csv is read by default at the rows that predict its "
+                        "last span, `c` (3 tokens), but it has 2 outputs"),
+            std::string::npos)
+      << causal;
+  CompiledMask plain = closed_mask({{"x", 3}});
+  const TruthTable one = tasks::parse_truth_table_csv("x0,y\n1,1\n", "one.csv");
+  const std::string encoder = input_error([&] { table_target(plain, one); });
+  EXPECT_NE(encoder.find("spec 'hand' has no token `cls`, where the output of truth table "
+                         "one.csv is read by default, and is no causal decoder"),
+            std::string::npos)
+      << encoder;
+  for (const std::string& message : {causal, encoder}) {
+    EXPECT_FALSE(message.starts_with("--readout")) << message;
+    EXPECT_EQ(message.find("--readout cls"), std::string::npos) << message;
+  }
+}
+
+TEST(Decoder, FeedbackStateCountsWhatAFedBackAnswerCarries) {
+  const CompiledMask mask = running_sum_spec(3);
+  // Token rule: c[1]'s row (c[0]) sees a[1] and c[0] itself, not a[0].
+  const ValidationReport token = validate_target(mask, table_target(mask, running_sum_table(3)));
+  EXPECT_FALSE(token.ok());
+  ASSERT_EQ(token.outputs.size(), 3u);
+  EXPECT_TRUE(token.outputs[0].unreachable.empty());
+  EXPECT_EQ(names(token.outputs[1].unreachable, token.inputs), (std::vector<std::string>{"a[0]"}));
+  EXPECT_EQ(names(token.outputs[2].unreachable, token.inputs),
+            (std::vector<std::string>{"a[0]", "a[1]"}));
+  ASSERT_TRUE(token.feedback.has_value());
+  EXPECT_EQ(*token.feedback, Feedback::kToken);
+  const std::string token_text = format_report(token);
+  EXPECT_NE(token_text.find("  feedback     token: c[0] to c[2] fed back (3 answer tokens) carry "
+                            "only themselves"),
+            std::string::npos)
+      << token_text;
+  EXPECT_NE(token_text.find("the mask cannot express the target (3 unreachable inputs; feedback "
+                            "rule: token)"),
+            std::string::npos)
+      << token_text;
+  // State rule: c[0] carries a[0] (what eq saw), c[1] carries a[0], a[1]: every output is
+  // expressible, and nothing is exposed.
+  const ValidateOptions state = with_feedback(Feedback::kState);
+  const ValidationReport sums =
+      validate_target(mask, table_target(mask, running_sum_table(3), state), state);
+  EXPECT_TRUE(sums.ok()) << format_report(sums);
+  for (const OutputReport& o : sums.outputs) EXPECT_TRUE(o.exposed.empty()) << o.name;
+  EXPECT_NE(format_report(sums).find("ok: every input the target depends on reaches its readout "
+                                     "(feedback rule: state)"),
+            std::string::npos);
+  const auto json = nlohmann::json::parse(report_json(sums));
+  EXPECT_EQ(json["feedback"]["rule"], "state");
+  EXPECT_EQ(json["feedback"]["fed_back"], (std::vector<std::string>{"c[0]", "c[1]", "c[2]"}));
+  EXPECT_FALSE(json["declared"].get<bool>());
+  // No feedback line, and null in JSON, where nothing is fed back.
+  const CompiledMask pair = pair_mask(4, 0, 1);
+  const ValidationReport parity = validate_target(pair, task_target(pair, "parity2"));
+  EXPECT_FALSE(parity.feedback.has_value());
+  EXPECT_EQ(format_report(parity).find("feedback"), std::string::npos);
+  EXPECT_TRUE(nlohmann::json::parse(report_json(parity))["feedback"].is_null());
+  // --feedback state where nothing is fed back is an input error.
+  EXPECT_NE(input_error([&] { task_target(pair, "parity2", state); })
+                .find("--feedback state: nothing is fed back in spec 'hand' against task parity2 "
+                      "(it is no causal decoder: it lacks `hard causal`)"),
+            std::string::npos);
+}
+
+TEST(Decoder, ArithmeticTasksFeedTheirAnswerDigitsBack) {
+  // The answer digits c[0..3] follow the rows that predict them; the verdict names the rule.
+  const CompiledMask addition = compile_file(MASKPRIOR_SOURCE_DIR "/specs/arith/addition.mask");
+  const Target target = task_target(addition, "addition");
+  ASSERT_EQ(target.fed_back.size(), target.readout_tokens.size());
+  for (size_t j = 0; j < target.fed_back.size(); ++j) {
+    EXPECT_EQ(target.fed_back[j].predicted_by, target.readout_tokens[j]);
+    EXPECT_EQ(target.fed_back[j].token, addition.layout.find("c")->offset + int64_t(j));
+  }
+  const ValidationReport report = validate_target(addition, target);
+  ASSERT_TRUE(report.feedback.has_value());
+  EXPECT_EQ(*report.feedback, Feedback::kToken);
+  EXPECT_TRUE(report.ok());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Declared dependencies (--depends).
+
+/// The SpecError `f` throws, formatted ("" if none).
+template <class F>
+std::string spec_error(F f) {
+  try {
+    f();
+  } catch (const SpecError& e) {
+    return format_diagnostic(e.diagnostic());
+  }
+  return "";
+}
+
+TEST(Depends, ReadsOutputsSelectorsAndIndices) {
+  const auto d = parse_depends(" c[i]: a[..i+1], eq , b[i - 1 + 2..]; y: a; c[0]:", 1);
+  ASSERT_EQ(d.size(), 3u);
+  EXPECT_EQ(d[0].output.span, "c");
+  EXPECT_EQ(d[0].output.text, "c[i]");
+  EXPECT_EQ(d[0].output.column, 2);
+  EXPECT_EQ(d[0].variable, "i");
+  ASSERT_EQ(d[0].inputs.size(), 3u);
+  const DependsSelector& prefix = d[0].inputs[0];
+  EXPECT_EQ(prefix.kind, DependsSelector::Kind::kRange);
+  EXPECT_FALSE(prefix.has_first);
+  ASSERT_TRUE(prefix.end.has_value());
+  EXPECT_EQ(prefix.end->at(4), 5);
+  EXPECT_EQ(prefix.text, "a[..i+1]");
+  EXPECT_EQ(d[0].inputs[1].kind, DependsSelector::Kind::kSpan);
+  EXPECT_EQ(d[0].inputs[1].text, "eq");
+  const DependsSelector& tail = d[0].inputs[2];
+  EXPECT_EQ(tail.kind, DependsSelector::Kind::kRange);
+  EXPECT_EQ(tail.first.at(0), 1);  // i - 1 + 2
+  EXPECT_EQ(tail.first.at(3), 4);
+  EXPECT_FALSE(tail.end.has_value());
+  EXPECT_EQ(d[1].output.kind, DependsSelector::Kind::kSpan);
+  EXPECT_TRUE(d[1].variable.empty());
+  EXPECT_EQ(d[2].output.kind, DependsSelector::Kind::kIndex);
+  EXPECT_EQ(d[2].output.first.constant, 0);
+  EXPECT_TRUE(d[2].inputs.empty());  // a constant
+}
+
+TEST(Depends, SyntaxErrorsArePositioned) {
+  // text, then the diagnostic's first line: `--depends:FLAG:COLUMN: error: message`.
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"", "--depends:1:1: error: no declaration: write OUTPUT: INPUTS"},
+      {"c[i] a[..i+1]", "--depends:1:6: error: expected ':' after the output c[i], found 'a'"},
+      {"c[i]: a[..i+1", "--depends:1:14: error: expected ']' to close a[, found the end"},
+      {"c[i]: a[j]",
+       "--depends:1:9: error: unknown name 'j': an index may name only the output's "
+       "index, i (from c[i])"},
+      {"c: a[i]", "--depends:1:6: error: unknown name 'i': the output c has no index to name"},
+      {"c[i]: a[i] b", "--depends:1:12: error: expected ',' or ';' after a[i]"},
+      {"c[-1]: a", "--depends:1:3: error: expected a name (c[i]: every token of c) or a number"},
+      {"c[i]: , a",
+       "--depends:1:7: error: expected an input, a span of the spec as in `a[i]`, "
+       "found ','"},
+      {"c[i]: a[*]", "--depends:1:9: error: expected a number or the output's index"},
+      {"c[i]: a[99999999999999]", "--depends:1:9: error: number too large for an index"},
+  };
+  for (const auto& [text, expected] : cases) {
+    SCOPED_TRACE(text);
+    const std::string message = spec_error([&] { parse_depends(text, 1); });
+    EXPECT_EQ(message.substr(0, expected.size()), expected) << message;
+  }
+  // The source line and a caret under the column.
+  EXPECT_NE(spec_error([&] { parse_depends("c[i] a", 2); })
+                .find("--depends:2:6: error: expected ':' after the output c[i], found 'a'\n"
+                      "  c[i] a\n       ^"),
+            std::string::npos);
+}
+
+TEST(Depends, BindsToTheSpecsTokens) {
+  const Layout layout = make_layout({{"a", 3}, {"eq", 1}, {"c", 3}});
+  const DeclaredDependencies sums = bind_depends(layout, {"c[i]: a[..i+1]"}, "s");
+  EXPECT_EQ(sums.outputs, (std::vector<int64_t>{4, 5, 6}));
+  EXPECT_EQ(sums.inputs, (std::vector<std::vector<int64_t>>{{0}, {0, 1}, {0, 1, 2}}));
+  // Several texts and declarations, a constant output, a whole span, duplicates merged.
+  const DeclaredDependencies mixed =
+      bind_depends(layout, {"c[0]: a[0], a[0..1]; c[2]:", "c[1]: a, eq"}, "s");
+  EXPECT_EQ(mixed.outputs, (std::vector<int64_t>{4, 6, 5}));
+  EXPECT_EQ(mixed.inputs, (std::vector<std::vector<int64_t>>{{0}, {}, {0, 1, 2, 3}}));
+}
+
+TEST(Depends, BindErrorsArePositioned) {
+  const Layout layout = make_layout({{"a", 3}, {"eq", 1}, {"c", 3}});
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"c[i]: z[i]"}, "--depends:1:7: error: `z` names no span of spec 's' (its spans: a, eq, c)"},
+      {{"d: a"}, "--depends:1:1: error: `d` names no span of spec 's'"},
+      {{"c[i]: a[i+1]"},
+       "--depends:1:7: error: a[i+1] is a[3] at i = 2 (output c[2]), outside "
+       "it: span a has a[0] to a[2]"},
+      {{"c[i]: a[i-1..]"},
+       "--depends:1:7: error: a[i-1..] is a[-1..3] at i = 0 (output c[0]), "
+       "outside the span"},
+      {{"c[i]: a[2..i]"},
+       "--depends:1:7: error: a[2..i] is a[2..0] at i = 0 (output c[0]), "
+       "which ends before it starts"},
+      {{"c[5]: a"}, "--depends:1:1: error: output c[5] is outside span c (3 tokens)"},
+      {{"c[i]: a", "c[1]: eq"}, "--depends:2:1: error: output c[1] is declared twice"},
+  };
+  for (const auto& [texts, expected] : cases) {
+    SCOPED_TRACE(texts.back());
+    const std::string message = spec_error([&] { bind_depends(layout, texts, "s"); });
+    EXPECT_EQ(message.substr(0, expected.size()), expected) << message;
+  }
+}
+
+TEST(Depends, RunningSumWithoutATable) {
+  const CompiledMask mask = running_sum_spec(6);  // a table would have 10^6 rows
+  const std::vector<std::string> sums = {"c[i]: a[..i+1]"};
+  const Target target = depends_target(mask, sums);
+  EXPECT_EQ(target.table.inputs,
+            (std::vector<std::string>{"a[0]", "a[1]", "a[2]", "a[3]", "a[4]", "a[5]"}));
+  EXPECT_EQ(target.table.outputs.front(), "c[0]");
+  EXPECT_EQ(target.readout_tokens.front(), 6);  // eq: the row that predicts c[0]
+  const ValidationReport token = validate_target(mask, target);
+  EXPECT_FALSE(token.ok());
+  EXPECT_TRUE(token.declared);
+  EXPECT_EQ(names(token.outputs[5].unreachable, token.inputs),
+            (std::vector<std::string>{"a[0]", "a[1]", "a[2]", "a[3]", "a[4]"}));
+  const std::string text = format_report(token);
+  EXPECT_NE(text.find("validate running_sum against declared dependencies: 6 inputs, 6 outputs"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("  not computed support, MDI: --depends declares which inputs each output "
+                      "needs, not the function"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("output c[5] (read at c[4])"), std::string::npos) << text;
+  EXPECT_EQ(text.find("support  "), std::string::npos) << text;
+
+  const ValidateOptions state = with_feedback(Feedback::kState);
+  const ValidationReport expressible =
+      validate_target(mask, depends_target(mask, sums, state), state);
+  EXPECT_TRUE(expressible.ok()) << format_report(expressible);
+  const auto json = nlohmann::json::parse(report_json(expressible));
+  EXPECT_TRUE(json["declared"].get<bool>());
+  EXPECT_TRUE(json["support"].is_null());
+  EXPECT_TRUE(json["outputs"][0]["support"].is_null());
+  EXPECT_EQ(json["outputs"][3]["depends_on"],
+            (std::vector<std::string>{"a[0]", "a[1]", "a[2]", "a[3]"}));
+  EXPECT_FALSE(json.contains("mdi"));
+
+  // Declared as the recurrence each row computes, c[j] = c[j-1] + a[j], the mask passes under
+  // the token rule too: the previous sum is then an input, and the row holds it.
+  const ValidationReport step = validate_target(
+      mask, depends_target(mask, {"c[0]: a[0]; c[1]: a[1], c[0]; c[2]: a[2], c[1]"}));
+  EXPECT_TRUE(step.ok()) << format_report(step);
+  EXPECT_EQ(names(step.outputs[2].depends_on, step.inputs),
+            (std::vector<std::string>{"a[2]", "c[1]"}));
+  // c[i-1] at i = 0 is no token.
+  EXPECT_NE(spec_error([&] {
+              depends_target(mask, {"c[i]: a[i], c[i-1]"});
+            }).find("--depends:1:13: error: c[i-1] is c[-1] at i = 0 (output c[0]), outside it"),
             std::string::npos);
 }
 

@@ -114,8 +114,19 @@ class YourDataTest : public ::testing::Test {
     return c;
   }
 
-  TrainConfig data_config(TrainConfig c) const {
+  /// `c` as a run on your own data: the settings only built-in tasks read (n, train_fraction,
+  /// test_size) back at their defaults, as a run of another family must leave them.
+  static TrainConfig on_your_data(TrainConfig c) {
+    const TrainConfig defaults;
     c.task = "";
+    c.n = defaults.n;
+    c.train_fraction = defaults.train_fraction;
+    c.test_size = defaults.test_size;
+    return c;
+  }
+
+  TrainConfig data_config(TrainConfig c) const {
+    c = on_your_data(c);
     c.data = train_path_;
     c.test_data = test_path_;
     c.predict = "c";
@@ -340,8 +351,7 @@ TEST_F(YourDataTest, Parity2TableTrainsExactlyLikeTheBuiltInTask) {
   builtin.spec = parity2_spec();
   builtin.epochs = 4;
   builtin.out = (dir_ / "builtin").string();
-  auto table = builtin;
-  table.task = "";
+  auto table = on_your_data(builtin);
   table.truth_table = write_parity2_table();
   table.out = (dir_ / "table").string();
   training::train(builtin);
@@ -361,8 +371,7 @@ TEST_F(YourDataTest, Parity2TableTrainsExactlyLikeTheBuiltInTask) {
 }
 
 TEST_F(YourDataTest, TruthTableRunLowersItsLoss) {
-  auto config = tiny_boolean();
-  config.task = "";
+  auto config = on_your_data(tiny_boolean());
   config.truth_table = write_parity2_table();
   config.spec = parity2_spec();
   config.out = (dir_ / "run").string();
@@ -378,8 +387,7 @@ TEST_F(YourDataTest, TruthTableWithOtherValuesTrains) {
   for (int a = 0; a < 3; ++a) {
     for (int b = 0; b < 3; ++b) text += fmt::format("{},{},{}\n", a, b, (a + b) % 3);
   }
-  auto config = tiny_boolean();
-  config.task = "";
+  auto config = on_your_data(tiny_boolean());
   config.truth_table = write("mod3.csv", text);
   config.spec = write("mod3.mask", "mask mod3\ntokens cls, a, b\ndefault open\n");
   config.epochs = 200;
@@ -389,8 +397,7 @@ TEST_F(YourDataTest, TruthTableWithOtherValuesTrains) {
 }
 
 TEST_F(YourDataTest, TruthTableMustMatchTheSpecsLayout) {
-  auto config = tiny_boolean();
-  config.task = "";
+  auto config = on_your_data(tiny_boolean());
   config.spec = parity2_spec();  // cls, x[6]
   config.out = (dir_ / "run").string();
   auto error = [&](const std::string& csv) {

@@ -26,11 +26,22 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
+/// The suite's `overrides` that apply to the run of `entry`: a setting only other families read
+/// (`--data-dir` for the vision and language runs) keeps its default in the others.
+json overrides_for(const SuiteEntry& entry, json overrides) {
+  json settings = entry.overrides;
+  settings["task"] = entry.task;
+  for (const std::string& key : tasks::foreign_settings(tasks::family_of_run(settings))) {
+    overrides.erase(key);
+  }
+  return overrides;
+}
+
 /// The config of the run of `entry` with `seed` in `dir`.
 TrainConfig run_config(const SuiteEntry& entry, const SuiteOptions& options, uint64_t seed,
                        const fs::path& dir) {
   json overrides = entry.overrides;
-  overrides.update(options.overrides);
+  overrides.update(overrides_for(entry, options.overrides));
   overrides["seed"] = seed;
   overrides["init"] = entry.init;
   overrides["out"] = dir.string();
@@ -41,7 +52,8 @@ TrainConfig run_config(const SuiteEntry& entry, const SuiteOptions& options, uin
 /// Trains, resumes, or reuses the run in `dir`.
 json run_one(const SuiteEntry& entry, const SuiteOptions& options, uint64_t seed,
              const fs::path& dir) {
-  if (auto summary = reuse_or_resume(dir.string(), options.overrides, "reproduce")) {
+  if (auto summary =
+          reuse_or_resume(dir.string(), overrides_for(entry, options.overrides), "reproduce")) {
     return *summary;
   }
   return train(run_config(entry, options, seed, dir));

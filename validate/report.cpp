@@ -2,6 +2,8 @@
 //
 // JSON layout:
 //   { "spec", "target", "depth", "ok", "inputs": [names], "inputs_zero_one": bool,
+//     "declared": bool,              // dependencies from --depends: support and MDI are null
+//     "feedback": {"rule": "token"|"state", "fed_back": [names]} | null,
 //     "outputs": [ { "name", "readout", "depends_on": [names], "unreachable": [names],
 //                    "exposed": [names], "support": [{"monomial": [names], "coefficient",
 //                    "visible"}], "support_size", "mdi"? } ],
@@ -88,6 +90,31 @@ nlohmann::json mdi_json(const MinDegreeInterpolator& mdi,
                                       : nlohmann::json::array()}};
 }
 
+/// `c[0] to c[3]`, or the one label.
+std::string label_range(const std::vector<std::string>& labels) {
+  if (labels.size() == 1) return labels.front();
+  return fmt::format("{} to {}", labels.front(), labels.back());
+}
+
+/// The feedback rule in words, for the header.
+std::string feedback_text(const ValidationReport& report) {
+  const std::string tokens =
+      fmt::format("{} fed back ({} answer token{})", label_range(report.fed_back),
+                  report.fed_back.size(), report.fed_back.size() == 1 ? "" : "s");
+  return *report.feedback == Feedback::kState
+             ? fmt::format("state: {} carry what the row that predicted each could see", tokens)
+             : fmt::format(
+                   "token: {} carry only themselves (--feedback state: what their row "
+                   "could see)",
+                   tokens);
+}
+
+/// `feedback rule: token` for the verdict, when something is fed back; else "".
+std::string feedback_rule(const ValidationReport& report) {
+  return report.feedback ? fmt::format("feedback rule: {}", feedback_keyword(*report.feedback))
+                         : "";
+}
+
 }  // namespace
 
 std::string format_polynomial(const std::vector<Monomial>& terms,
@@ -126,6 +153,12 @@ std::string format_report(const ValidationReport& report) {
                   report.target, report.inputs.size(), report.outputs.size(),
                   report.outputs.size() == 1 ? "" : "s", report.depth);
   if (report.zero_one_inputs) out += "  (inputs 0/1 read as -1/+1)\n";
+  if (report.feedback) line(out, "feedback", feedback_text(report));
+  if (report.declared) {
+    line(out, "not computed",
+         "support, MDI: --depends declares which inputs each output needs, not the function (a "
+         "truth table gives both)");
+  }
   size_t unreachable = 0;
   for (const OutputReport& o : report.outputs) {
     out += fmt::format("output {} (read at {})\n", o.name, o.readout);
@@ -175,7 +208,9 @@ std::string format_report(const ValidationReport& report) {
     unreachable += o.unreachable.size();
   }
   if (report.ok()) {
-    out += "ok: every input the target depends on reaches its readout\n";
+    const std::string rule = feedback_rule(report);
+    out += fmt::format("ok: every input the target depends on reaches its readout{}\n",
+                       rule.empty() ? "" : " (" + rule + ")");
   } else {
     for (const OutputReport& o : report.outputs) {
       if (o.unreachable.empty()) continue;
@@ -183,8 +218,9 @@ std::string format_report(const ValidationReport& report) {
                          o.name, fmt::join(names_of(o.unreachable, report.inputs), ", "), o.readout,
                          report.depth, report.depth == 1 ? "" : "s");
     }
-    out += fmt::format("the mask cannot express the target ({} unreachable input{})\n", unreachable,
-                       unreachable == 1 ? "" : "s");
+    const std::string rule = feedback_rule(report);
+    out += fmt::format("the mask cannot express the target ({} unreachable input{}{})\n",
+                       unreachable, unreachable == 1 ? "" : "s", rule.empty() ? "" : "; " + rule);
   }
   return out;
 }
@@ -201,13 +237,14 @@ std::string report_json(const ValidationReport& report) {
                          {"visible", s.visible}});
       union_support.insert({std::popcount(s.monomial.variables), s.monomial.variables});
     }
-    nlohmann::json entry = {{"name", o.name},
-                            {"readout", o.readout},
-                            {"depends_on", names_of(o.depends_on, report.inputs)},
-                            {"unreachable", names_of(o.unreachable, report.inputs)},
-                            {"exposed", names_of(o.exposed, report.inputs)},
-                            {"support", support},
-                            {"support_size", o.support_size}};
+    nlohmann::json entry = {
+        {"name", o.name},
+        {"readout", o.readout},
+        {"depends_on", names_of(o.depends_on, report.inputs)},
+        {"unreachable", names_of(o.unreachable, report.inputs)},
+        {"exposed", names_of(o.exposed, report.inputs)},
+        {"support", report.declared ? nlohmann::json() : support},
+        {"support_size", report.declared ? nlohmann::json() : nlohmann::json(o.support_size)}};
     if (o.mdi) {
       entry["mdi"] = mdi_json(*o.mdi, o.mdi_exclusion, report.inputs);
       if (first_output == nullptr) first_output = &o;
@@ -222,6 +259,11 @@ std::string report_json(const ValidationReport& report) {
                          {"depth", report.depth},   {"ok", report.ok()},
                          {"inputs", report.inputs}, {"inputs_zero_one", report.zero_one_inputs},
                          {"outputs", outputs},      {"support", support}};
+  json["declared"] = report.declared;
+  if (report.declared) json["support"] = nullptr;
+  json["feedback"] = report.feedback ? nlohmann::json{{"rule", feedback_keyword(*report.feedback)},
+                                                      {"fed_back", report.fed_back}}
+                                     : nlohmann::json();
   if (first_output != nullptr) {
     json["mdi"] = mdi_json(*first_output->mdi, first_output->mdi_exclusion, report.inputs);
   }

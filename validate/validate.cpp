@@ -6,6 +6,7 @@
 #include <functional>
 
 #include "validate/dependencies.h"
+#include "validate/depends.h"
 
 namespace maskprior::validate {
 namespace {
@@ -20,25 +21,87 @@ const Span& require_span(const CompiledMask& mask, const std::string& name, cons
   return *span;
 }
 
-/// Readout rows from --readout: one name for every output, or one per output.
+/// Readout rows from --readout: each name a token, a span or `before SPAN`
+/// (Layout::tokens_of), together one row for every output or one per output.
 std::vector<int64_t> readout_rows(const CompiledMask& mask, const std::vector<std::string>& names,
                                   size_t outputs, const std::string& what) {
-  if (names.size() != 1 && names.size() != outputs) {
-    throw InputError(
-        fmt::format("{} has {} outputs but --readout names {} tokens (give one for "
-                    "all outputs or one per output)",
-                    what, outputs, names.size()));
-  }
   std::vector<int64_t> rows;
-  for (size_t o = 0; o < outputs; ++o) {
-    const std::string& name = names[names.size() == 1 ? 0 : o];
-    const std::optional<int64_t> token = mask.layout.token_index(name);
-    if (!token) {
-      throw InputError(fmt::format("--readout {}: no such token in spec '{}'", name, mask.name));
+  for (const std::string& name : names) {
+    const std::vector<int64_t> tokens = mask.layout.tokens_of(name);
+    if (tokens.empty()) {
+      throw InputError(fmt::format(
+          "--readout {}: no such token or span in spec '{}' (name a token as x[3] or cls, a span "
+          "as c, or the rows before a span's tokens as \"before c\")",
+          quote_input(name), mask.name));
     }
-    rows.push_back(*token);
+    rows.insert(rows.end(), tokens.begin(), tokens.end());
   }
+  if (rows.size() != 1 && rows.size() != outputs) {
+    throw InputError(
+        fmt::format("{} has {} output{} but --readout {} names {} rows (give one for all outputs "
+                    "or one per output)",
+                    what, outputs, outputs == 1 ? "" : "s", fmt::join(names, " "), rows.size()));
+  }
+  if (rows.size() == 1) rows.assign(outputs, rows.front());
   return rows;
+}
+
+/// A table's default readout: the rows that predict the last span of a causal spec (`before c`),
+/// one per output; otherwise `cls`. The message names the spec, never a flag the user did not give.
+std::vector<int64_t> default_table_readout(const CompiledMask& mask, size_t outputs,
+                                           const std::string& what) {
+  if (is_causal(mask) && !mask.layout.spans.empty()) {
+    const Span& answer = mask.layout.spans.back();
+    if (answer.offset > 0 && static_cast<size_t>(answer.length) == outputs) {
+      return mask.layout.tokens_of("before " + answer.name);
+    }
+    throw InputError(fmt::format(
+        "spec '{}' is a causal decoder (`hard causal`), so {} is read by default at the rows that "
+        "predict its last span, `{}` ({} token{}), but it has {} output{}: say where to read them "
+        "with --readout (a token each, or a span: --readout \"before SPAN\")",
+        mask.name, what, answer.name, answer.length, answer.length == 1 ? "" : "s", outputs,
+        outputs == 1 ? "" : "s"));
+  }
+  const std::optional<int64_t> cls = mask.layout.token_index("cls");
+  if (!cls) {
+    throw InputError(fmt::format(
+        "spec '{}' has no token `cls`, where {} is read by default, and is no causal decoder (it "
+        "lacks `hard causal`), whose outputs are read at the rows that predict its last span: say "
+        "where to read it with --readout TOKEN",
+        mask.name, what));
+  }
+  return std::vector<int64_t>(outputs, *cls);
+}
+
+/// The readout rows: --readout when given, else `fallback()`.
+template <class Fallback>
+std::vector<int64_t> readout_of(const CompiledMask& mask, const ValidateOptions& options,
+                                size_t outputs, const std::string& what, Fallback fallback) {
+  return options.readout.empty() ? fallback() : readout_rows(mask, options.readout, outputs, what);
+}
+
+/// The answer tokens a causal spec feeds back (Target::fed_back); an InputError for
+/// --feedback state on a spec that feeds nothing back.
+void add_fed_back(const CompiledMask& mask, Target& target, const ValidateOptions& options) {
+  if (is_causal(mask)) {
+    std::vector<int64_t> rows = target.readout_tokens;
+    std::sort(rows.begin(), rows.end());
+    rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
+    for (int64_t row : rows) {
+      const int64_t token = row + 1;
+      const bool input = std::find(target.input_tokens.begin(), target.input_tokens.end(), token) !=
+                         target.input_tokens.end();
+      if (token < mask.n && !input) target.fed_back.push_back({token, row});
+    }
+  }
+  if (options.feedback == Feedback::kState && target.fed_back.empty()) {
+    throw InputError(fmt::format(
+        "--feedback state: nothing is fed back in spec '{}' against {} ({}), so there is no "
+        "answer token to carry state",
+        mask.name, target.description,
+        is_causal(mask) ? "no readout row is followed by an answer token"
+                        : "it is no causal decoder: it lacks `hard causal`"));
+  }
 }
 
 /// The arithmetic task `task` with the data the spec's `digits` declarations describe (the task's
@@ -71,9 +134,10 @@ Target task_target(const CompiledMask& mask, const std::string& task,
     const int n = static_cast<int>(std::min<int64_t>(x.length, 1 << 20));
     target.table = tasks::boolean_truth_table(tasks::make_boolean_task(task, n));
     for (int64_t i = 0; i < x.length; ++i) target.input_tokens.push_back(x.offset + i);
-    target.readout_tokens = readout_rows(
-        mask, options.readout.empty() ? std::vector<std::string>{"cls"} : options.readout, 1,
-        target.description);
+    target.readout_tokens = readout_of(mask, options, 1, target.description, [&] {
+      return std::vector<int64_t>{*mask.layout.token_index("cls")};
+    });
+    add_fed_back(mask, target, options);
     return target;
   }
   if (tasks::is_arithmetic_task(task)) {
@@ -97,14 +161,11 @@ Target task_target(const CompiledMask& mask, const std::string& task,
     for (const Span* span : {&a, &b}) {
       for (int64_t i = 0; i < span->length; ++i) target.input_tokens.push_back(span->offset + i);
     }
-    // A decoder predicts c[j] at the row before it. The digit it feeds back in as c[j] is not
-    // counted as carrying its row's inputs: it is a lossy function of them (c[0] does not hold
-    // the carry into place 1), so only direct paths from the operands count.
-    for (int64_t j = 0; j < c.length; ++j) target.readout_tokens.push_back(c.offset + j - 1);
-    if (!options.readout.empty()) {
-      target.readout_tokens =
-          readout_rows(mask, options.readout, target.table.outputs.size(), target.description);
-    }
+    // A decoder predicts c[j] at the row before it, and feeds c[j] back (Feedback).
+    target.readout_tokens =
+        readout_of(mask, options, target.table.outputs.size(), target.description,
+                   [&] { return mask.layout.tokens_of("before c"); });
+    add_fed_back(mask, target, options);
     return target;
   }
   std::vector<std::string> known = tasks::boolean_task_names();
@@ -117,20 +178,82 @@ Target table_target(const CompiledMask& mask, tasks::TruthTable table,
   Target target;
   target.description = "truth table " + table.source;
   target.input_tokens = bind_token_labels(mask.layout, table.inputs, table.source, mask.name);
-  target.readout_tokens = readout_rows(
-      mask, options.readout.empty() ? std::vector<std::string>{"cls"} : options.readout,
-      table.outputs.size(), target.description);
+  target.readout_tokens = readout_of(mask, options, table.outputs.size(), target.description, [&] {
+    return default_table_readout(mask, table.outputs.size(),
+                                 fmt::format("the output of {}", target.description));
+  });
   target.table = std::move(table);
+  add_fed_back(mask, target, options);
+  return target;
+}
+
+Target depends_target(const CompiledMask& mask, const std::vector<std::string>& depends,
+                      const ValidateOptions& options) {
+  const DeclaredDependencies declared = bind_depends(mask.layout, depends, mask.name);
+  Target target;
+  target.description = "declared dependencies";
+  for (const std::vector<int64_t>& inputs : declared.inputs) {
+    target.input_tokens.insert(target.input_tokens.end(), inputs.begin(), inputs.end());
+  }
+  std::sort(target.input_tokens.begin(), target.input_tokens.end());
+  target.input_tokens.erase(std::unique(target.input_tokens.begin(), target.input_tokens.end()),
+                            target.input_tokens.end());
+  target.table.source = "--depends";
+  for (int64_t t : target.input_tokens) target.table.inputs.push_back(mask.layout.token_label(t));
+  auto& needs = target.declared.emplace();
+  for (size_t o = 0; o < declared.outputs.size(); ++o) {
+    target.table.outputs.push_back(mask.layout.token_label(declared.outputs[o]));
+    std::vector<size_t> indices;
+    for (int64_t t : declared.inputs[o]) {
+      indices.push_back(static_cast<size_t>(
+          std::lower_bound(target.input_tokens.begin(), target.input_tokens.end(), t) -
+          target.input_tokens.begin()));
+    }
+    needs.push_back(std::move(indices));
+  }
+  target.table.y.assign(declared.outputs.size(), {});
+  target.table.values.assign(declared.outputs.size(), {});
+  // An output token is read where it is produced: in a decoder, at the row that predicts it.
+  const bool causal = is_causal(mask);
+  target.readout_tokens =
+      readout_of(mask, options, declared.outputs.size(), target.description, [&] {
+        std::vector<int64_t> rows;
+        for (int64_t t : declared.outputs) {
+          if (causal && t == 0) {
+            throw InputError(fmt::format(
+                "--depends: output {} is the first token of spec '{}', a causal decoder: no row "
+                "predicts it (give its readout with --readout)",
+                mask.layout.token_label(t), mask.name));
+          }
+          rows.push_back(causal ? t - 1 : t);
+        }
+        return rows;
+      });
+  add_fed_back(mask, target, options);
   return target;
 }
 
 Target target_of(const CompiledMask& mask, const std::optional<std::string>& task,
-                 const std::optional<std::string>& truth_table, const ValidateOptions& options) {
-  if (task.has_value() == truth_table.has_value()) {
-    throw InputError("validate needs exactly one of a task and a truth table");
+                 const std::optional<std::string>& truth_table,
+                 const std::vector<std::string>& depends, const ValidateOptions& options) {
+  if (int{task.has_value()} + int{truth_table.has_value()} + int{!depends.empty()} != 1) {
+    throw InputError(
+        "validate needs exactly one of a task, a truth table and declared dependencies "
+        "(--task, --truth-table, --depends)");
   }
-  return task ? task_target(mask, *task, options)
-              : table_target(mask, tasks::read_truth_table_csv(*truth_table), options);
+  if (task) return task_target(mask, *task, options);
+  if (truth_table) return table_target(mask, tasks::read_truth_table_csv(*truth_table), options);
+  return depends_target(mask, depends, options);
+}
+
+const char* feedback_keyword(Feedback feedback) {
+  return feedback == Feedback::kState ? "state" : "token";
+}
+
+std::optional<Feedback> parse_feedback(std::string_view keyword) {
+  if (keyword == "token") return Feedback::kToken;
+  if (keyword == "state") return Feedback::kState;
+  return std::nullopt;
 }
 
 bool ValidationReport::ok() const {
@@ -192,11 +315,28 @@ ValidationReport validate_target(const CompiledMask& mask, const Target& target,
   report.depth = options.depth.value_or(std::max<int64_t>(mask.layers, 1));
   report.inputs = table.inputs;
   report.zero_one_inputs = table.zero_one_inputs;
+  report.declared = target.declared.has_value();
+  if (!target.fed_back.empty()) {
+    report.feedback = options.feedback;
+    for (const GeneratedToken& g : target.fed_back) {
+      report.fed_back.push_back(mask.layout.token_label(g.token));
+    }
+  }
 
-  const std::vector<OutputDependencies> dependencies = analyze_dependencies(table);
+  std::vector<OutputDependencies> dependencies;
+  if (target.declared) {
+    for (const std::vector<size_t>& inputs : *target.declared) {
+      OutputDependencies declared;
+      declared.inputs = inputs;
+      dependencies.push_back(std::move(declared));
+    }
+  } else {
+    dependencies = analyze_dependencies(table);
+  }
   const ReachabilityGraph graph(mask, report.depth);
-  const std::vector<std::vector<uint8_t>> visible =
-      visible_tokens(graph, target.readout_tokens, target.generated);
+  const std::vector<std::vector<uint8_t>> visible = visible_tokens(
+      graph, target.readout_tokens,
+      options.feedback == Feedback::kState ? target.fed_back : std::vector<GeneratedToken>{});
 
   for (size_t o = 0; o < table.outputs.size(); ++o) {
     OutputReport out;

@@ -9,6 +9,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/compiled_mask.h"
@@ -19,21 +20,38 @@
 
 namespace maskprior::validate {
 
+/// What an answer token that a causal decoder feeds back carries (`--feedback`). kToken: only
+/// itself, a lossy function of what its row saw (c[0] does not hold the carry into place 1), so
+/// only direct paths from the inputs count. kState: everything the row that predicted it could
+/// see, as a model that writes its running state into the answer would.
+enum class Feedback { kToken, kState };
+
+/// `token` or `state`.
+const char* feedback_keyword(Feedback feedback);
+/// The rule `keyword` names; nullopt for anything else.
+std::optional<Feedback> parse_feedback(std::string_view keyword);
+
 struct ValidateOptions {
   std::optional<int64_t> depth;      // layers to follow; default: the spec's layers (at least 1)
-  std::vector<std::string> readout;  // token labels (Layout::token_index: `cls`, `x[3]`,
-                                     // `before c[0]`): one for every output, or one per output;
-                                     // default: the task's readout
+  std::vector<std::string> readout;  // Layout::tokens_of labels (`cls`, `x[3]`, `before c[0]`,
+                                     // `before c`): one row for every output, or one per output;
+                                     // default: the target's (readout_rule in validate.cpp)
+  Feedback feedback = Feedback::kToken;  // what fed-back answer tokens carry (causal specs)
 };
 
 /// A truth table laid onto a spec's layout.
 struct Target {
   std::string description;  // `task parity2`, `truth table t.csv`
   tasks::TruthTable table;
-  std::vector<int64_t> input_tokens;      // per table input: its token in the spec
-  std::vector<int64_t> readout_tokens;    // per output: the row that produces it
-  std::vector<GeneratedToken> generated;  // tokens fed back that carry what their row saw
-                                          // (none for the built-in tasks)
+  std::vector<int64_t> input_tokens;    // per table input: its token in the spec
+  std::vector<int64_t> readout_tokens;  // per output: the row that produces it
+  /// A causal spec's answer tokens: the token after each readout row, unless it is an input
+  /// (decoder row r predicts token r + 1, which is fed back). Under Feedback::kState each carries
+  /// what its row saw; under kToken only itself.
+  std::vector<GeneratedToken> fed_back;
+  /// Dependencies declared with --depends (per output; the table then has no rows); none: read
+  /// them from the table.
+  std::optional<std::vector<std::vector<size_t>>> declared;
 };
 
 /// A built-in task on the spec's layout (Boolean tasks take n from span `x`; arithmetic tasks read
@@ -43,14 +61,22 @@ struct Target {
 Target task_target(const CompiledMask& mask, const std::string& task,
                    const ValidateOptions& options = {});
 /// A truth table whose inputs name spec tokens (bound by bind_token_labels, core/layout.h);
-/// outputs are read at options.readout (default `cls`). Throws InputError naming the table for
-/// names that are no token of the spec.
+/// outputs are read at options.readout, by default at the rows that predict the last span of a
+/// causal spec (`before c`: one per output), else at `cls`. Throws InputError naming the table for
+/// names that are no token of the spec, and for a default readout the spec does not have.
 Target table_target(const CompiledMask& mask, tasks::TruthTable table,
                     const ValidateOptions& options = {});
-/// The target `maskc validate` checks: the built-in `task`, or else the truth table read from the
-/// CSV file `truth_table` (exactly one of them is given; InputError otherwise).
+/// Dependencies declared instead of a table (`--depends` texts, validate/depends.h): outputs and
+/// inputs are tokens of the spec. An output token is read, by default, at the row that predicts
+/// it in a causal spec (the token before it), else at itself (`cls: x[0], x[1]`). Throws SpecError
+/// at `--depends:FLAG:COLUMN` for text that is not a declaration or does not fit the spec.
+Target depends_target(const CompiledMask& mask, const std::vector<std::string>& depends,
+                      const ValidateOptions& options = {});
+/// The target `maskc validate` checks: the built-in `task`, the truth table read from the CSV
+/// file `truth_table`, or the `depends` declarations (exactly one of them; InputError otherwise).
 Target target_of(const CompiledMask& mask, const std::optional<std::string>& task,
-                 const std::optional<std::string>& truth_table, const ValidateOptions& options);
+                 const std::optional<std::string>& truth_table,
+                 const std::vector<std::string>& depends, const ValidateOptions& options);
 
 struct SupportMonomial {
   Monomial monomial;
@@ -85,8 +111,11 @@ struct ValidationReport {
   std::string spec;    // the spec's `mask` name
   std::string target;  // Target::description
   int64_t depth = 1;
-  std::vector<std::string> inputs;  // input names
-  bool zero_one_inputs = false;     // CSV inputs 0/1 were read as ±1
+  std::vector<std::string> inputs;    // input names
+  bool zero_one_inputs = false;       // CSV inputs 0/1 were read as ±1
+  bool declared = false;              // dependencies from --depends: no spectrum, no MDI
+  std::optional<Feedback> feedback;   // the rule, when the target has fed-back answer tokens
+  std::vector<std::string> fed_back;  // their labels
   std::vector<OutputReport> outputs;
 
   /// True when no output needs an input its readout cannot see.

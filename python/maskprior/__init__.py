@@ -72,13 +72,19 @@ def load(path, *, max_bytes=None):
     return _maskprior.load(os.fspath(path), max_bytes)
 
 
-def validate(spec, *, task=None, truth_table=None, depth=None, readout=None, params=None):
-    """The report of `maskc validate SPEC (--task T | --truth-table CSV) --json`, as a dict.
+def validate(spec, *, task=None, truth_table=None, depends=None, depth=None, readout=None,
+             feedback="token", params=None):
+    """The report of `maskc validate SPEC (--task T | --truth-table CSV | --depends D) --json`.
 
-    spec is a path, spec text or a CompiledMask. readout is a token name or a list of them.
+    spec is a path, spec text or a CompiledMask. depends (declared dependencies, as
+    `--depends` takes them: "c[i]: a[..i+1]") and readout (a token, a span or "before SPAN") are
+    a string or a list of them; feedback is "token" or "state" (`--feedback`). Returns a dict.
     """
     mask = spec if isinstance(spec, CompiledMask) else compile(spec, params=params)
     if isinstance(readout, str):
         readout = [readout]
+    if isinstance(depends, str):
+        depends = [depends]
     table = None if truth_table is None else os.fspath(truth_table)
-    return json.loads(_maskprior.validate_json(mask, task, table, depth, list(readout or [])))
+    return json.loads(_maskprior.validate_json(mask, task, table, list(depends or []), depth,
+                                               list(readout or []), feedback))

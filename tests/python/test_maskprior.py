@@ -205,6 +205,29 @@ class ValidateTest(unittest.TestCase):
         with self.assertRaises(maskprior.InputError):
             maskprior.validate(PARITY2, task="no_such_task")
 
+    def test_decoder_feedback_and_depends_equal_maskc_json(self):
+        # The running sum declared, not tabulated: judged under each feedback rule.
+        sums = ROOT / "examples" / "your-data" / "running_sum.mask"
+        for feedback, code in (("token", 1), ("state", 0)):
+            result = maskc("validate", sums, "--depends", "c[i]: a[..i+1]", "--feedback", feedback,
+                           "--json")
+            self.assertEqual(result.returncode, code, result.stderr)
+            report = maskprior.validate(sums, depends="c[i]: a[..i+1]", feedback=feedback)
+            self.assertEqual(report, json.loads(result.stdout))
+            self.assertEqual(report["feedback"]["rule"], feedback)
+            self.assertTrue(report["declared"])
+            self.assertIsNone(report["support"])
+        self.assertTrue(report["ok"])
+        # A span as the readout: the rows before c are addition's default readout.
+        self.assertEqual(maskprior.validate(ADDITION, task="addition", readout="before c"),
+                         maskprior.validate(ADDITION, task="addition"))
+        with self.assertRaises(maskprior.SpecError) as error:
+            maskprior.validate(sums, depends=["c[i]: a[i]", "eq: z"])
+        self.assertEqual((error.exception.file, error.exception.line, error.exception.column),
+                         ("--depends", 2, 5))
+        with self.assertRaises(maskprior.InputError):
+            maskprior.validate(sums, depends="c[i]: a[i]", feedback="carry")
+
 
 @unittest.skipIf(torch is None, "needs PyTorch")
 class TorchTest(unittest.TestCase):
