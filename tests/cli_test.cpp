@@ -436,15 +436,21 @@ TEST_F(MaskcTest, OutputIsNeverTheInput) {
     EXPECT_CONTAINS(r.err, "is the input");
     EXPECT_EQ(read_text(dir_ / "s.mask"), spec);
   }
+  // --png writes only to a .png name (a usage error before anything is read) ...
   const Result png = maskc("show s.mask --png s.mask");
-  EXPECT_EQ(png.code, 1) << png.err;
-  EXPECT_CONTAINS(png.err, "--png");
+  EXPECT_EQ(png.code, 2) << png.err;
+  EXPECT_CONTAINS(png.err, "does not end in .png");
   EXPECT_EQ(read_text(dir_ / "s.mask"), spec);
   ASSERT_EQ(maskc("compile s.mask -o s.safetensors").code, 0);
-  const std::string compiled = read_text(dir_ / "s.safetensors");
-  EXPECT_EQ(maskc("show s.safetensors --png s.safetensors").code, 1);
-  EXPECT_EQ(read_text(dir_ / "s.safetensors"), compiled);
-  EXPECT_EQ(entries(), (std::vector<std::string>{"hard.mask", "s.mask", "s.safetensors", "sub"}));
+  // ... and never to its input, even one named .png.
+  fs::copy_file(dir_ / "s.safetensors", dir_ / "m.png");
+  const std::string compiled = read_text(dir_ / "m.png");
+  const Result onto_input = maskc("show m.png --png m.png");
+  EXPECT_EQ(onto_input.code, 1) << onto_input.err;
+  EXPECT_CONTAINS(onto_input.err, "--png");
+  EXPECT_EQ(read_text(dir_ / "m.png"), compiled);
+  EXPECT_EQ(entries(),
+            (std::vector<std::string>{"hard.mask", "m.png", "s.mask", "s.safetensors", "sub"}));
 }
 
 TEST_F(MaskcTest, OutputOntoSymlinksFifosAndDevicesIsRefused) {
