@@ -5,32 +5,20 @@
 #include <algorithm>
 #include <utility>
 
+#include "core/text.h"
+
 namespace maskprior {
 namespace {
 
-bool is_control(unsigned char c) {
-  return c < 0x20 || c == 0x7f;
-}
-
-/// How many columns `c`, the byte at some position of a source line, takes once escaped: 4 for
-/// an escaped control character, 0 for a UTF-8 continuation byte, else 1.
-size_t escaped_width(unsigned char c) {
-  if (c == '\t') return 1;
-  if (is_control(c)) return 4;
-  return (c & 0xc0) == 0x80 ? 0 : 1;
-}
-
-/// The line under the source line: spaces (tabs kept) up to the 1-based `column`, then `^`.
+/// The line under the source line: as many columns as `source_line`'s first `column` - 1 bytes
+/// take once escaped (one per character of printable_utf8's text, tabs kept), then `^`. So the
+/// caret stands under the character at `column` however many escapes come before it.
 std::string caret_line(const std::string& source_line, int column) {
+  const size_t before = std::min(static_cast<size_t>(std::max(column, 1) - 1), source_line.size());
+  const std::string shown = printable_utf8(std::string_view(source_line).substr(0, before));
   std::string out;
-  for (int i = 1; i < column && i - 1 < static_cast<int>(source_line.size()); ++i) {
-    const auto c = static_cast<unsigned char>(source_line[static_cast<size_t>(i - 1)]);
-    // Keep tabs so the caret lines up under tab-indented source.
-    if (c == '\t') {
-      out += '\t';
-    } else {
-      out.append(escaped_width(c), ' ');
-    }
+  for (size_t i = 0; i < shown.size(); i += utf8_length(shown, i)) {
+    out += shown[i] == '\t' ? '\t' : ' ';
   }
   return out + '^';
 }
@@ -55,17 +43,7 @@ std::pair<std::string, int> excerpt(const std::string& line, int column) {
 }  // namespace
 
 std::string escape_control_chars(std::string_view text, bool keep_newlines) {
-  std::string out;
-  out.reserve(text.size());
-  for (char ch : text) {
-    const auto c = static_cast<unsigned char>(ch);
-    if (is_control(c) && c != '\t' && !(keep_newlines && c == '\n')) {
-      out += fmt::format("\\x{:02x}", c);
-    } else {
-      out += ch;
-    }
-  }
-  return out;
+  return printable_utf8(text, keep_newlines);
 }
 
 std::string quote_input(std::string_view text, size_t max) {

@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace maskprior {
@@ -37,11 +38,15 @@ struct Diagnostic {
 ///     source line
 ///         ^
 /// Control characters in the file name, message and source line are escaped (\x1b), so a spec
-/// cannot move the cursor or recolour the terminal of whoever reads its errors.
+/// cannot move the cursor or recolour the terminal of whoever reads its errors, and so are bytes
+/// that are not UTF-8 and invisible characters (\u200b); the caret stands under the escaped
+/// character it points at.
 std::string format_diagnostic(const Diagnostic& d);
 
-/// `text` with every control character (bytes below 0x20, and 0x7f) written as `\xHH`, except
-/// tabs, and newlines when `keep_newlines`. For anything that echoes input to a terminal.
+/// `text` with every control character (bytes below 0x20, 0x7f, the C1 controls) and every byte
+/// that is not UTF-8 written as `\xHH`, except tabs, and newlines when `keep_newlines`; and
+/// every character that shows nothing or passes for a space (U+200B, U+00A0, U+FEFF, bidi
+/// controls) as `\uHHHH`. The result is valid UTF-8. For anything that echoes input.
 std::string escape_control_chars(std::string_view text, bool keep_newlines = false);
 
 /// Input echoed in a message: in single quotes, control characters escaped, and cut after
@@ -60,10 +65,18 @@ class SpecError : public std::runtime_error {
 };
 
 /// The user's mistake in some other input (a tensor file, a CSV, a flag value, a size).
-/// `what()` is the full message, already naming the file/line/operation.
+/// `what()` is the full message, already naming the file/line/operation; `where()` names the
+/// file, and the line when there is one, for programs (Python's InputError.file and .line): empty
+/// and 0 when the error is about no file.
 class InputError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
+  InputError(const std::string& message, SourceLocation where)
+      : std::runtime_error(message), where_(std::move(where)) {}
+  const SourceLocation& where() const { return where_; }
+
+ private:
+  SourceLocation where_;
 };
 
 /// A bug in maskprior, never caused by user input.

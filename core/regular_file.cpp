@@ -56,7 +56,8 @@ RegularFile::~RegularFile() {
 
 void RegularFile::fail(const std::string& message) const {
   throw InputError(
-      fmt::format("cannot read {}{}'{}': {}", what_, what_.empty() ? "" : " ", path_, message));
+      fmt::format("cannot read {}{}'{}': {}", what_, what_.empty() ? "" : " ", path_, message),
+      SourceLocation{path_});
 }
 
 void RegularFile::read_at(uint64_t offset, void* out, uint64_t count) const {

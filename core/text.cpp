@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <utility>
 
 namespace maskprior {
 
@@ -47,14 +48,32 @@ std::string human_bytes(uint64_t bytes) {
   return unit == 0 ? fmt::format("{} B", bytes) : fmt::format("{:.1f} {}", v, units[unit]);
 }
 
-std::string printable_utf8(std::string_view text) {
+bool is_invisible(char32_t c) {
+  // Sorted, closed ranges: Unicode's White_Space characters beyond ASCII (U+0085 is a C1
+  // control, escaped as one), and its Default_Ignorable_Code_Point characters but the combining
+  // grapheme joiner and the variation selectors, which belong to the visible character before
+  // them (U+FE0F to an emoji).
+  static constexpr std::pair<char32_t, char32_t> kRanges[] = {
+      {0x00a0, 0x00a0},   {0x00ad, 0x00ad},   {0x061c, 0x061c},  {0x115f, 0x1160}, {0x1680, 0x1680},
+      {0x17b4, 0x17b5},   {0x180e, 0x180e},   {0x2000, 0x200f},  {0x2028, 0x202f}, {0x205f, 0x206f},
+      {0x3000, 0x3000},   {0x3164, 0x3164},   {0xfeff, 0xfeff},  {0xffa0, 0xffa0}, {0xfff0, 0xfffb},
+      {0x1bca0, 0x1bca3}, {0x1d173, 0x1d17a}, {0xe0000, 0xe007f}};
+  for (const auto& [first, last] : kRanges) {
+    if (c < first) return false;
+    if (c <= last) return true;
+  }
+  return false;
+}
+
+std::string printable_utf8(std::string_view text, bool keep_newlines) {
   std::string out;
   out.reserve(text.size());
   for (size_t i = 0; i < text.size();) {
     const size_t length = utf8_length(text, i);
     const auto b0 = static_cast<unsigned char>(text[i]);
     const bool c1 = length == 2 && b0 == 0xc2 && static_cast<unsigned char>(text[i + 1]) < 0xa0;
-    const bool control = length == 1 && ((b0 < 0x20 && b0 != '\t') || b0 == 0x7f);
+    const bool kept = b0 == '\t' || (keep_newlines && b0 == '\n');
+    const bool control = length == 1 && (b0 < 0x20 || b0 == 0x7f) && !kept;
     if (length == 0 || control || c1) {
       const size_t bytes = length == 0 ? 1 : length;
       for (size_t k = 0; k < bytes; ++k) {
@@ -62,6 +81,19 @@ std::string printable_utf8(std::string_view text) {
       }
       i += bytes;
       continue;
+    }
+    if (length > 1) {
+      // The code point: the lead byte's payload bits, then 6 bits from each continuation byte.
+      char32_t c = b0 & (0xff >> (length + 1));
+      for (size_t k = 1; k < length; ++k) {
+        c = (c << 6) | (static_cast<unsigned char>(text[i + k]) & 0x3f);
+      }
+      if (is_invisible(c)) {
+        out += c > 0xffff ? fmt::format("\\U{:08x}", static_cast<uint32_t>(c))
+                          : fmt::format("\\u{:04x}", static_cast<uint32_t>(c));
+        i += length;
+        continue;
+      }
     }
     out.append(text.substr(i, length));
     i += length;

@@ -125,14 +125,17 @@ void check_target(const std::string& path) {
   if (::lstat(path.c_str(), &st) != 0) return;  // missing, or unreachable: open says why
   if (S_ISREG(st.st_mode)) return;
   if (S_ISLNK(st.st_mode)) {
-    throw InputError(fmt::format(
-        "cannot write '{}': it is a symbolic link, and outputs never follow or replace symbolic "
-        "links (write to the file it points to, or remove the link first)",
-        path));
+    throw InputError(fmt::format("cannot write '{}': it is a symbolic link, and outputs never "
+                                 "follow or replace symbolic "
+                                 "links (write to the file it points to, or remove the link first)",
+                                 path),
+                     SourceLocation{path});
   }
-  throw InputError(fmt::format(
-      "cannot write '{}': it is {}, not a regular file, and only regular files are replaced", path,
-      file_kind(st.st_mode)));
+  throw InputError(
+      fmt::format(
+          "cannot write '{}': it is {}, not a regular file, and only regular files are replaced",
+          path, file_kind(st.st_mode)),
+      SourceLocation{path});
 }
 
 /// Blocks SIGINT, SIGTERM and SIGHUP in this thread for its lifetime; one that arrives meanwhile
@@ -172,7 +175,8 @@ class TempFile {
       }
       if (error != EEXIST) fail(error);
     }
-    throw InputError(fmt::format("cannot write '{}': no free temporary file name", target_));
+    throw InputError(fmt::format("cannot write '{}': no free temporary file name", target_),
+                     SourceLocation{target_});
   }
   TempFile(const TempFile&) = delete;
   TempFile& operator=(const TempFile&) = delete;
@@ -201,7 +205,7 @@ class TempFile {
 
  private:
   [[noreturn]] void fail(int error, std::string_view step = {}) const {
-    throw InputError(write_error(target_, error, step));
+    throw InputError(write_error(target_, error, step), SourceLocation{target_});
   }
 
   std::string target_;
@@ -245,7 +249,7 @@ void write_file_atomic(const std::string& path, const std::vector<std::string_vi
 void append_file(const std::string& path, std::string_view bytes) {
   check_target(path);
   const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0666);
-  if (fd < 0) throw InputError(write_error(path, errno, ""));
+  if (fd < 0) throw InputError(write_error(path, errno, ""), SourceLocation{path});
   struct stat st {};
   int error = ::fstat(fd, &st) != 0 ? errno : 0;
   if (error == 0) {
@@ -256,7 +260,7 @@ void append_file(const std::string& path, std::string_view bytes) {
     }
   }
   if (::close(fd) != 0 && error == 0) error = errno;
-  if (error != 0) throw InputError(write_error(path, error, ""));
+  if (error != 0) throw InputError(write_error(path, error, ""), SourceLocation{path});
 }
 
 void remove_temp_files_on_signals() {

@@ -21,14 +21,16 @@ std::string InputFile::read_string(uint64_t offset, uint64_t count) {
 }
 
 void InputFile::corrupt(const std::string& what) const {
-  throw InputError(fmt::format("'{}' is not a valid tensor file: {}", path_, what));
+  throw InputError(fmt::format("'{}' is not a valid tensor file: {}", path_, what),
+                   SourceLocation{path_});
 }
 
 void InputFile::check_claim(uint64_t claimed, uint64_t max_bytes, const std::string& what) const {
   if (claimed <= max_bytes) return;
   throw InputError(
       fmt::format("cannot read '{}': its header claims {} bytes of {}, over the limit of {}", path_,
-                  claimed, what, byte_size_text(max_bytes)));
+                  claimed, what, byte_size_text(max_bytes)),
+      SourceLocation{path_});
 }
 
 std::optional<uint64_t> byte_count(const std::vector<int64_t>& shape, uint64_t element_size) {

@@ -284,7 +284,24 @@ TEST(Messages, PrintableUtf8) {
   EXPECT_EQ(printable_utf8("\xed\xa0\x80"), "\\xed\\xa0\\x80");           // a surrogate
   EXPECT_EQ(printable_utf8("\xf4\x90\x80\x80"), "\\xf4\\x90\\x80\\x80");  // > U+10FFFF
   EXPECT_EQ(printable_utf8("\xc2\x9b"), "\\xc2\\x9b");                    // C1 CSI
-  EXPECT_EQ(printable_utf8("\xc2\xa0"), "\xc2\xa0");  // no-break space is printable
+  // Characters that show nothing or pass for a space are written as \uHHHH: a no-break space, a
+  // zero-width space, a byte-order mark, a bidi override; above U+FFFF as \UHHHHHHHH.
+  EXPECT_EQ(printable_utf8("a\xc2\xa0"
+                           "b"),
+            "a\\u00a0b");
+  EXPECT_EQ(printable_utf8("x\xe2\x80\x8b"
+                           "1"),
+            "x\\u200b1");
+  EXPECT_EQ(printable_utf8("\xef\xbb\xbfx0"), "\\ufeffx0");
+  EXPECT_EQ(printable_utf8("\xe2\x80\xae"
+                           "abc"),
+            "\\u202eabc");
+  EXPECT_EQ(printable_utf8("\xf3\xa0\x80\xa0"), "\\U000e0020");  // a tag space
+  // Visible neighbours are kept: an emoji's variation selector, the ideographic full stop.
+  EXPECT_EQ(printable_utf8("\xe2\x9d\xa4\xef\xb8\x8f \xe3\x80\x82"),
+            "\xe2\x9d\xa4\xef\xb8\x8f \xe3\x80\x82");
+  EXPECT_EQ(printable_utf8("a\nb"), "a\\x0ab");
+  EXPECT_EQ(printable_utf8("a\nb", /*keep_newlines=*/true), "a\nb");
 }
 
 TEST(Messages, EchoedInputIsEscapedAndCut) {
@@ -311,6 +328,19 @@ TEST(Messages, EchoedInputIsEscapedAndCut) {
             "s\\x1b.mask:1:4: error: unexpected \\x1b[2J\n"
             "  a\\x1bbc d\n"
             "        ^");
+
+  // The caret counts each escape as the columns it shows: under the `d` after a zero-width
+  // space, a byte that is not UTF-8 and a no-break space; and bytes that are not UTF-8 in the
+  // file name, message and line come out as \xHH, so the diagnostic is valid UTF-8.
+  d.where = {"s\xff.mask", 1, 11};
+  d.message = "unknown span \xff";
+  d.source_line =
+      "\xe2\x80\x8b\xff\xc2\xa0"
+      "abc d";
+  EXPECT_EQ(format_diagnostic(d),
+            "s\\xff.mask:1:11: error: unknown span \\xff\n"
+            "  \\u200b\\xff\\u00a0abc d\n"
+            "                      ^");
 }
 
 TEST(Messages, AllocationFailureNamesTheSize) {

@@ -18,4 +18,15 @@ std::string input_error(F f) {
   return "";
 }
 
+/// The diagnostic of the SpecError `f` throws, as the CLI prints it ("" if it throws none).
+template <class F>
+std::string spec_error(F f) {
+  try {
+    f();
+  } catch (const SpecError& e) {
+    return e.what();
+  }
+  return "";
+}
+
 }  // namespace maskprior::testing
