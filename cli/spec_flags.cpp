@@ -5,10 +5,8 @@
 
 #include <cctype>
 #include <charconv>
-#include <cmath>
 #include <cstdlib>
 #include <filesystem>
-#include <limits>
 #include <ostream>
 
 #include "core/error.h"
@@ -60,9 +58,9 @@ std::string check_scale_value(const std::string& text) {
   char* end = nullptr;
   const double value = std::strtod(text.c_str(), &end);
   if (end == text.c_str()) return {};  // not a number at all: CLI11's conversion says so
-  if (!std::isfinite(value) || std::abs(value) > std::numeric_limits<float>::max()) {
+  if (!is_scale_value(value)) {
     return fmt::format("expects a finite number (at most {:g} in magnitude, float32), got {}",
-                       std::numeric_limits<float>::max(), quote_input(text));
+                       kMaxScaleValue, quote_input(text));
   }
   return {};
 }

@@ -2,8 +2,10 @@
 // rule passes) so that no pass includes the pipeline's entry points (compiler/compile.h).
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -16,11 +18,25 @@ namespace maskprior {
 /// a way to switch the cap (and the work limits proportional to it) off.
 inline constexpr uint64_t kMaxBytesCeiling = uint64_t{64} << 30;
 
+/// The largest magnitude an open or close value may have: the mask is float32.
+inline constexpr double kMaxScaleValue = std::numeric_limits<float>::max();
+
+/// Whether `value` may be an open or close value: finite, also as float32. One rule for a spec's
+/// `scale`, `--open`/`--close` (a usage error), Python's `open=`/`close=` and every
+/// CompileOptions (the compiler refuses an open_value or close_value that breaks it).
+inline bool is_scale_value(double value) {
+  return std::isfinite(value) && std::fabs(value) <= kMaxScaleValue;
+}
+
 /// Options of one compile: command-line overrides and the size cap.
 struct CompileOptions {
   std::map<std::string, std::string> defines;  // -D NAME=VALUE (value text, parsed as EXPR literal)
-  std::optional<double> open_value;            // --open, overrides `scale open = ...`
-  std::optional<double> close_value;           // --close
+  /// What messages call the value given for parameter NAME, and the one-line source its errors
+  /// point into: maskc's `-D NAME` when empty (define_origin); the Python module's
+  /// `params['NAME']`.
+  std::function<std::string(const std::string& name)> name_define;
+  std::optional<double> open_value;   // --open, overrides `scale open = ...`; is_scale_value
+  std::optional<double> close_value;  // --close
   /// --digits SPAN=ORDER: the digit order of SPAN, as if the spec declared `digits SPAN ORDER`
   /// instead of what it declares (a task whose data puts the digits the other way round: `align`
   /// and `product` are defined by digit place). InputError for a span the spec lacks.
@@ -37,5 +53,10 @@ struct CompileOptions {
   /// as thrown. The Python module raises KeyboardInterrupt through it. Empty: never called.
   std::function<void()> check_cancelled;
 };
+
+/// How messages name the define of parameter `name`: `options.name_define`'s name, else `-D name`.
+inline std::string define_origin(const CompileOptions& options, const std::string& name) {
+  return options.name_define ? options.name_define(name) : "-D " + name;
+}
 
 }  // namespace maskprior

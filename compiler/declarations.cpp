@@ -2,10 +2,9 @@
 
 #include <fmt/format.h>
 
-#include <cfloat>
 #include <cmath>
-
 #include <set>
+#include <utility>
 
 #include "compiler/parse.h"
 
@@ -69,8 +68,9 @@ void declare_param(Declarations& d, const ast::Statement& st, const SourceText& 
     return;
   }
   // A define is evaluated like the spec's own expression, in its own one-line source.
-  const SourceText define_source(define->second, "-D " + st.name);
-  const ast::ExprPtr e = parse_define_value(st.name, define->second);
+  const std::string origin = define_origin(options, st.name);
+  const SourceText define_source(define->second, origin);
+  const ast::ExprPtr e = parse_define_value(origin, define->second);
   d.params[st.name] = evaluate(*e, d.params, define_source);
 }
 
@@ -159,7 +159,7 @@ void declare(Declarations& d, const ast::Statement& st, std::set<ast::StatementK
       once(seen, st, source, "scale");
       for (const ast::ScaleItem& item : st.scale) {
         const double v = evaluate(*item.value, d.params, source).real;
-        if (std::fabs(v) > FLT_MAX) {  // the value is written into float32 cells
+        if (!is_scale_value(v)) {  // the value is written into float32 cells
           source.fail(item.value->pos, fmt::format("{} value {} does not fit in float32",
                                                    item.is_open ? "open" : "close", v));
         }
@@ -189,8 +189,23 @@ void check_defines(const Declarations& d, const SourceText& source, const Compil
     if (d.params.count(name) == 0) {
       std::string known;
       for (const auto& [p, v] : d.params) known += (known.empty() ? "" : ", ") + p;
-      throw InputError(fmt::format("-D {}={}: {} has no parameter {} (its parameters: {})", name,
-                                   value, source.filename(), name, known.empty() ? "none" : known));
+      throw InputError(fmt::format("{} = {}: {} has no parameter {} (its parameters: {})",
+                                   define_origin(options, name), quote_input(value),
+                                   source.filename(), name, known.empty() ? "none" : known),
+                       SourceLocation{source.filename()});
+    }
+  }
+}
+
+// Throws InputError for an open or close value that is not a finite float32 (is_scale_value).
+void check_scale_overrides(const CompileOptions& options) {
+  for (const auto& [what, value] :
+       {std::pair{"open", options.open_value}, std::pair{"close", options.close_value}}) {
+    if (value && !is_scale_value(*value)) {
+      throw InputError(
+          fmt::format("the {} value {} is not a finite float32 number (it must be "
+                      "finite and at most {:g} in magnitude)",
+                      what, *value, kMaxScaleValue));
     }
   }
 }
@@ -253,6 +268,7 @@ Declarations resolve_declarations(const ast::Spec& spec, const SourceText& sourc
     source.fail(spec.name_pos, "the spec declares no tokens; expected a `tokens` statement");
   }
   override_digits(d, source, options);
+  check_scale_overrides(options);
   if (options.open_value) d.open_value = *options.open_value;
   if (options.close_value) d.close_value = *options.close_value;
   d.default_value = default_value(d, default_st, source);

@@ -428,14 +428,14 @@ ast::Spec parse_spec(const SourceText& source) {
   return spec;
 }
 
-ast::ExprPtr parse_define_value(const std::string& name, const std::string& value) {
-  pegtl::memory_input in(value, "-D " + name);
+ast::ExprPtr parse_define_value(const std::string& origin, const std::string& value) {
+  pegtl::memory_input in(value, origin);
   std::unique_ptr<Node> root;
   try {
     root = pegtl::parse_tree::parse<g::define_value, tree_selector, depth_limit, g::control>(in);
   } catch (const pegtl::parse_error& e) {
-    throw InputError(fmt::format("-D {}={}: {} at column {}", name, value, parse_message(e),
-                                 e.positions().front().column));
+    throw InputError(fmt::format("{} = {}: {} at column {}", origin, quote_input(value),
+                                 parse_message(e), e.positions().front().column));
   }
   internal_check(root != nullptr && root->children.size() == 1, "define parse without a value");
   const Node& n = *root->children[0];
@@ -444,7 +444,7 @@ ast::ExprPtr parse_define_value(const std::string& name, const std::string& valu
     return build_expr(n);
   } catch (const TooDeep& e) {
     throw InputError(
-        fmt::format("-D {}: {} (at column {})", name, too_deep_message(), e.pos.column));
+        fmt::format("{}: {} (at column {})", origin, too_deep_message(), e.pos.column));
   }
 }
 

@@ -11,7 +11,8 @@ namespace maskprior {
 /// Parses a whole spec. Throws SpecError (file:line:col, what was expected) on a syntax error.
 ast::Spec parse_spec(const SourceText& source);
 
-/// Parses the VALUE of `-D NAME=VALUE` as an expression. Throws InputError naming the define.
-ast::ExprPtr parse_define_value(const std::string& name, const std::string& value);
+/// Parses the VALUE of `-D NAME=VALUE` as an expression. Throws InputError naming the define as
+/// `origin` says (define_origin: `-D NAME`, or Python's `params['NAME']`).
+ast::ExprPtr parse_define_value(const std::string& origin, const std::string& value);
 
 }  // namespace maskprior

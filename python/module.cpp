@@ -30,15 +30,42 @@ namespace {
 PyObject* spec_error_type = nullptr;
 PyObject* input_error_type = nullptr;
 
+/// `text` as a Python str. C++ strings hold bytes, not necessarily UTF-8 (a spec or path may have
+/// any): bytes that are not UTF-8 become `\xHH` (errors="backslashreplace") in text shown to
+/// people, and surrogates (errors="surrogateescape", as os.fsdecode does) in a file name, so that
+/// it names the same file again.
+py::str python_text(const std::string& text, const char* errors = "backslashreplace") {
+  PyObject* decoded =
+      PyUnicode_DecodeUTF8(text.data(), static_cast<py::ssize_t>(text.size()), errors);
+  if (decoded == nullptr) throw py::error_already_set();
+  return py::reinterpret_steal<py::str>(decoded);
+}
+
+/// An error's place as Python attributes .file, .line and .column: None where unknown.
+void set_location(py::object& error, const SourceLocation& where) {
+  const auto number = [](int n) {
+    return n > 0 ? py::object(py::int_(n)) : py::object(py::none());
+  };
+  error.attr("file") = where.file.empty() ? py::object(py::none())
+                                          : py::object(python_text(where.file, "surrogateescape"));
+  error.attr("line") = number(where.line);
+  error.attr("column") = number(where.column);
+}
+
 void raise_spec_error(const SpecError& e) {
   const Diagnostic& d = e.diagnostic();
-  py::object error = py::reinterpret_borrow<py::object>(spec_error_type)(format_diagnostic(d));
-  error.attr("file") = d.where.file;
-  error.attr("line") = d.where.line;
-  error.attr("column") = d.where.column;
-  error.attr("message") = d.message;
-  error.attr("source_line") = d.source_line;
+  py::object error = py::reinterpret_borrow<py::object>(spec_error_type)(python_text(e.what()));
+  set_location(error, d.where);
+  error.attr("message") = python_text(d.message);
+  error.attr("source_line") = python_text(d.source_line);
   PyErr_SetObject(spec_error_type, error.ptr());
+}
+
+void raise_input_error(const InputError& e) {
+  py::object error = py::reinterpret_borrow<py::object>(input_error_type)(python_text(e.what()));
+  set_location(error, e.where());
+  error.attr("message") = python_text(e.what());
+  PyErr_SetObject(input_error_type, error.ptr());
 }
 
 void translate_errors(std::exception_ptr error) {
@@ -47,7 +74,7 @@ void translate_errors(std::exception_ptr error) {
   } catch (const SpecError& e) {
     raise_spec_error(e);
   } catch (const InputError& e) {
-    PyErr_SetString(input_error_type, e.what());
+    raise_input_error(e);
   }
 }
 
@@ -84,6 +111,7 @@ CompileOptions make_options(const std::map<std::string, std::string>& defines,
                             std::optional<uint64_t> max_bytes) {
   CompileOptions options;
   options.defines = defines;
+  options.name_define = [](const std::string& name) { return "params['" + name + "']"; };
   options.open_value = open_value;
   options.close_value = close_value;
   options.max_bytes = checked_max_bytes(max_bytes, options.max_bytes);

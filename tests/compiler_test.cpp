@@ -10,14 +10,19 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "compiler/ast.h"
 #include "compiler/compile.h"
 #include "core/error.h"
+#include "tests/test_util.h"
 
 namespace maskprior {
 namespace {
+
+using testing::input_error;
+using testing::spec_error;
 
 CompiledMask compile(const std::string& body, const CompileOptions& options = {}) {
   return compile_source("mask t\n" + body, "t.mask", options);
@@ -745,6 +750,38 @@ TEST(CompilerLimits, IntegerOverflowIsALocatedErrorNotATrap) {
       EXPECT_NE(e.diagnostic().message.find("integer overflow"), std::string::npos) << e.what();
     }
   }
+  // A caller that takes the values otherwise names them its own way (Python: params['n']).
+  CompileOptions options;
+  options.defines["n"] = "(-9223372036854775807-1)/-1";
+  options.name_define = [](const std::string& name) { return "params['" + name + "']"; };
+  EXPECT_EQ(spec_error([&] { compile("param n = 2\ntokens x[n]\n", options); }),
+            "params['n']:1:25: error: integer overflow in -9223372036854775808 / -1\n"
+            "  (-9223372036854775807-1)/-1\n"
+            "                          ^");
+  options.defines = {{"m", "3"}};
+  EXPECT_EQ(input_error([&] { compile("param n = 2\ntokens x[n]\n", options); }),
+            "params['m'] = '3': t.mask has no parameter m (its parameters: n)");
+}
+
+// --open/--close and Python's open=/close= obey the rule of a spec's `scale`: finite as float32.
+// The compiler applies it to every CompileOptions, so no caller can pass NaN or -1e308.
+TEST(CompilerLimits, OpenAndCloseOverridesMustBeFiniteFloat32) {
+  const std::pair<double, const char*> cases[] = {
+      {std::nan(""), "nan"}, {-1e308, "-1e+308"}, {1e39, "1e+39"}, {HUGE_VAL, "inf"}};
+  for (const auto& [bad, text] : cases) {
+    CompileOptions options;
+    options.close_value = bad;
+    EXPECT_EQ(input_error([&] { compile("tokens x[2]\n", options); }),
+              std::string("the close value ") + text +
+                  " is not a finite float32 number (it must be finite and at most 3.40282e+38 "
+                  "in magnitude)");
+  }
+  CompileOptions options;
+  options.open_value = 3e38;
+  options.close_value = -3e38;
+  const CompiledMask m = compile("tokens x[2]\ndefault close\nopen x[0] -> x[1]\n", options);
+  EXPECT_EQ(m.at(0, 0, 0, 1), 3e38f);
+  EXPECT_EQ(m.at(0, 0, 1, 0), -3e38f);
 }
 
 TEST(CompilerLimits, LoopIterationsAreCountedBeforeTheyRun) {

@@ -292,7 +292,7 @@ TEST(Reachability, HugeDepthIsCappedAndStopsAtAFixedPoint) {
   EXPECT_EQ(members(ReachabilityGraph(mask, kMaxDepth).sources_of(3)), (std::vector<int64_t>{3}));
   EXPECT_NE(input_error([&] {
               ReachabilityGraph(mask, 1'000'000'000);
-            }).find("--depth 1000000000 is above the limit of 1000000"),
+            }).find("depth 1000000000 is above the limit of 1000000"),
             std::string::npos);
 }
 
@@ -489,7 +489,7 @@ TEST(Validate, BindingErrors) {
   readout.readout = {"x[9]"};
   EXPECT_NE(input_error([&] {
               task_target(mask, "parity2", readout);
-            }).find("--readout 'x[9]': no such token or span in spec 'hand'"),
+            }).find("readout 'x[9]': no such token or span in spec 'hand'"),
             std::string::npos);
   EXPECT_NE(input_error([&] { task_target(mask, "addition"); }).find("has no span `a`"),
             std::string::npos);
@@ -553,7 +553,7 @@ TEST(Decoder, TableReadsAtTheRowsThatPredictTheLastSpan) {
   span.readout = {"before c", "eq"};
   EXPECT_NE(input_error([&] {
               table_target(mask, running_sum_table(3), span);
-            }).find("has 3 outputs but --readout before c eq names 4 rows"),
+            }).find("has 3 outputs but the readout before c eq names 4 rows"),
             std::string::npos);
 }
 

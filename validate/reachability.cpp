@@ -11,17 +11,17 @@ namespace maskprior::validate {
 
 ReachabilityGraph::ReachabilityGraph(const CompiledMask& mask, int64_t depth)
     : mask_(&mask), depth_(depth) {
-  if (depth < 1) throw InputError(fmt::format("--depth {} must be at least 1", depth));
+  if (depth < 1) throw InputError(fmt::format("depth {} must be at least 1", depth));
   if (depth > kMaxDepth) {
     throw InputError(
-        fmt::format("--depth {} is above the limit of {} (a 1-layer spec repeats "
+        fmt::format("depth {} is above the limit of {} (a 1-layer spec repeats "
                     "its layer, and after N layers, N the number of tokens, the "
                     "reachable tokens no longer change)",
                     depth, kMaxDepth));
   }
   if (mask.layers > 1 && depth > mask.layers) {
-    throw InputError(fmt::format("--depth {} exceeds the {} layers of spec '{}'", depth,
-                                 mask.layers, mask.name));
+    throw InputError(
+        fmt::format("depth {} exceeds the {} layers of spec '{}'", depth, mask.layers, mask.name));
   }
   check_invariants(mask);
   direction_ = mask.open_value >= mask.close_value ? 1.0 : -1.0;

@@ -30,7 +30,7 @@ std::vector<int64_t> readout_rows(const CompiledMask& mask, const std::vector<st
     const std::vector<int64_t> tokens = mask.layout.tokens_of(name);
     if (tokens.empty()) {
       throw InputError(fmt::format(
-          "--readout {}: no such token or span in spec '{}' (name a token as x[3] or cls, a span "
+          "readout {}: no such token or span in spec '{}' (name a token as x[3] or cls, a span "
           "as c, or the rows before a span's tokens as \"before c\")",
           quote_input(name), mask.name));
     }
@@ -38,7 +38,7 @@ std::vector<int64_t> readout_rows(const CompiledMask& mask, const std::vector<st
   }
   if (rows.size() != 1 && rows.size() != outputs) {
     throw InputError(
-        fmt::format("{} has {} output{} but --readout {} names {} rows (give one for all outputs "
+        fmt::format("{} has {} output{} but the readout {} names {} rows (give one for all outputs "
                     "or one per output)",
                     what, outputs, outputs == 1 ? "" : "s", fmt::join(names, " "), rows.size()));
   }

@@ -12,7 +12,10 @@ The same C++ compiler and validator as `maskc`, in-process:
 
 `maskprior.torch` (needs PyTorch) turns a CompiledMask into a learnable attention bias.
 """
+import collections.abc
 import json
+import math
+import numbers
 import os
 
 from ._maskprior import CompiledMask, InputError, SpecError
@@ -22,21 +25,40 @@ __all__ = ["CompiledMask", "InputError", "SpecError", "compile", "load", "valida
 
 
 
+def _input_error(message):
+    """An InputError raised here, with the attributes of one raised by the module."""
+    error = InputError(message)
+    error.file = error.line = error.column = None
+    error.message = message
+    return error
+
+
 def _define_text(name, value):
-    """The text of `-D name=value` for one params entry (an int, a float, or expression text)."""
-    if isinstance(value, bool):
-        raise TypeError("params[%r]: expected an int or a float, got a bool" % name)
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        return repr(value)
-    if isinstance(value, str):
-        return value
-    raise TypeError("params[%r]: expected an int or a float, got %s" % (name, type(value).__name__))
+    """The text of one params entry: an int, or a float that is finite. Anything else (a bool, a
+    str, None) is a TypeError naming the parameter: params are numbers, not expression text."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError("params[%r]: expected an int or a float, got %s"
+                        % (name, type(value).__name__))
+    if isinstance(value, numbers.Integral):
+        return str(int(value))
+    value = float(value)
+    if not math.isfinite(value):
+        raise _input_error("params[%r] is %r; a parameter must be a finite number" % (name, value))
+    return repr(value)
 
 
 def _defines(params):
-    return {str(name): _define_text(name, value) for name, value in (params or {}).items()}
+    if params is None:
+        return {}
+    if not isinstance(params, collections.abc.Mapping):
+        raise TypeError("params: expected a dict of parameter values, got %s"
+                        % type(params).__name__)
+    defines = {}
+    for name, value in params.items():
+        if not isinstance(name, str):
+            raise TypeError("params: parameter names are str, got %r" % (name,))
+        defines[name] = _define_text(name, value)
+    return defines
 
 
 def _is_path(spec):
@@ -55,11 +77,14 @@ def _is_path(spec):
 def compile(spec, *, params=None, open=None, close=None, max_bytes=None):
     """Compiles a spec: a path (str or os.PathLike) of a .mask file, or else spec text.
 
-    params overrides `param` declarations (`maskc compile -D name=value`); open/close override
-    the spec's `scale` (`--open/--close`); max_bytes caps mask + provenance (default 4 GiB, at
-    most 64 GiB; the work limits grow with it). Raises SpecError (with .file, .line, .column,
-    .message) for a malformed spec, InputError for an unreadable file, a size over the cap or a
-    max_bytes over 64 GiB. Ctrl-C stops a long compile with KeyboardInterrupt.
+    params overrides `param` declarations: {name: int or float} (`maskc compile -D name=value`;
+    any other type is a TypeError); open/close override the spec's `scale` (finite, at most
+    3.4e38 in magnitude: the mask is float32); max_bytes caps mask + provenance (default 4 GiB,
+    at most 64 GiB; the work limits grow with it). Raises SpecError (with .file, .line, .column,
+    .message, .source_line) for a malformed spec, InputError (with .file and .line, None where
+    unknown, and .message) for an unreadable file, a parameter the spec lacks, a size over the
+    cap, an open or close value that is not a finite float32, or a max_bytes over 64 GiB.
+    Ctrl-C stops a long compile with KeyboardInterrupt.
     """
     defines = _defines(params)
     if _is_path(spec):

@@ -144,6 +144,86 @@ class ErrorTest(unittest.TestCase):
         self.assertIn("no_such_spec.mask", str(caught.exception))
 
 
+class ErrorDetailTest(unittest.TestCase):
+    """The Python face of the errors: the same checks as maskc, attributes where the error is,
+    messages that name Python's arguments (never maskc's flags), text that is always str."""
+
+    def test_open_and_close_are_refused_as_by_maskc(self):
+        for kwargs in ({"open": float("nan")}, {"close": -1e308}, {"open": float("inf")},
+                       {"close": 1e39}):
+            with self.subTest(**kwargs):
+                with self.assertRaises(maskprior.InputError) as caught:
+                    maskprior.compile(PARITY2, **kwargs)
+                self.assertIn("is not a finite float32 number", str(caught.exception))
+                flag, value = next(iter(kwargs.items()))
+                self.assertEqual(maskc("compile", PARITY2, "--" + flag + "=" + repr(value),
+                                       "-o", os.devnull).returncode, 2)
+        c = maskprior.compile(PARITY2, open=3e38, close=-3e38)  # the float32 range itself
+        self.assertEqual((c.metadata["open"], c.metadata["close"]), (3e38, -3e38))
+
+    def test_params_are_ints_or_floats(self):
+        for value in ("x", "6", None, True, [6], 1j):
+            with self.subTest(value=value):
+                with self.assertRaises(TypeError) as caught:
+                    maskprior.compile(PARITY2, params={"n": value})
+                self.assertIn("params['n']: expected an int or a float", str(caught.exception))
+        with self.assertRaises(TypeError):
+            maskprior.compile(PARITY2, params=[("n", 6)])
+        with self.assertRaises(TypeError):
+            maskprior.compile(PARITY2, params={6: 6})
+        with self.assertRaises(maskprior.InputError) as caught:
+            maskprior.compile(PARITY2, params={"n": float("nan")})
+        self.assertEqual(str(caught.exception), "params['n'] is nan; a parameter must be a finite "
+                                                "number")
+        self.assertIsNone(caught.exception.file)
+        self.assertEqual(maskprior.compile(PARITY2, params={"n": np.int64(6)}).n, 7)
+
+    def test_messages_name_no_maskc_flags(self):
+        with self.assertRaises(maskprior.InputError) as caught:
+            maskprior.compile(PARITY2, params={"nope": 3})
+        self.assertIn("params['nope'] = '3': ", str(caught.exception))
+        self.assertIn("has no parameter nope (its parameters: n)", str(caught.exception))
+        with self.assertRaises(maskprior.SpecError) as caught:  # a real where a length goes
+            maskprior.compile(PARITY2, params={"n": 10 ** 30})
+        self.assertEqual((caught.exception.file, caught.exception.line), (str(PARITY2), 8))
+        errors = [caught.exception]
+        for call in (lambda: maskprior.validate(PARITY2, task="parity2", depth=0),
+                     lambda: maskprior.validate(PARITY2, task="parity2", readout="nope"),
+                     lambda: maskprior.compile(PARITY2, params={"nope": 3})):
+            with self.assertRaises(maskprior.InputError) as caught:
+                call()
+            errors.append(caught.exception)
+        for error in errors:
+            self.assertNotIn("--", str(error))
+            self.assertNotIn("-D", str(error))
+
+    def test_a_spec_with_bytes_that_are_not_utf8_is_a_spec_error(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "bytes.mask")
+            with open(path, "wb") as f:
+                f.write(b"mask bytes\ntokens a[3]\nopen \xff\xfe -> a  # caf\xe9\n")
+            with self.assertRaises(maskprior.SpecError) as caught:
+                maskprior.compile(path)
+            e = caught.exception
+            self.assertEqual((e.file, e.line, e.column), (path, 3, 6))
+            self.assertIn("\\xff\\xfe", str(e))           # shown escaped, a str all the same
+            self.assertIn("\\xff\\xfe", e.source_line)
+            self.assertTrue(str(e).startswith(path + ":3:6: error: "))
+
+    def test_input_error_has_file_and_line(self):
+        with self.assertRaises(maskprior.InputError) as caught:
+            maskprior.load("/nonexistent/m.safetensors")
+        self.assertEqual((caught.exception.file, caught.exception.line),
+                         ("/nonexistent/m.safetensors", None))
+        self.assertIn("cannot read", caught.exception.message)
+        with self.assertRaises(maskprior.InputError) as caught:
+            maskprior.compile(PARITY2, params={"nope": 3})
+        self.assertEqual((caught.exception.file, caught.exception.line), (str(PARITY2), None))
+        with self.assertRaises(maskprior.InputError) as caught:
+            maskprior.compile(PARITY2, max_bytes=1 << 40)
+        self.assertEqual((caught.exception.file, caught.exception.line), (None, None))
+
+
 class LimitsTest(unittest.TestCase):
     # A spec whose rules write ~10^11 cells: minutes of work, cut short only by its work limit.
     SLOW = ("mask slow\ntokens x[1000]\nscale open = 1, close = -1\ndefault close\n"
