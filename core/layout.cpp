@@ -91,24 +91,26 @@ std::vector<int64_t> Layout::tokens_of(const std::string& label) const {
   return tokens;
 }
 
-std::vector<int64_t> bind_token_labels(const Layout& layout, const std::vector<std::string>& labels,
-                                       const std::string& source, const std::string& spec) {
+std::vector<int64_t> bind_token_labels(
+    const Layout& layout, const std::vector<std::string>& labels, const std::string& spec,
+    const std::function<SpecError(size_t label, const std::string& message)>& error_at) {
   std::vector<int64_t> tokens;
   std::unordered_map<int64_t, size_t> column_of_token;  // linear in the columns, however many
-  for (const std::string& label : labels) {
+  for (size_t i = 0; i < labels.size(); ++i) {
+    const std::string& label = labels[i];
     const std::optional<int64_t> token = layout.token_index(label);
     if (!token) {
       const int64_t n = layout.size();
-      throw InputError(fmt::format(
-          "{}:1: column {} names no token of spec '{}' (tokens are "
-          "named like {})",
-          source, quote_input(label), spec, n > 1 ? layout.token_label(n - 1) : "x[0]"));
+      throw error_at(
+          i, fmt::format("column {} names no token of spec '{}' (tokens are named "
+                         "like {})",
+                         quote_input(label), spec, n > 1 ? layout.token_label(n - 1) : "x[0]"));
     }
     const auto [same, inserted] = column_of_token.emplace(*token, tokens.size());
     if (!inserted) {
-      throw InputError(fmt::format("{}:1: columns {} and {} both name token {}", source,
-                                   quote_input(labels[same->second]), quote_input(label),
-                                   layout.token_label(*token)));
+      throw error_at(
+          i, fmt::format("columns {} and {} both name token {}", quote_input(labels[same->second]),
+                         quote_input(label), layout.token_label(*token)));
     }
     tokens.push_back(*token);
   }

@@ -3,11 +3,14 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "core/error.h"
 
 namespace maskprior {
 
@@ -50,11 +53,12 @@ std::string layout_text(const Layout& layout);
 /// True when both layouts have the same span names and lengths in the same order.
 bool same_spans(const Layout& a, const Layout& b);
 /// The tokens that `labels` (a table's column names, as `maskc validate --truth-table` and
-/// `maskc train --truth-table` read them from the header line of `source`) name in the layout of
-/// spec `spec`, one per label. Throws InputError naming `source`, line 1, for a label that names
-/// no token and for two labels of one token.
-std::vector<int64_t> bind_token_labels(const Layout& layout, const std::vector<std::string>& labels,
-                                       const std::string& source, const std::string& spec);
+/// `maskc train --truth-table` read them from its header line) name in the layout of spec `spec`,
+/// one per label. A label that names no token, or a token an earlier label names, is the error
+/// `error_at(i, message)` makes for label i (a truth table's: at that name in its header).
+std::vector<int64_t> bind_token_labels(
+    const Layout& layout, const std::vector<std::string>& labels, const std::string& spec,
+    const std::function<SpecError(size_t label, const std::string& message)>& error_at);
 /// A layout of `spans` (name, length) placed one after another from offset 0.
 Layout make_layout(const std::vector<std::pair<std::string, int64_t>>& spans);
 

@@ -13,43 +13,14 @@
 
 #include "core/interrupt.h"
 #include "core/regular_file.h"
-#include "core/text.h"
 #include "tasks/random.h"
+#include "tasks/text_file.h"
 
 namespace maskprior::tasks {
 namespace {
 
-constexpr size_t kMaxShownLine = 200;  // longer lines are left out of diagnostics
-
 bool is_space(char c) {
-  return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
-}
-
-/// The 1-based column of the first byte of `line` that is not UTF-8, or 0 if it all is.
-int first_non_utf8(std::string_view line) {
-  for (size_t i = 0; i < line.size();) {
-    const size_t length = utf8_length(line, i);
-    if (length == 0) return static_cast<int>(i) + 1;
-    i += length;
-  }
-  return 0;
-}
-
-SpecError located_error(const std::string& path, int line, int column, const std::string& message,
-                        std::string_view source_line) {
-  Diagnostic d;
-  d.where = {path, line, column};
-  d.message = message;
-  if (source_line.size() <= kMaxShownLine) d.source_line = std::string(source_line);
-  return SpecError(std::move(d));
-}
-
-/// A diagnostic with a file but no line: `PATH: error: MESSAGE`.
-SpecError file_error(const std::string& path, const std::string& message) {
-  Diagnostic d;
-  d.where.file = path;
-  d.message = message;
-  return SpecError(std::move(d));
+  return c == ' ' || c == '\t' || c == '\r';  // other controls are refused (check_text_line)
 }
 
 /// The symbols of one line with their 0-based byte offsets, at most `limit` of them: a line with
@@ -70,27 +41,21 @@ std::vector<std::pair<std::string_view, size_t>> split_symbols(std::string_view 
 /// Reads one line (1-based `number`, starting at byte `start`) into `file`.
 void add_line(SequenceFile& file, std::unordered_map<std::string, int32_t>& index,
               std::string_view line, int number, size_t start, const Layout& layout) {
-  if (const int column = first_non_utf8(line); column != 0) {
-    throw located_error(
-        file.path, number, column,
-        fmt::format("byte 0x{:02x} is not UTF-8 (a data file must be UTF-8 text)",
-                    static_cast<unsigned char>(line[static_cast<size_t>(column - 1)])),
-        {});
-  }
+  check_text_line(file.path, number, line, "data file");
   // One more than a line should hold is enough to tell that it holds too many.
   const auto symbols = split_symbols(line, static_cast<size_t>(file.length) + 1);
   if (symbols.empty()) return;  // a blank line
   if (static_cast<int64_t>(symbols.size()) != file.length) {
     const bool too_many = static_cast<int64_t>(symbols.size()) > file.length;
     const size_t at = too_many ? symbols[static_cast<size_t>(file.length)].second
-                               : line.find_last_not_of(" \t\r\v\f") + 1;
-    throw located_error(file.path, number, static_cast<int>(at) + 1,
-                        fmt::format("found {} symbols; expected {}, one per token of the spec's "
-                                    "layout {}",
-                                    too_many ? fmt::format("more than {}", file.length)
-                                             : std::to_string(symbols.size()),
-                                    file.length, layout_text(layout)),
-                        line);
+                               : line.find_last_not_of(" \t\r") + 1;
+    throw text_error(file.path, number, static_cast<int>(at) + 1,
+                     fmt::format("found {} symbols; expected {}, one per token of the spec's "
+                                 "layout {}",
+                                 too_many ? fmt::format("more than {}", file.length)
+                                          : std::to_string(symbols.size()),
+                                 file.length, layout_text(layout)),
+                     line);
   }
   for (const auto& [symbol, offset] : symbols) {
     const auto [it, inserted] =
@@ -113,9 +78,9 @@ std::string_view line_at(const std::string& text, size_t start) {
 SpecError SequenceFile::error_at(int64_t example, int64_t position,
                                  const std::string& message) const {
   const auto e = static_cast<size_t>(example);
-  return located_error(path, lines[e],
-                       columns[e * static_cast<size_t>(length) + static_cast<size_t>(position)],
-                       message, line_at(text, line_starts[e]));
+  return text_error(path, lines[e],
+                    columns[e * static_cast<size_t>(length) + static_cast<size_t>(position)],
+                    message, line_at(text, line_starts[e]));
 }
 
 SequenceFile parse_sequence_file(std::string text, const std::string& path, const Layout& layout) {
@@ -123,8 +88,7 @@ SequenceFile parse_sequence_file(std::string text, const std::string& path, cons
   file.path = path;
   file.text = std::move(text);
   file.length = layout.size();
-  // A byte-order mark (some editors write one) is no part of the first symbol.
-  if (file.text.starts_with("\xef\xbb\xbf")) file.text.replace(0, 3, "   ");
+  blank_byte_order_mark(file.text);
   std::unordered_map<std::string, int32_t> index;
   const std::string_view all = file.text;
   int number = 0;
@@ -137,11 +101,11 @@ SequenceFile parse_sequence_file(std::string text, const std::string& path, cons
     start = end + 1;
   }
   if (file.lines.empty()) {
-    throw located_error(path, std::max(number, 1), 1,
-                        fmt::format("no examples: the file is {}; write one example per line, "
-                                    "one symbol per token of {}",
-                                    all.empty() ? "empty" : "blank", layout_text(layout)),
-                        {});
+    throw text_error(path, std::max(number, 1), 1,
+                     fmt::format("no examples: the file is {}; write one example per line, "
+                                 "one symbol per token of {}",
+                                 all.empty() ? "empty" : "blank", layout_text(layout)),
+                     {});
   }
   return file;
 }

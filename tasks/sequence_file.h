@@ -1,8 +1,8 @@
 // Sequence data files for `maskc train --data TRAIN.txt [--test-data TEST.txt] --predict SPAN`
 // (docs/your-data.md): one example per line, exactly N whitespace-separated symbols, N being the
-// spec's token count. Symbols are any UTF-8 text without whitespace (`3`, `=`, `héllo`, `<eos>`);
-// lines holding only whitespace are skipped. The vocabulary is the set of symbols of TRAIN, sorted
-// by their bytes, token id = index. No LibTorch here.
+// spec's token count. Symbols are any UTF-8 text without whitespace or control characters (`3`,
+// `=`, `héllo`, `<eos>`); lines holding only whitespace are skipped. The vocabulary is the set of
+// symbols of TRAIN, sorted by their bytes, token id = index. No LibTorch here.
 //
 // Mistakes in a data file are reported like a spec's: a Diagnostic printed as
 // `FILE:LINE:COLUMN: error: MESSAGE`, the line and a caret (thrown as SpecError, which carries a
@@ -43,7 +43,8 @@ struct SequenceFile {
 };
 
 /// Parses data text: each non-blank line must hold exactly `layout.size()` symbols. Throws
-/// SpecError for bytes that are not UTF-8, a line with the wrong number of symbols, or a file
+/// SpecError for bytes that are not UTF-8, control characters (NUL, ESC, ...: whitespace is spaces
+/// and tabs, and a line may end in `\r\n`), a line with the wrong number of symbols, or a file
 /// without examples.
 SequenceFile parse_sequence_file(std::string text, const std::string& path, const Layout& layout);
 /// Reads and parses a data file. Throws InputError if it is not a regular file or is larger than

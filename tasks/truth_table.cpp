@@ -8,13 +8,13 @@
 #include <cmath>
 #include <map>
 #include <optional>
-#include <sstream>
 #include <string_view>
 #include <unordered_set>
 
 #include "core/error.h"
 #include "core/interrupt.h"
 #include "core/regular_file.h"
+#include "tasks/text_file.h"
 
 namespace maskprior::tasks {
 namespace {
@@ -28,23 +28,44 @@ std::vector<double> distinct_values(std::vector<double> column) {
   return column;
 }
 
-std::string trim(std::string_view s) {
-  const auto first = s.find_first_not_of(" \t\r");
-  if (first == std::string_view::npos) return {};
-  const auto last = s.find_last_not_of(" \t\r");
-  return std::string(s.substr(first, last - first + 1));
-}
+/// One comma-separated field of a line: its text without the spaces, tabs and carriage returns
+/// around it, and the 1-based byte column where that text starts (where it would, when empty).
+struct Field {
+  std::string text;
+  int column = 0;
+};
 
-std::vector<std::string> split_fields(const std::string& line) {
-  std::vector<std::string> fields;
+std::vector<Field> split_fields(std::string_view line) {
+  std::vector<Field> fields;
   size_t start = 0;
   while (true) {
-    const size_t comma = line.find(',', start);
-    fields.push_back(trim(std::string_view(line).substr(start, comma - start)));
-    if (comma == std::string::npos) break;
+    const size_t comma = std::min(line.find(',', start), line.size());
+    const std::string_view raw = line.substr(start, comma - start);
+    const size_t first = std::min(raw.find_first_not_of(" \t\r"), raw.size());
+    const size_t last = raw.find_last_not_of(" \t\r");
+    Field field;
+    if (first < raw.size()) field.text = std::string(raw.substr(first, last - first + 1));
+    field.column = static_cast<int>(start + first) + 1;
+    fields.push_back(std::move(field));
+    if (comma == line.size()) break;
     start = comma + 1;
   }
   return fields;
+}
+
+/// The part of a message that says what a field or line looks like when it is not what a truth
+/// table holds: `;`-separated, tab-separated (tabs and no comma), or in quotes ("" when none).
+std::string separator_hint(std::string_view text) {
+  if (text.find(';') != std::string_view::npos) {
+    return "; the file looks `;`-separated, but a truth table is comma-separated";
+  }
+  if (text.find('\t') != std::string_view::npos && text.find(',') == std::string_view::npos) {
+    return "; the file looks tab-separated, but a truth table is comma-separated";
+  }
+  if (text.find_first_of("\"'") != std::string_view::npos) {
+    return "; a truth table writes names and values without quotes";
+  }
+  return "";
 }
 
 /// `y`, `y7` or `y[7]`.
@@ -101,6 +122,17 @@ bool to_cube_order(TruthTable& table, const std::vector<CsvRow>& rows) {
   return true;
 }
 
+/// One line of a CSV file, for errors at a place in it.
+struct CsvLine {
+  const std::string& path;
+  int number = 0;
+  std::string_view text;
+
+  SpecError error(int column, const std::string& message) const {
+    return text_error(path, number, column, message, text);
+  }
+};
+
 /// The header line of a CSV truth table: which column is what.
 struct CsvHeader {
   std::vector<std::string> names;
@@ -110,29 +142,51 @@ struct CsvHeader {
   std::optional<size_t> seen_column;
 };
 
-InputError csv_error(const std::string& filename, int line, const std::string& message) {
-  return InputError(fmt::format("{}:{}: {}", filename, line, message));
+/// The header as it would read comma-separated and without quotes, for a hint.
+std::string comma_separated(const std::vector<Field>& fields) {
+  std::string out;
+  for (const Field& f : fields) {
+    for (char c : f.text) {
+      if (c == ';' || c == '\t') {
+        out += ',';
+      } else if (c != '"' && c != '\'') {
+        out += c;
+      }
+    }
+    out += ',';
+  }
+  out.pop_back();
+  return out;
 }
 
-/// Reads the header `fields` (line `line`) and names the table's inputs and outputs.
-CsvHeader parse_header(const std::vector<std::string>& fields, int line,
-                       const std::string& filename, TruthTable& table) {
+/// Reads the header `fields` of `line` and names the table's inputs and outputs.
+CsvHeader parse_header(const std::vector<Field>& fields, const CsvLine& line, TruthTable& table) {
   if (fields.size() > kMaxTruthTableColumns) {
-    throw csv_error(filename, line,
-                    fmt::format("the header has {} columns, more than the {} a truth table may "
-                                "have (each input column is a token of the spec)",
-                                fields.size(), kMaxTruthTableColumns));
+    throw line.error(fields[kMaxTruthTableColumns].column,
+                     fmt::format("the header has {} columns, more than the {} a truth table may "
+                                 "have (each input column is a token of the spec)",
+                                 fields.size(), kMaxTruthTableColumns));
   }
   CsvHeader header;
-  header.names = fields;
-  header.line = line;
+  header.line = line.number;
   std::unordered_set<std::string_view> names;  // one pass: a header of many columns stays linear
   for (size_t c = 0; c < fields.size(); ++c) {
-    const std::string& name = fields[c];
-    if (name.empty()) throw csv_error(filename, line, fmt::format("column {} has no name", c + 1));
-    if (!names.insert(name).second) {
-      throw csv_error(filename, line, fmt::format("column {} appears twice", quote_input(name)));
+    const std::string& name = fields[c].text;
+    // No column may be named with these: a `;` or tab separates columns in other dialects of
+    // CSV, and quotes enclose names.
+    if (const size_t odd = name.find_first_of(";\t\"'"); odd != std::string::npos) {
+      throw line.error(
+          fields[c].column + static_cast<int>(odd),
+          fmt::format("column name {} holds {}{}: write the header as {}", quote_input(name),
+                      name[odd] == '\t' ? "a tab" : fmt::format("`{}`", name[odd]),
+                      separator_hint(name), quote_input(comma_separated(fields))));
     }
+    if (name.empty())
+      throw line.error(fields[c].column, fmt::format("column {} has no name", c + 1));
+    if (!names.insert(name).second) {
+      throw line.error(fields[c].column, fmt::format("column {} appears twice", quote_input(name)));
+    }
+    header.names.push_back(name);
     if (name == "seen") {
       header.seen_column = c;
     } else if (is_output_name(name)) {
@@ -141,33 +195,41 @@ CsvHeader parse_header(const std::vector<std::string>& fields, int line,
     } else {
       header.input_columns.push_back(c);
       table.inputs.push_back(name);
+      table.input_columns.push_back(fields[c].column);
     }
   }
   if (header.output_columns.empty()) {
-    throw csv_error(filename, line, "missing output column: name it `y` (or `y0, y1, ...`)");
+    throw line.error(fields.front().column,
+                     "missing output column: name it `y` (or `y0, y1, ...`)");
   }
   if (header.input_columns.empty()) {
-    throw csv_error(filename, line, "no input columns (e.g. `x0, x1`)");
+    throw line.error(fields.front().column, "no input columns (e.g. `x0, x1`)");
   }
+  table.header_line = line.number;
+  table.header_text = std::string(line.text);
   return header;
 }
 
-/// Reads the data row `fields` (line `line`) under `header`.
-CsvRow parse_row(const std::vector<std::string>& fields, int line, const std::string& filename,
-                 const CsvHeader& header) {
+/// Reads the data row `fields` of `line` under `header`.
+CsvRow parse_row(const std::vector<Field>& fields, const CsvLine& line, const CsvHeader& header) {
   if (fields.size() != header.names.size()) {
-    throw csv_error(filename, line,
-                    fmt::format("expected {} values (as in the header on line {}), found {}",
-                                header.names.size(), header.line, fields.size()));
+    // At the first value too many, or after the last one when there are too few.
+    const int column = fields.size() > header.names.size()
+                           ? fields[header.names.size()].column
+                           : static_cast<int>(line.text.find_last_not_of(" \t\r") + 2);
+    throw line.error(
+        column,
+        fmt::format("expected {} values (as in the header on line {}), found {}{}",
+                    header.names.size(), header.line, fields.size(), separator_hint(line.text)));
   }
   CsvRow row;
-  row.line = line;
+  row.line = line.number;
   std::vector<double> values(fields.size());
   for (size_t c = 0; c < fields.size(); ++c) {
-    if (!parse_number(fields[c], values[c])) {
-      throw csv_error(filename, line,
-                      fmt::format("column {}: {} is not a number", quote_input(header.names[c]),
-                                  quote_input(fields[c])));
+    if (!parse_number(fields[c].text, values[c])) {
+      throw line.error(fields[c].column,
+                       fmt::format("column {}: {} is not a number{}", quote_input(header.names[c]),
+                                   quote_input(fields[c].text), separator_hint(fields[c].text)));
     }
   }
   for (size_t c : header.input_columns) row.inputs.push_back(values[c]);
@@ -175,9 +237,9 @@ CsvRow parse_row(const std::vector<std::string>& fields, int line, const std::st
   if (header.seen_column) {
     const double s = values[*header.seen_column];
     if (s != 0.0 && s != 1.0) {
-      throw csv_error(
-          filename, line,
-          fmt::format("column 'seen': {} is not 0 or 1", quote_input(fields[*header.seen_column])));
+      throw line.error(fields[*header.seen_column].column,
+                       fmt::format("column 'seen': {} is not 0 or 1",
+                                   quote_input(fields[*header.seen_column].text)));
     }
     row.seen = s == 1.0 ? 1 : 0;
   }
@@ -258,9 +320,9 @@ TruthTable arithmetic_truth_table(const ArithmeticTask& task) {
   return table;
 }
 
-TruthTable parse_truth_table_csv(const std::string& text, const std::string& filename) {
-  std::istringstream stream(text);
-  std::string line;
+TruthTable parse_truth_table_csv(std::string text, const std::string& filename) {
+  blank_byte_order_mark(text);
+  const std::string_view all = text;
   int line_number = 0;
   std::optional<CsvHeader> header;
   std::vector<CsvRow> rows;
@@ -268,35 +330,62 @@ TruthTable parse_truth_table_csv(const std::string& text, const std::string& fil
 
   TruthTable table;
   table.source = filename;
-  while (std::getline(stream, line)) {
-    ++line_number;
+  for (size_t start = 0; start < all.size();) {
+    const size_t end = std::min(all.find('\n', start), all.size());
+    const CsvLine line{filename, ++line_number, all.substr(start, end - start)};
+    start = end + 1;
     if (const int signal = stop_requested(); signal != 0) {
       throw Interrupted(signal, fmt::format("reading truth table '{}'", filename));
     }
-    const std::string content = trim(line);
-    if (content.empty() || content.front() == '#') continue;
-    const std::vector<std::string> fields = split_fields(content);
+    check_text_line(filename, line.number, line.text, "truth table");
+    const size_t first = line.text.find_first_not_of(" \t\r");
+    if (first == std::string_view::npos || line.text[first] == '#') continue;
+    const std::vector<Field> fields = split_fields(line.text);
     if (!header) {
-      header = parse_header(fields, line_number, filename, table);
+      header = parse_header(fields, line, table);
       continue;
     }
-    CsvRow row = parse_row(fields, line_number, filename, *header);
+    CsvRow row = parse_row(fields, line, *header);
     const auto [it, inserted] = row_of_inputs.emplace(row.inputs, rows.size());
     if (!inserted) {
-      const CsvRow& first = rows[it->second];
-      if (first.outputs != row.outputs || first.seen != row.seen) {
-        throw csv_error(filename, line_number,
-                        fmt::format("same inputs as line {} but a different {}", first.line,
-                                    first.outputs != row.outputs ? "output" : "seen flag"));
+      const CsvRow& first_row = rows[it->second];
+      if (first_row.outputs != row.outputs || first_row.seen != row.seen) {
+        // At the first value that differs: an output, else the seen flag.
+        size_t column = header->seen_column.value_or(0);
+        for (size_t o = 0; o < row.outputs.size(); ++o) {
+          if (row.outputs[o] != first_row.outputs[o]) {
+            column = header->output_columns[o];
+            break;
+          }
+        }
+        throw line.error(fields[column].column,
+                         fmt::format("same inputs as line {} but a different {}", first_row.line,
+                                     first_row.outputs != row.outputs ? "output" : "seen flag"));
       }
       continue;
     }
     rows.push_back(std::move(row));
   }
-  if (!header) throw csv_error(filename, line_number, "empty truth table: no header line");
-  if (rows.empty()) throw csv_error(filename, line_number, "truth table has a header but no rows");
+  if (!header) {
+    throw text_error(
+        filename, std::max(line_number, 1), 1,
+        fmt::format(
+            "empty truth table: the file is {}; its first line names the "
+            "columns, e.g. `x0,x1,y`",
+            all.find_first_not_of(" \t\r\n") == std::string_view::npos ? "empty" : "only comments"),
+        {});
+  }
+  if (rows.empty()) {
+    throw text_error(filename, header->line, 1, "truth table has a header but no rows",
+                     table.header_text);
+  }
   fill_rows(table, rows, header->seen_column.has_value());
   return table;
+}
+
+SpecError TruthTable::input_error(size_t input, const std::string& message) const {
+  if (header_line == 0) return file_error(source, message);
+  return text_error(source, header_line, input_columns.at(input), message, header_text);
 }
 
 TruthTable read_truth_table_csv(const std::string& path, uint64_t max_bytes) {

@@ -7,8 +7,9 @@
 //   - `seen` (optional): 1 if the row belongs to the training domain, 0 otherwise;
 //   - every other column is an input, named after a token of the spec (`x0` or `x[0]`, `cls`, ...);
 //   - values are numbers; a row repeated with the same outputs is ignored, with different outputs
-//   it
-//     is an error.
+//     it is an error;
+//   - the file is UTF-8 text (a leading byte-order mark is ignored), comma-separated, names and
+//     values without quotes.
 // Boolean inputs: if every input value is ±1 (or every input value is 0/1, read as 0 → −1, 1 → +1)
 // and the rows cover the whole cube, the table is stored in cube order (tasks/boolean_task.h).
 #pragma once
@@ -17,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "core/error.h"
 #include "tasks/arithmetic_task.h"
 #include "tasks/boolean_task.h"
 
@@ -35,12 +37,20 @@ struct TruthTable {
   std::vector<std::vector<double>> y;       // per output, per row
   std::vector<uint8_t> seen;                // per row; empty when there is no seen domain
   std::vector<std::vector<double>> values;  // per output: every value it takes, ascending
+  // A CSV table's header, for errors about its columns (0 and empty for a built-in table).
+  int header_line = 0;             // 1-based
+  std::string header_text;         // the header line as the file has it
+  std::vector<int> input_columns;  // per input: 1-based byte column of its name in header_text
 
   double input(int64_t row, size_t i) const {
     if (cube) return (static_cast<uint64_t>(row) >> i & 1) ? -1.0 : 1.0;
     return x[static_cast<size_t>(row) * inputs.size() + i];
   }
   bool has_seen() const { return !seen.empty(); }
+  /// The error `message` at the name of input `input` in a CSV table's header
+  /// (`FILE:LINE:COLUMN: error: MESSAGE`, the header and a caret); for a built-in table, about
+  /// the table (`SOURCE: error: MESSAGE`).
+  SpecError input_error(size_t input, const std::string& message) const;
 };
 
 /// The whole cube of a Boolean task: inputs x0..x(n−1), one output `y`, its seen domain.
@@ -49,9 +59,10 @@ TruthTable boolean_truth_table(const BooleanTask& task);
 /// operand_order), outputs c[j] (answer digits in its answer_order): token i of a span, as encode()
 /// writes it.
 TruthTable arithmetic_truth_table(const ArithmeticTask& task);
-/// Parses CSV text (format above); `filename` names the file in errors. Throws InputError with
-/// the file and line for malformed tables.
-TruthTable parse_truth_table_csv(const std::string& text, const std::string& filename);
+/// Parses CSV text (format above); `filename` names the file in errors. Throws SpecError at the
+/// place (`FILE:LINE:COLUMN`, as a data file's errors) for malformed tables: bytes that are not
+/// UTF-8 text, a header that is `;`-separated or quoted (with a hint), a value that is no number.
+TruthTable parse_truth_table_csv(std::string text, const std::string& filename);
 /// The most columns a CSV truth table may have. Each input column binds to a token of a spec, and
 /// a mask over this many tokens already takes 16 GiB a head (float32), past any run's size cap.
 inline constexpr size_t kMaxTruthTableColumns = 65'536;
@@ -60,7 +71,7 @@ inline constexpr size_t kMaxTruthTableColumns = 65'536;
 inline constexpr uint64_t kMaxTruthTableBytes = uint64_t{1} << 30;
 
 /// Reads and parses a CSV file. Throws InputError if it is not a regular file (a FIFO, a device),
-/// holds more than `max_bytes`, cannot be read, or is malformed.
+/// holds more than `max_bytes` or cannot be read; SpecError as parse_truth_table_csv.
 TruthTable read_truth_table_csv(const std::string& path, uint64_t max_bytes = kMaxTruthTableBytes);
 
 }  // namespace maskprior::tasks

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <optional>
 #include <string>
 #include <thread>
@@ -23,6 +24,7 @@ namespace maskprior {
 namespace {
 
 using testing::input_error;
+using testing::spec_error;
 
 // ---------------------------------------------------------------------------------------------
 // Token labels: Layout::token_label and its inverse Layout::token_index.
@@ -93,36 +95,54 @@ TEST(CompiledMask, IsCausalWhenEveryCellAboveTheDiagonalIsHard) {
 // ---------------------------------------------------------------------------------------------
 // Binding a table's column names to tokens (maskc validate/train --truth-table).
 
+/// The error at label i of a table `file` with the header `header` of two-letter names, label i
+/// at byte 3i + 1: as a truth table's TruthTable::input_error makes it.
+std::function<SpecError(size_t, const std::string&)> at_label(const std::string& file,
+                                                              const std::string& header = "") {
+  return [=](size_t i, const std::string& message) {
+    Diagnostic d;
+    d.where = {file, 1, 3 * static_cast<int>(i) + 1};
+    d.message = message;
+    d.source_line = header;
+    return SpecError(d);
+  };
+}
+
 TEST(BindTokenLabels, BindsColumnsInOrder) {
   const Layout layout = mixed_layout();
-  EXPECT_EQ(bind_token_labels(layout, {"x2", "y[0]", "op", "x[0]"}, "t.csv", "s"),
+  EXPECT_EQ(bind_token_labels(layout, {"x2", "y[0]", "op", "x[0]"}, "s", at_label("t.csv")),
             (std::vector<int64_t>{3, 6, 5, 1}));
-  EXPECT_EQ(bind_token_labels(layout, {}, "t.csv", "s"), std::vector<int64_t>{});
+  EXPECT_EQ(bind_token_labels(layout, {}, "s", at_label("t.csv")), std::vector<int64_t>{});
 }
 
 TEST(BindTokenLabels, NamesTheFileTheColumnAndTheSpec) {
   const Layout layout = mixed_layout();
-  EXPECT_EQ(input_error([&] {
-              bind_token_labels(layout, {"x0", "z9"}, "b.csv", "hand");
+  EXPECT_EQ(spec_error([&] {
+              bind_token_labels(layout, {"x0", "z9"}, "hand", at_label("b.csv", "x0,z9"));
             }),
-            "b.csv:1: column 'z9' names no token of spec 'hand' (tokens are named like y[11])");
-  EXPECT_EQ(input_error([&] {
-              bind_token_labels(layout, {"x0", "x[0]"}, "t.csv", "hand");
+            "b.csv:1:4: error: column 'z9' names no token of spec 'hand' (tokens are named like "
+            "y[11])\n  x0,z9\n     ^");
+  EXPECT_EQ(spec_error([&] {
+              bind_token_labels(layout, {"x0", "x[0]"}, "hand", at_label("t.csv"));
             }),
-            "t.csv:1: columns 'x0' and 'x[0]' both name token x[0]");
-  EXPECT_EQ(input_error([&] {
-              bind_token_labels(layout, {"cls", "before x0"}, "t.csv", "s");
+            "t.csv:1:4: error: columns 'x0' and 'x[0]' both name token x[0]");
+  EXPECT_EQ(spec_error([&] {
+              bind_token_labels(layout, {"cls", "before x0"}, "s", at_label("t.csv"));
             }),
-            "t.csv:1: columns 'cls' and 'before x0' both name token cls");
-  // Echoed input is inert: a control character in a column name is escaped.
-  EXPECT_EQ(input_error([&] { bind_token_labels(layout, {"a\x1b[31m"}, "c.csv", "s"); }),
-            "c.csv:1: column 'a\\x1b[31m' names no token of spec 's' (tokens are named like "
-            "y[11])");
+            "t.csv:1:4: error: columns 'cls' and 'before x0' both name token cls");
+  // Echoed input is inert: a control or invisible character in a column name is escaped.
+  EXPECT_EQ(spec_error([&] { bind_token_labels(layout, {"a\x1b[31m"}, "s", at_label("c.csv")); }),
+            "c.csv:1:1: error: column 'a\\x1b[31m' names no token of spec 's' (tokens are named "
+            "like y[11])");
+  EXPECT_EQ(
+      spec_error([&] { bind_token_labels(layout, {"\xef\xbb\xbfx0"}, "s", at_label("c.csv")); }),
+      "c.csv:1:1: error: column '\\ufeffx0' names no token of spec 's' (tokens are named "
+      "like y[11])");
   // A layout of one token has no last token worth showing as an example.
-  EXPECT_EQ(input_error([&] {
-              bind_token_labels(make_layout({{"cls", 1}}), {"x"}, "o.csv", "s");
+  EXPECT_EQ(spec_error([&] {
+              bind_token_labels(make_layout({{"cls", 1}}), {"x"}, "s", at_label("o.csv"));
             }),
-            "o.csv:1: column 'x' names no token of spec 's' (tokens are named like x[0])");
+            "o.csv:1:1: error: column 'x' names no token of spec 's' (tokens are named like x[0])");
 }
 
 // ---------------------------------------------------------------------------------------------

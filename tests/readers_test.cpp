@@ -215,11 +215,12 @@ TEST_F(ReadersTest, TruthTableWithTooManyColumnsIsRefusedAtItsHeader) {
   };
   std::ofstream(path("wide.csv")) << header(200'000, "y") << "1\n";
   EXPECT_TRUE(holds(refusal([&] { tasks::read_truth_table_csv(path("wide.csv")); }),
-                    {"wide.csv:2: the header has 200001 columns, more than the 65536 a truth table "
-                     "may have"}));
+                    {"wide.csv:2:",
+                     ": error: the header has 200001 columns, more than the 65536 a "
+                     "truth table may have"}));
   std::ofstream(path("at_cap.csv")) << header(tasks::kMaxTruthTableColumns - 1, "x0");
   EXPECT_TRUE(holds(refusal([&] { tasks::read_truth_table_csv(path("at_cap.csv")); }),
-                    {"at_cap.csv:2: column 'x0' appears twice"}));
+                    {"at_cap.csv:2:", ": error: column 'x0' appears twice"}));
 }
 
 // ---------------------------------------------------------------------------------------------

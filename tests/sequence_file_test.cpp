@@ -99,7 +99,9 @@ TEST(SequenceFile, EmptyOrBlankFileHasNoExamples) {
 
 TEST(SequenceFile, BytesThatAreNotUtf8AreRefusedWhereTheyAre) {
   EXPECT_EQ(parse_error("1 2 = 2 1\n1 2 = \xff 1\n"),
-            "d.txt:2:7: error: byte 0xff is not UTF-8 (a data file must be UTF-8 text)");
+            "d.txt:2:7: error: byte 0xff is not UTF-8 (a data file must be UTF-8 text)\n"
+            "  1 2 = \\xff 1\n"
+            "        ^");
   for (const std::string bad : {"\xc0\xaf", "\xed\xa0\x80", "\xe2\x82", "\x80", "\xf4\x90\x80\x80",
                                 "\xf8\x88\x80\x80\x80"}) {
     EXPECT_NE(parse_error("1 2 = 2 " + bad + "\n").find("d.txt:1:9: error: byte 0x"),
@@ -108,6 +110,59 @@ TEST(SequenceFile, BytesThatAreNotUtf8AreRefusedWhereTheyAre) {
   }
   // Well-formed multi-byte symbols are fine.
   EXPECT_EQ(parse_error("ä € = 𝄞 1\n"), "");
+}
+
+// NUL, ESC and every other control character but tab and CR are refused where they stand, not
+// read as part of a symbol (they were: `b\0` was a symbol of its own).
+TEST(SequenceFile, ControlCharactersAreRefusedWhereTheyAre) {
+  EXPECT_EQ(parse_error(std::string("1 2 = 2 1\n1 2\0 = 2 1\n", 21)),
+            "d.txt:2:4: error: the control character 0x00 (NUL) is not text (a data file must be "
+            "UTF-8 text; is this UTF-16, or a binary file?)\n"
+            "  1 2\\x00 = 2 1\n"
+            "     ^");
+  EXPECT_EQ(parse_error("1 2 = \x1b[31m2 1\n"),
+            "d.txt:1:7: error: the control character 0x1b is not text (a data file must be UTF-8 "
+            "text)\n"
+            "  1 2 = \\x1b[31m2 1\n"
+            "        ^");
+  for (const std::string bad : {"\x01", "\x0b", "\x0c", "\x7f", "\xc2\x85"}) {
+    EXPECT_NE(parse_error("1 2 = 2" + bad + " 1\n").find("d.txt:1:8: error: the control character"),
+              std::string::npos)
+        << bad;
+  }
+  // Tabs and CRLF line ends stay whitespace.
+  EXPECT_EQ(parse_error("1\t2 = 2 1\r\n"), "");
+}
+
+// Characters that show nothing or pass for a space are part of a symbol (a no-break space does
+// not separate two), and a message shows them escaped, with the caret under the right symbol.
+TEST(SequenceFile, InvisibleCharactersAreShownEscaped) {
+  // "2\u00a01" is one symbol: four on the line, and the caret stands after the last.
+  EXPECT_EQ(parse_error("1 2 = 2\xc2\xa0"
+                        "1\n"),
+            "d.txt:1:11: error: found 4 symbols; expected 5, one per token of the spec's layout "
+            "`a[2], eq, c[2]` (N = 5)\n"
+            "  1 2 = 2\\u00a01\n"
+            "                ^");
+  // A zero-width space before the symbol too many: the caret counts its escape.
+  EXPECT_EQ(parse_error("1\xe2\x80\x8b 2 = 2 1 9\n"),
+            "d.txt:1:14: error: found more than 5 symbols; expected 5, one per token of the "
+            "spec's layout `a[2], eq, c[2]` (N = 5)\n"
+            "  1\\u200b 2 = 2 1 9\n"
+            "                  ^");
+  const auto train = parse_sequence_file("1 2 = 2 1\n", "train.txt", small_layout());
+  const auto test = parse_sequence_file(
+      "1 \xef\xbb\xbf"
+      "2 = 2 1\n",
+      "test.txt", small_layout());
+  EXPECT_EQ(diagnostic([&] {
+              encode_sequences(test, sequence_vocabulary(train), "train.txt", small_layout(),
+                               *small_layout().find("c"));
+            }),
+            "test.txt:1:3: error: symbol '\\ufeff2' (token a[1]) never occurs in train.txt, so "
+            "the model has no token for it; every symbol must occur in the training data\n"
+            "  1 \\ufeff2 = 2 1\n"
+            "    ^");
 }
 
 TEST(SequenceFile, SymbolMissingFromTrainIsAnErrorAtItsFirstUse) {

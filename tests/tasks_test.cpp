@@ -21,6 +21,7 @@ size_t count_seen(const BooleanDataset& data) {
 }
 
 using maskprior::testing::input_error;
+using maskprior::testing::spec_error;
 
 TEST(BooleanTask, CubeIndexConvention) {
   const BooleanTask task = make_boolean_task("parity2", 4);
@@ -355,30 +356,144 @@ TEST(TruthTable, CsvGeneralAndZeroOne) {
   EXPECT_EQ(zero_one.y[0], (std::vector<double>{5, 6, 7, 8}));
 }
 
-TEST(TruthTable, CsvErrorsNameFileAndLine) {
+TEST(TruthTable, CsvErrorsNameFileLineAndColumn) {
   auto error = [](const std::string& text) {
-    return input_error([&] { parse_truth_table_csv(text, "t.csv"); });
+    return spec_error([&] { parse_truth_table_csv(text, "t.csv"); });
   };
   EXPECT_EQ(error("x0,x1\n1,1\n"),
-            "t.csv:1: missing output column: name it `y` (or `y0, y1, ...`)");
-  EXPECT_EQ(error("# c\n\ny\n1\n"), "t.csv:3: no input columns (e.g. `x0, x1`)");
-  EXPECT_EQ(error("x0,y\n1,1\n-1,abc\n"), "t.csv:3: column 'y': 'abc' is not a number");
+            "t.csv:1:1: error: missing output column: name it `y` (or `y0, y1, ...`)\n"
+            "  x0,x1\n"
+            "  ^");
+  EXPECT_EQ(error("# c\n\ny\n1\n"), "t.csv:3:1: error: no input columns (e.g. `x0, x1`)\n  y\n  ^");
+  EXPECT_EQ(error("x0,y\n1,1\n-1, abc\n"),
+            "t.csv:3:5: error: column 'y': 'abc' is not a number\n  -1, abc\n      ^");
   EXPECT_EQ(error("x0,x1,y\n1,1,1\n1,-1\n"),
-            "t.csv:3: expected 3 values (as in the header on line 1), found 2");
-  EXPECT_EQ(error("x0,y,seen\n1,1,2\n"), "t.csv:2: column 'seen': '2' is not 0 or 1");
-  EXPECT_EQ(error("x0,x0,y\n"), "t.csv:1: column 'x0' appears twice");
-  EXPECT_EQ(error("x0,,y\n"), "t.csv:1: column 2 has no name");
+            "t.csv:3:5: error: expected 3 values (as in the header on line 1), found 2\n"
+            "  1,-1\n"
+            "      ^");
+  EXPECT_EQ(error("x0,y\n1,1,7\n"),
+            "t.csv:2:5: error: expected 2 values (as in the header on line 1), found 3\n"
+            "  1,1,7\n"
+            "      ^");
+  EXPECT_EQ(error("x0,y,seen\n1,1,2\n"),
+            "t.csv:2:5: error: column 'seen': '2' is not 0 or 1\n  1,1,2\n      ^");
+  EXPECT_EQ(error("x0,x0,y\n"), "t.csv:1:4: error: column 'x0' appears twice\n  x0,x0,y\n     ^");
+  EXPECT_EQ(error("x0,,y\n"), "t.csv:1:4: error: column 2 has no name\n  x0,,y\n     ^");
   EXPECT_EQ(error("x0,y,seen\n1,1,1\n-1,1,1\n\n1,1,0\n"),
-            "t.csv:5: same inputs as line 2 but a different seen flag");
-  EXPECT_EQ(error("x0,y\n"), "t.csv:1: truth table has a header but no rows");
-  EXPECT_EQ(error(""), "t.csv:0: empty truth table: no header line");
-  EXPECT_EQ(input_error([] { read_truth_table_csv(MASKPRIOR_TEST_DATA "/csv/bad_duplicate.csv"); }),
+            "t.csv:5:5: error: same inputs as line 2 but a different seen flag\n  1,1,0\n      ^");
+  EXPECT_EQ(error("x0,y0,y1\n1,1,1\n1,1,2\n"),
+            "t.csv:3:5: error: same inputs as line 2 but a different output\n  1,1,2\n      ^");
+  EXPECT_EQ(spec_error([] { read_truth_table_csv(MASKPRIOR_TEST_DATA "/csv/bad_duplicate.csv"); }),
             MASKPRIOR_TEST_DATA
-            "/csv/bad_duplicate.csv:4: same inputs as line 2 but a different "
-            "output");
+            "/csv/bad_duplicate.csv:4:5: error: same inputs as line 2 but a different output\n"
+            "  1,1,-1\n"
+            "      ^");
   EXPECT_NE(input_error([] {
               read_truth_table_csv("/nonexistent/t.csv");
             }).find("cannot read truth table '/nonexistent/t.csv'"),
+            std::string::npos);
+}
+
+// Line 0 is no line: an empty file, or one of comments only, is refused at line 1 or its last.
+TEST(TruthTable, CsvWithoutAHeaderIsRefusedAtALine) {
+  auto error = [](const std::string& text) {
+    return spec_error([&] { parse_truth_table_csv(text, "t.csv"); });
+  };
+  EXPECT_EQ(error(""),
+            "t.csv:1:1: error: empty truth table: the file is empty; its first line names the "
+            "columns, e.g. `x0,x1,y`");
+  EXPECT_EQ(error("\n\n"),
+            "t.csv:2:1: error: empty truth table: the file is empty; its first line names the "
+            "columns, e.g. `x0,x1,y`");
+  EXPECT_EQ(error("# only\n# comments\n"),
+            "t.csv:2:1: error: empty truth table: the file is only comments; its first line "
+            "names the columns, e.g. `x0,x1,y`");
+  EXPECT_EQ(error("# c\nx0,y\n"),
+            "t.csv:2:1: error: truth table has a header but no rows\n  x0,y\n  ^");
+}
+
+// NUL, ESC and the other control characters, and bytes that are not UTF-8, are refused where
+// they stand (a UTF-16 or binary file is no truth table); tab and CR (CRLF line ends) are fine.
+TEST(TruthTable, CsvControlBytesAreRefusedWhereTheyAre) {
+  auto error = [](const std::string& text) {
+    return spec_error([&] { parse_truth_table_csv(text, "t.csv"); });
+  };
+  EXPECT_EQ(error(std::string("x0,y\n1,1\0\n", 10)),
+            "t.csv:2:4: error: the control character 0x00 (NUL) is not text (a truth table must "
+            "be UTF-8 text; is this UTF-16, or a binary file?)\n"
+            "  1,1\\x00\n"
+            "     ^");
+  EXPECT_EQ(error("x0,y\n\x1b[2J1,1\n"),
+            "t.csv:2:1: error: the control character 0x1b is not text (a truth table must be "
+            "UTF-8 text)\n"
+            "  \\x1b[2J1,1\n"
+            "  ^");
+  EXPECT_NE(error("\xff\xfex\x00")
+                .find("t.csv:1:1: error: byte 0xff is not UTF-8 (a truth table "
+                      "must be UTF-8 text; is this UTF-16, or a binary file?)"),
+            std::string::npos);
+  EXPECT_NE(error("x0,y\n1,\xc2\x9b"
+                  "1\n")
+                .find("t.csv:2:3: error: the control character U+009B"),
+            std::string::npos);
+  EXPECT_NE(error("x0,y\n1,1\x7f\n").find("t.csv:2:4: error: the control character 0x7f"),
+            std::string::npos);
+  EXPECT_NE(error("x0,y\n1,\v1\n").find("t.csv:2:3: error: the control character 0x0b"),
+            std::string::npos);
+  const TruthTable crlf = parse_truth_table_csv("x0,\ty\r\n1,\t1\r\n-1,-1\r\n", "t.csv");
+  EXPECT_EQ(crlf.rows, 2);
+}
+
+// A byte-order mark before the header (spreadsheets write one) is ignored; invisible characters
+// elsewhere are shown escaped, and the caret stands under the name that holds them.
+TEST(TruthTable, CsvByteOrderMarkAndInvisibleCharacters) {
+  const TruthTable bom = parse_truth_table_csv("\xef\xbb\xbfx0,y\n1,1\n-1,-1\n", "t.csv");
+  EXPECT_EQ(bom.inputs, (std::vector<std::string>{"x0"}));
+  EXPECT_EQ(bom.input_columns, (std::vector<int>{4}));
+  auto error = [](const std::string& text) {
+    return spec_error([&] { parse_truth_table_csv(text, "t.csv"); });
+  };
+  // U+00A0 (no-break space) before a value: not a number, and it says why.
+  EXPECT_EQ(error("x0,y\n1,\xc2\xa0"
+                  "1\n"),
+            "t.csv:2:3: error: column 'y': '\\u00a01' is not a number\n  1,\\u00a01\n    ^");
+  // A zero-width space in a header name, then the column after it: the caret counts the escape.
+  EXPECT_EQ(error("x\xe2\x80\x8b"
+                  "0,x0,x0\n"),
+            "t.csv:1:10: error: column 'x0' appears twice\n  x\\u200b0,x0,x0\n              ^");
+  EXPECT_EQ(error("y,x\xe2\x80\x8b"
+                  "0,x\xe2\x80\x8b"
+                  "0\n"),
+            "t.csv:1:9: error: column 'x\\u200b0' appears twice\n"
+            "  y,x\\u200b0,x\\u200b0\n"
+            "             ^");
+}
+
+// A header that another dialect of CSV wrote (`;` or tabs between columns, quoted names) is
+// refused with how to write it.
+TEST(TruthTable, CsvHeaderOfAnotherDialectGetsAHint) {
+  auto error = [](const std::string& text) {
+    return spec_error([&] { parse_truth_table_csv(text, "t.csv"); });
+  };
+  EXPECT_EQ(error("x0;x1;y\n1;1;1\n"),
+            "t.csv:1:3: error: column name 'x0;x1;y' holds `;`; the file looks `;`-separated, "
+            "but a truth table is comma-separated: write the header as 'x0,x1,y'\n"
+            "  x0;x1;y\n"
+            "    ^");
+  EXPECT_EQ(error("\"x0\",\"x1\",y\n1,1,1\n"),
+            "t.csv:1:1: error: column name '\"x0\"' holds `\"`; a truth table writes names and "
+            "values without quotes: write the header as 'x0,x1,y'\n"
+            "  \"x0\",\"x1\",y\n"
+            "  ^");
+  EXPECT_NE(error("x0\tx1\ty\n")
+                .find("t.csv:1:3: error: column name 'x0\tx1\ty' holds a tab; "
+                      "the file looks tab-separated"),
+            std::string::npos);
+  // A row in another dialect says so too.
+  EXPECT_NE(error("x0,y\n1;1\n").find("found 1; the file looks `;`-separated"), std::string::npos);
+  EXPECT_NE(error("x0,y\n1,\"1\"\n")
+                .find("is not a number; a truth table writes names and "
+                      "values without quotes"),
             std::string::npos);
 }
 

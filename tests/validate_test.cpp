@@ -81,6 +81,7 @@ std::vector<std::string> names(const std::vector<size_t>& indices,
 }
 
 using maskprior::testing::input_error;
+using maskprior::testing::spec_error;
 
 // ---------------------------------------------------------------------------------------------
 // Walsh spectra.
@@ -475,15 +476,20 @@ TEST(Validate, CsvTableReproducesTheParity2Report) {
 
 TEST(Validate, BindingErrors) {
   // Labels are bound by core (Layout::token_index, bind_token_labels: tests/core_test.cpp); these
-  // check that validate's targets use that binding and keep its messages.
+  // check that validate's targets use that binding and keep its messages, at the column's name
+  // in the header, on the header's own line.
   const CompiledMask mask = pair_mask(4, 0, 1);
-  const TruthTable bad_column = tasks::parse_truth_table_csv("x0,z9,y\n1,1,1\n", "b.csv");
-  EXPECT_NE(input_error([&] {
-              table_target(mask, bad_column);
-            }).find("b.csv:1: column 'z9' names no token of spec 'hand'"),
-            std::string::npos);
+  const TruthTable bad_column =
+      tasks::parse_truth_table_csv("# a comment\nx0, z9,y\n1,1,1\n", "b.csv");
+  EXPECT_EQ(spec_error([&] { table_target(mask, bad_column); }),
+            "b.csv:2:5: error: column 'z9' names no token of spec 'hand' (tokens are named like "
+            "x[3])\n"
+            "  x0, z9,y\n"
+            "      ^");
   const TruthTable twice = tasks::parse_truth_table_csv("x0,x[0],y\n1,1,1\n", "t.csv");
-  EXPECT_NE(input_error([&] { table_target(mask, twice); }).find("both name token x[0]"),
+  EXPECT_NE(spec_error([&] {
+              table_target(mask, twice);
+            }).find("t.csv:1:4: error: columns 'x0' and 'x[0]' both name token x[0]"),
             std::string::npos);
   ValidateOptions readout;
   readout.readout = {"x[9]"};
@@ -646,17 +652,6 @@ TEST(Decoder, ArithmeticTasksFeedTheirAnswerDigitsBack) {
 
 // ---------------------------------------------------------------------------------------------
 // Declared dependencies (--depends).
-
-/// The SpecError `f` throws, formatted ("" if none).
-template <class F>
-std::string spec_error(F f) {
-  try {
-    f();
-  } catch (const SpecError& e) {
-    return format_diagnostic(e.diagnostic());
-  }
-  return "";
-}
 
 TEST(Depends, ReadsOutputsSelectorsAndIndices) {
   const auto d = parse_depends(" c[i]: a[..i+1], eq , b[i - 1 + 2..]; y: a; c[0]:", 1);
@@ -911,7 +906,8 @@ TEST(MaskcValidate, CsvJsonAndUsage) {
       maskc("validate " + kSource + "/specs/gotu/parity2.mask --truth-table " + kData +
             "/csv/bad_duplicate.csv");
   EXPECT_EQ(bad.exit_code, 1);
-  EXPECT_NE(bad.output.find("bad_duplicate.csv:4: same inputs as line 2"), std::string::npos)
+  EXPECT_NE(bad.output.find("bad_duplicate.csv:4:5: error: same inputs as line 2"),
+            std::string::npos)
       << bad.output;
   // Neither or both of --task / --truth-table: usage error.
   EXPECT_EQ(maskc("validate " + kSource + "/specs/gotu/parity2.mask").exit_code, 2);

@@ -52,7 +52,9 @@ runtime::TruthTableTask truth_table_task(const std::string& path, const Compiled
   tasks::TruthTable table = tasks::read_truth_table_csv(path);
   runtime::TruthTableTask task;
   // The columns name tokens as for `maskc validate --truth-table`; the model reads out at token 0.
-  task.input_tokens = bind_token_labels(spec.layout, table.inputs, table.source, spec.name);
+  task.input_tokens = bind_token_labels(
+      spec.layout, table.inputs, spec.name,
+      [&](size_t i, const std::string& message) { return table.input_error(i, message); });
   task.fourier_sets = fourier_sets(table);
   task.table = std::move(table);
   task.layout = spec.layout;

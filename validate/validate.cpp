@@ -177,7 +177,9 @@ Target table_target(const CompiledMask& mask, tasks::TruthTable table,
                     const ValidateOptions& options) {
   Target target;
   target.description = "truth table " + table.source;
-  target.input_tokens = bind_token_labels(mask.layout, table.inputs, table.source, mask.name);
+  target.input_tokens = bind_token_labels(
+      mask.layout, table.inputs, mask.name,
+      [&](size_t i, const std::string& message) { return table.input_error(i, message); });
   target.readout_tokens = readout_of(mask, options, table.outputs.size(), target.description, [&] {
     return default_table_readout(mask, table.outputs.size(),
                                  fmt::format("the output of {}", target.description));

@@ -55,6 +55,9 @@ expect_error never_predicted "predicted.txt:2:13: error: symbol '9' (token c[2],
 printf '1 2 3 = 3 2 1\n3 2 \377 = 1 2 3\n' > bytes.txt
 expect_error not_utf8 "bytes.txt:2:5: error: byte 0xff is not UTF-8" \
   --data bytes.txt --spec rev.mask --predict c
+printf '1 2 3 = 3 2 1\n3 2\000 1 = 1 2 3\n' > nul.txt
+expect_error nul_byte "nul.txt:2:4: error: the control character 0x00 (NUL) is not text" \
+  --data nul.txt --spec rev.mask --predict c
 expect_error no_such_span "rev.mask: error: --predict 'd': the spec has no span 'd' (its spans: a, eq, c)" \
   --data train.txt --spec rev.mask --predict d
 expect_usage_error no_predict "--data needs --predict SPAN" --data train.txt --spec rev.mask
@@ -63,7 +66,14 @@ expect_error missing_file "cannot read data file 'missing.txt'" --data missing.t
 
 printf 'mask t\ntokens cls, x[2]\nopen diagonal\n' > t.mask
 printf 'x0,x1,z,y\n1,1,1,1\n' > bad.csv
-expect_error table_column "bad.csv:1: column 'z' names no token" --truth-table bad.csv --spec t.mask
+expect_error table_column "bad.csv:1:7: error: column 'z' names no token" --truth-table bad.csv --spec t.mask
+printf 'x0;x1;y\n1;1;1\n' > semicolon.csv
+expect_error table_semicolon "semicolon.csv:1:3: error: column name 'x0;x1;y' holds \`;\`; the file looks \`;\`-separated" \
+  --truth-table semicolon.csv --spec t.mask
+printf 'x0,x1,y\n1,1,1\000\n' > nul.csv
+expect_error table_nul "nul.csv:2:6: error: the control character 0x00 (NUL) is not text" --truth-table nul.csv --spec t.mask
+: > empty.csv
+expect_error table_empty "empty.csv:1:1: error: empty truth table" --truth-table empty.csv --spec t.mask
 printf 'x0,y\n1,1\n-1,0\n' > narrow.csv
 expect_error table_token "no column gives token x[1]" --truth-table narrow.csv --spec t.mask
 

@@ -223,6 +223,23 @@ class ErrorDetailTest(unittest.TestCase):
             maskprior.compile(PARITY2, max_bytes=1 << 40)
         self.assertEqual((caught.exception.file, caught.exception.line), (None, None))
 
+    def test_truth_table_errors_have_file_line_and_column(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "t.csv")
+            with open(path, "wb") as f:
+                f.write(b"x0;x1;y\n1;1;1\n")
+            with self.assertRaises(maskprior.SpecError) as caught:
+                maskprior.validate(PARITY2, truth_table=path, params={"n": 2})
+            e = caught.exception
+            self.assertEqual((e.file, e.line, e.column), (path, 1, 3))
+            self.assertIn("the file looks `;`-separated", e.message)
+            with open(path, "wb") as f:
+                f.write(b"x0,x1,y\n1,1,1\x00\n")
+            with self.assertRaises(maskprior.SpecError) as caught:
+                maskprior.validate(PARITY2, truth_table=path, params={"n": 2})
+            self.assertEqual((caught.exception.line, caught.exception.column), (2, 6))
+            self.assertIn("\\x00", str(caught.exception))
+
 
 class LimitsTest(unittest.TestCase):
     # A spec whose rules write ~10^11 cells: minutes of work, cut short only by its work limit.
