@@ -111,9 +111,9 @@ void check_resume_flags(const TrainFlags& flags) {
 
 void print_summary(const nlohmann::json& summary, const std::string& out) {
   auto number = [&](const char* key) {
-    return summary.contains(key) && summary[key].is_number()
-               ? fmt::format("{:.4f}", summary[key].get<double>())
-               : std::string("-");
+    if (!summary.contains(key)) return std::string("-");
+    if (summary[key].is_number()) return fmt::format("{:.4f}", summary[key].get<double>());
+    return std::string(summary[key].is_null() ? "n/a" : "-");  // null: no rows to measure
   };
   auto list = [&](const char* key) {
     if (!summary.contains(key)) return std::string("-");

@@ -224,10 +224,10 @@ std::string mdi_text(const TaskSection& section, const std::string& source_dir) 
   if (!mdi.unavailable.empty()) return fmt::format("MDI not computed: {}\n\n", mdi.unavailable);
   std::string text = fmt::format(
       "The validator's min-degree interpolator `{}` (n = {}) scores {:.2f}% on the cube "
-      "({:.2f}% on the unseen part): a run at that accuracy has learned the MDI, not the "
+      "({} on the unseen part): a run at that accuracy has learned the MDI, not the "
       "target.\n\n",
       validate::format_polynomial(mdi.coefficients, table.inputs), n, 100 * mdi.accuracy(),
-      100 * mdi.unseen_accuracy());
+      mdi.unseen_accuracy() ? fmt::format("{:.2f}%", 100 * *mdi.unseen_accuracy()) : "n/a");
   std::set<std::string> done;
   for (const ReportRow* row : section.rows) {
     const std::string path = spec_path(row->spec, source_dir);

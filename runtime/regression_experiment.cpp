@@ -82,9 +82,10 @@ nlohmann::json boolean_metrics(const torch::Tensor& pred, const torch::Tensor& y
   auto correct = ((nearest - y).abs() < 1e-5).to(torch::kDouble);
   auto squared = (pred - y).pow(2);
   auto unseen = seen.logical_not();
-  auto mean_where = [](const torch::Tensor& v, const torch::Tensor& where) {
-    return where.any().item<bool>() ? v.index({where}).to(torch::kDouble).mean().item<double>()
-                                    : 0.0;
+  // null when no row is such (a table whose rows are all seen has no unseen accuracy, not 0)
+  auto mean_where = [](const torch::Tensor& v, const torch::Tensor& where) -> nlohmann::json {
+    if (!where.any().item<bool>()) return nullptr;
+    return v.index({where}).to(torch::kDouble).mean().item<double>();
   };
   nlohmann::json fourier = nlohmann::json::object();
   for (const auto& [name, character] : characters) {

@@ -31,11 +31,11 @@ std::vector<std::vector<int>> variable_subsets(const std::vector<int>& variables
 /// The characters of the index sets `sets` on ±1 inputs `signs` [rows, n] (float): each [rows].
 std::vector<FourierCharacter> fourier_characters(const torch::Tensor& signs,
                                                  const std::vector<std::vector<int>>& sets);
-/// The GOTU metrics (docs/paper.md, "Training data and metrics") of real predictions `pred` [R] against targets `y` [R] with seen
-/// flags `seen` [R] (bool): accuracy (pred rounded to the nearest of `values`, exact match) over
-/// every row, seen_accuracy, unseen_accuracy, seen_mse, unseen_mse (0 where no row is such), and
-/// `fourier`: mean(pred · χ_T) per character (the learned function's coefficient f̂(T) when the
-/// rows are the whole cube). Tensors on the CPU.
+/// The GOTU metrics (docs/paper.md, "Training data and metrics") of real predictions `pred` [R]
+/// against targets `y` [R] with seen flags `seen` [R] (bool): accuracy (pred rounded to the nearest
+/// of `values`, exact match) over every row, seen_accuracy, unseen_accuracy, seen_mse, unseen_mse
+/// (null where no row is such), and `fourier`: mean(pred · χ_T) per character (the learned
+/// function's coefficient f̂(T) when the rows are the whole cube). Tensors on the CPU.
 nlohmann::json boolean_metrics(const torch::Tensor& pred, const torch::Tensor& y,
                                const torch::Tensor& seen, const torch::Tensor& values,
                                const std::vector<FourierCharacter>& characters);

@@ -183,7 +183,7 @@ TEST(Mdi, Parity2) {
   EXPECT_EQ(terms(mdi), (std::vector<std::pair<uint64_t, double>>{{0, -1}, {1, 1}, {2, 1}}));
   EXPECT_EQ(mdi.points, 32768);
   EXPECT_DOUBLE_EQ(mdi.accuracy(), 0.75);
-  EXPECT_DOUBLE_EQ(mdi.unseen_accuracy(), 0.0);
+  EXPECT_EQ(mdi.unseen_accuracy(), 0.0);
 }
 
 TEST(Mdi, Maj3) {
@@ -216,7 +216,7 @@ TEST(Mdi, ThreesymIsMinusFOnTheUnseenHalf) {
   // the nearest value f takes ({−3.75, 0.75, 1.25, 1.75}: (x0x1)(x1x2)(x2x0) = 1) maps −0.75 back
   // to 0.75, so a quarter of the unseen half is scored correct: 62.5%.
   EXPECT_DOUBLE_EQ(mdi.accuracy(), 0.625);
-  EXPECT_DOUBLE_EQ(mdi.unseen_accuracy(), 0.25);
+  EXPECT_EQ(mdi.unseen_accuracy(), 0.25);
   EXPECT_DOUBLE_EQ(mdi.exact_accuracy(), 0.5);
   std::vector<double> coefficients(32768, 0.0);
   for (const Monomial& m : mdi.coefficients) coefficients[m.variables] = m.coefficient;
@@ -385,6 +385,24 @@ TEST(Validate, HandParity2SpecPasses) {
   EXPECT_NE(text.find("{x0·x1 (1)}"), std::string::npos) << text;
   EXPECT_NE(text.find("accuracy 75.00% of 32768 points"), std::string::npos) << text;
   EXPECT_NE(text.find("ok:"), std::string::npos) << text;
+}
+
+// With every point seen there is no unseen part to score: its accuracy is none (null in the JSON,
+// n/a in the text), not 0%.
+TEST(Validate, AllSeenTableHasNoUnseenAccuracy) {
+  const CompiledMask mask = pair_mask(2, 0, 1);
+  const TruthTable all_seen = tasks::parse_truth_table_csv(
+      "x0,x1,y,seen\n1,1,1,1\n1,-1,-1,1\n-1,1,-1,1\n-1,-1,1,1\n", "a.csv");
+  const MinDegreeInterpolator mdi = min_degree_interpolator(all_seen, 0);
+  EXPECT_EQ(mdi.unavailable, "");
+  EXPECT_EQ(mdi.unseen_accuracy(), std::nullopt);
+  const ValidationReport report = validate_target(mask, table_target(mask, all_seen));
+  EXPECT_NE(format_report(report).find("accuracy 100.00% of 4 points (n/a on the unseen;"),
+            std::string::npos)
+      << format_report(report);
+  const auto json = nlohmann::json::parse(report_json(report));
+  EXPECT_TRUE(json["outputs"][0]["mdi"]["unseen_accuracy"].is_null()) << json.dump();
+  EXPECT_EQ(json["outputs"][0]["mdi"]["accuracy"], 1.0);
 }
 
 TEST(Validate, MisspecifiedPairNamesX0Unreachable) {

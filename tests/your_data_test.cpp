@@ -383,6 +383,8 @@ TEST_F(YourDataTest, TruthTableRunLowersItsLoss) {
 }
 
 // A table whose inputs are not ±1 and not the whole cube trains too (no Fourier coefficients).
+// With no `seen` column every row is seen: there is no unseen accuracy or MSE to report, and they
+// are null (n/a), not 0.
 TEST_F(YourDataTest, TruthTableWithOtherValuesTrains) {
   std::string text = "a,b,y\n";
   for (int a = 0; a < 3; ++a) {
@@ -392,9 +394,17 @@ TEST_F(YourDataTest, TruthTableWithOtherValuesTrains) {
   config.truth_table = write("mod3.csv", text);
   config.spec = write("mod3.mask", "mask mod3\ntokens cls, a, b\ndefault open\n");
   config.epochs = 200;
+  config.out = (dir_ / "run").string();
   const auto summary = training::train(config);
   EXPECT_EQ(summary.at("fourier").size(), 0u);
   EXPECT_LT(summary.at("seen_mse").get<double>(), 0.1);
+  for (const char* key : {"unseen_accuracy", "unseen_mse", "unseen_margin"}) {
+    EXPECT_TRUE(summary.at(key).is_null()) << key << ": " << summary.at(key);
+    for (const json& record : read_records(dir_ / "run" / "metrics.jsonl")) {
+      EXPECT_TRUE(record.at(key).is_null()) << key << ": " << record.dump();
+    }
+  }
+  EXPECT_TRUE(summary.at("unseen_accuracy_init").is_null());
 }
 
 TEST_F(YourDataTest, TruthTableMustMatchTheSpecsLayout) {

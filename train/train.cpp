@@ -65,8 +65,13 @@ std::string evaluation_line(const json& record, const tasks::TaskFamily& family,
                                 step - steps + 1, step));
   }
   for (const tasks::Metric& metric : family.metrics) {
-    if (const auto value = record.find(metric.key); value != record.end() && value->is_number()) {
+    const auto value = record.find(metric.key);
+    if (value == record.end()) continue;
+    // null: the metric has no rows to measure (no unseen row in the table), not 0
+    if (value->is_number()) {
       parts.push_back(fmt::format("{} {:.4f}", metric.label, value->get<double>()));
+    } else if (value->is_null()) {
+      parts.push_back(fmt::format("{} n/a", metric.label));
     }
   }
   parts.push_back(fmt::format("evaluated in {:.1f} s", seconds));

@@ -3,6 +3,7 @@
 // weight at the highest degree first, then the next degree, and so on.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,8 +27,10 @@ struct MinDegreeInterpolator {
   /// column matches accuracy() for parity2, maj3, cyclic3 but this for threesym (50%), where
   /// rounding maps −0.75 back to f's value 0.75 (accuracy() = 62.5%); we report both.
   double exact_accuracy() const { return points ? double(exact) / double(points) : 0.0; }
-  double unseen_accuracy() const {
-    return unseen_points ? double(unseen_correct) / double(unseen_points) : 0.0;
+  /// Accuracy on the points outside the seen domain; none when every point is seen.
+  std::optional<double> unseen_accuracy() const {
+    if (unseen_points == 0) return std::nullopt;
+    return double(unseen_correct) / double(unseen_points);
   }
 };
 

@@ -80,7 +80,8 @@ nlohmann::json mdi_json(const MinDegreeInterpolator& mdi,
   return {{"degree", mdi.degree},
           {"accuracy", mdi.accuracy()},
           {"exact_accuracy", mdi.exact_accuracy()},
-          {"unseen_accuracy", mdi.unseen_accuracy()},
+          {"unseen_accuracy",
+           mdi.unseen_accuracy() ? nlohmann::json(*mdi.unseen_accuracy()) : nlohmann::json()},
           {"points", mdi.points},
           {"formula", format_polynomial(mdi.coefficients, inputs)},
           {"coefficients", coefficients},
@@ -196,7 +197,8 @@ std::string format_report(const ValidationReport& report) {
              fmt::format("degree {}, accuracy {} of {} points ({} on the unseen; {} exact, "
                          "without rounding)",
                          o.mdi->degree, percent(o.mdi->accuracy()), o.mdi->points,
-                         percent(o.mdi->unseen_accuracy()), percent(o.mdi->exact_accuracy())));
+                         o.mdi->unseen_accuracy() ? percent(*o.mdi->unseen_accuracy()) : "n/a",
+                         percent(o.mdi->exact_accuracy())));
         if (o.mdi_exclusion) {
           line(out, "",
                fmt::format("{} by the mask: {}",
