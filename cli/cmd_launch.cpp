@@ -119,13 +119,12 @@ void check_nproc(int nproc) {
   // Every rank inherits launch's limit and opens connections to each other rank (gloo's full
   // mesh) besides its own files.
   constexpr int64_t kFilesPerPeer = 2, kFilesOfARank = 64;
-  if (const auto limit = open_file_limit();
-      limit && int64_t{nproc} * kFilesPerPeer + kFilesOfARank > *limit) {
+  const int64_t files = int64_t{nproc} * kFilesPerPeer + kFilesOfARank;
+  if (const auto limit = open_file_limit(); limit && files > *limit) {
     refuse(
         fmt::format("each process may open {} files (ulimit -n), and needs about {} with {} "
                     "peers ({} per peer and {} of its own)",
-                    *limit, int64_t{nproc} * kFilesPerPeer + kFilesOfARank, nproc, kFilesPerPeer,
-                    kFilesOfARank));
+                    *limit, files, nproc, kFilesPerPeer, kFilesOfARank));
   }
 }
 

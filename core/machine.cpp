@@ -16,19 +16,22 @@ std::optional<int64_t> soft_limit(int resource) {
   return static_cast<int64_t>(std::min<rlim_t>(limit.rlim_cur, INT64_MAX));
 }
 
+/// The value in kB of field `name` ("MemAvailable:", "VmSize:") of a /proc file such as
+/// /proc/meminfo or /proc/self/status, in bytes; nullopt when the file or the field is missing.
+std::optional<double> proc_field_bytes(const char* path, const std::string& name) {
+  std::ifstream file(path);
+  for (std::string field; file >> field;) {
+    double kib = 0;
+    if (field == name && file >> kib) return kib * 1024;
+    file.ignore(1 << 10, '\n');
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<double> available_memory_bytes() {
-  std::optional<double> available;
-  std::ifstream meminfo("/proc/meminfo");
-  for (std::string name; meminfo >> name;) {
-    double kib = 0;
-    if (name == "MemAvailable:" && meminfo >> kib) {
-      available = kib * 1024;
-      break;
-    }
-    meminfo.ignore(1 << 10, '\n');
-  }
+  std::optional<double> available = proc_field_bytes("/proc/meminfo", "MemAvailable:");
   // A container's limit (cgroup v2) can be far below the machine's.
   std::ifstream max_file("/sys/fs/cgroup/memory.max"),
       current_file("/sys/fs/cgroup/memory.current");
@@ -37,17 +40,10 @@ std::optional<double> available_memory_bytes() {
     available = available ? std::min(*available, max - current) : max - current;
   }
   // This process's address-space limit (ulimit -v) less what it has mapped already.
-  if (const auto limit = soft_limit(RLIMIT_AS)) {
-    std::ifstream status("/proc/self/status");
-    for (std::string name; status >> name;) {
-      double kib = 0;
-      if (name == "VmSize:" && status >> kib) {
-        const double left = std::max(0.0, static_cast<double>(*limit) - kib * 1024);
-        available = available ? std::min(*available, left) : left;
-        break;
-      }
-      status.ignore(1 << 10, '\n');
-    }
+  const auto limit = soft_limit(RLIMIT_AS);
+  if (const auto mapped = proc_field_bytes("/proc/self/status", "VmSize:"); limit && mapped) {
+    const double left = std::max(0.0, static_cast<double>(*limit) - *mapped);
+    available = available ? std::min(*available, left) : left;
   }
   return available;
 }
