@@ -196,6 +196,10 @@ std::string validate_json(const CompiledMask& mask, const std::optional<std::str
   validate::ValidateOptions options;
   options.depth = depth;
   options.readout = readout;
+  // Messages name validate()'s arguments (`readout="before SPAN"`), not maskc's flags.
+  options.name_setting = [](std::string_view key, std::string_view value) {
+    return value.empty() ? std::string(key) : std::string(key) + "=" + std::string(value);
+  };
   const std::optional<validate::Feedback> rule = validate::parse_feedback(feedback);
   if (!rule) {
     throw InputError("feedback must be 'token' or 'state', got " + quote_input(feedback));

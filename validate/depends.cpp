@@ -12,18 +12,23 @@
 namespace maskprior::validate {
 namespace {
 
-constexpr const char* kFile = "--depends";
 constexpr int64_t kMaxNumber = 1'000'000'000'000;  // far past any span, far from overflow
 
-[[noreturn]] void fail_at(const std::string& text, int flag, int column,
-                          const std::string& message) {
-  throw SpecError(Diagnostic{Severity::kError, {kFile, flag, column}, message, text});
+/// One declaration text and where messages place it: file `source`, line `flag`.
+struct DependsText {
+  const std::string& text;
+  const std::string& source;
+  int flag;
+};
+
+[[noreturn]] void fail_at(const DependsText& at, int column, const std::string& message) {
+  throw SpecError(Diagnostic{Severity::kError, {at.source, at.flag, column}, message, at.text});
 }
 
 /// Recursive descent over one --depends text (the grammar in depends.h).
 class DependsParser {
  public:
-  DependsParser(const std::string& text, int flag) : text_(text), flag_(flag) {}
+  explicit DependsParser(const DependsText& at) : at_(at), text_(at.text) {}
 
   std::vector<DependsDeclaration> parse() {
     std::vector<DependsDeclaration> declarations;
@@ -47,8 +52,8 @@ class DependsParser {
   }
 
  private:
+  const DependsText& at_;
   const std::string& text_;
-  int flag_;
   size_t pos_ = 0;
 
   bool at_end() const { return pos_ >= text_.size(); }
@@ -69,9 +74,7 @@ class DependsParser {
     pos_ += 2;
     return true;
   }
-  [[noreturn]] void fail(const std::string& message) const {
-    fail_at(text_, flag_, column(), message);
-  }
+  [[noreturn]] void fail(const std::string& message) const { fail_at(at_, column(), message); }
   /// What stands at the cursor, for messages: `'x'`, or "the end".
   std::string found() const {
     return at_end() ? std::string("the end") : quote_input(text_.substr(pos_, 1));
@@ -92,7 +95,7 @@ class DependsParser {
     while (!at_end() && std::isdigit(static_cast<unsigned char>(peek()))) {
       value = value * 10 + (peek() - '0');
       ++pos_;
-      if (value > kMaxNumber) fail_at(text_, flag_, start, "number too large for an index");
+      if (value > kMaxNumber) fail_at(at_, start, "number too large for an index");
     }
     return value;
   }
@@ -175,7 +178,7 @@ class DependsParser {
         const int at = column();
         const std::string variable = name();
         if (variable != d.variable) {
-          fail_at(text_, flag_, at,
+          fail_at(at_, at,
                   d.variable.empty()
                       ? fmt::format("unknown name '{}': the output {} has no index to name; write "
                                     "{}[{}] to run {} over the tokens of {}",
@@ -207,13 +210,13 @@ class DependsParser {
   }
 };
 
-const Span& find_span(const Layout& layout, const DependsSelector& s, const std::string& text,
-                      int flag, const std::string& spec) {
+const Span& find_span(const Layout& layout, const DependsSelector& s, const DependsText& at,
+                      const std::string& spec) {
   const Span* span = layout.find(s.span);
   if (span == nullptr) {
     std::vector<std::string> names;
     for (const Span& each : layout.spans) names.push_back(each.name);
-    fail_at(text, flag, s.column,
+    fail_at(at, s.column,
             fmt::format("`{}` names no span of spec '{}' (its spans: {})", s.span, spec,
                         fmt::join(names, ", ")));
   }
@@ -222,7 +225,7 @@ const Span& find_span(const Layout& layout, const DependsSelector& s, const std:
 
 /// The tokens `s` selects when the output's index is i (`where` says so in messages).
 std::vector<int64_t> selected_tokens(const Span& span, const DependsSelector& s, int64_t i,
-                                     const std::string& where, const std::string& text, int flag) {
+                                     const std::string& where, const DependsText& at) {
   const std::string bounds = span.length == 0
                                  ? fmt::format("span {} is empty", span.name)
                                  : fmt::format("span {} has {}[0] to {}[{}]", span.name, span.name,
@@ -235,7 +238,7 @@ std::vector<int64_t> selected_tokens(const Span& span, const DependsSelector& s,
     case DependsSelector::Kind::kIndex: {
       const int64_t t = s.first.at(i);
       if (t < 0 || t >= span.length) {
-        fail_at(text, flag, s.column,
+        fail_at(at, s.column,
                 fmt::format("{} is {}[{}]{}, outside it: {}", s.text, span.name, t, where, bounds));
       }
       tokens.push_back(span.offset + t);
@@ -246,7 +249,7 @@ std::vector<int64_t> selected_tokens(const Span& span, const DependsSelector& s,
       const int64_t end = s.end ? s.end->at(i) : span.length;
       if (first < 0 || end > span.length || first > end) {
         fail_at(
-            text, flag, s.column,
+            at, s.column,
             fmt::format("{} is {}[{}..{}]{}, {}: {} (a range x..y is x up to y - 1)", s.text,
                         span.name, first, end, where,
                         first > end ? "which ends before it starts" : "outside the span", bounds));
@@ -260,25 +263,27 @@ std::vector<int64_t> selected_tokens(const Span& span, const DependsSelector& s,
 
 }  // namespace
 
-std::vector<DependsDeclaration> parse_depends(const std::string& text, int flag) {
-  return DependsParser(text, flag).parse();
+std::vector<DependsDeclaration> parse_depends(const std::string& text, int flag,
+                                              const std::string& source) {
+  return DependsParser(DependsText{text, source, flag}).parse();
 }
 
 DeclaredDependencies bind_depends(const Layout& layout, const std::vector<std::string>& depends,
-                                  const std::string& spec) {
+                                  const std::string& spec, const std::string& source) {
   DeclaredDependencies declared;
   std::set<int64_t> seen;
   for (size_t f = 0; f < depends.size(); ++f) {
     const std::string& text = depends[f];
     const int flag = static_cast<int>(f) + 1;
-    for (const DependsDeclaration& d : parse_depends(text, flag)) {
-      const Span& span = find_span(layout, d.output, text, flag, spec);
+    const DependsText at{text, source, flag};
+    for (const DependsDeclaration& d : parse_depends(text, flag, source)) {
+      const Span& span = find_span(layout, d.output, at, spec);
       // The output's index values: every token of its span for `c` and `c[i]`, else one.
       std::vector<int64_t> indices;
       if (d.output.kind == DependsSelector::Kind::kIndex && d.variable.empty()) {
         const int64_t t = d.output.first.constant;
         if (t >= span.length) {
-          fail_at(text, flag, d.output.column,
+          fail_at(at, d.output.column,
                   fmt::format("output {} is outside span {} ({} token{})", d.output.text, span.name,
                               span.length, span.length == 1 ? "" : "s"));
         }
@@ -289,7 +294,7 @@ DeclaredDependencies bind_depends(const Layout& layout, const std::vector<std::s
       for (int64_t i : indices) {
         const int64_t output = span.offset + i;
         if (!seen.insert(output).second) {
-          fail_at(text, flag, d.output.column,
+          fail_at(at, d.output.column,
                   fmt::format("output {} is declared twice", layout.token_label(output)));
         }
         const std::string where =
@@ -298,8 +303,8 @@ DeclaredDependencies bind_depends(const Layout& layout, const std::vector<std::s
                 : fmt::format(" at {} = {} (output {})", d.variable, i, layout.token_label(output));
         std::vector<int64_t> inputs;
         for (const DependsSelector& s : d.inputs) {
-          const Span& source = find_span(layout, s, text, flag, spec);
-          for (int64_t t : selected_tokens(source, s, i, where, text, flag)) inputs.push_back(t);
+          const Span& from = find_span(layout, s, at, spec);
+          for (int64_t t : selected_tokens(from, s, i, where, at)) inputs.push_back(t);
         }
         std::sort(inputs.begin(), inputs.end());
         inputs.erase(std::unique(inputs.begin(), inputs.end()), inputs.end());

@@ -46,9 +46,10 @@ struct DependsDeclaration {
 };
 
 /// The declarations of one `--depends` text; `flag` (1-based: which --depends) is the line of
-/// error positions. Throws SpecError at file `--depends`, line `flag`, with the column, for text
-/// that is not a declaration.
-std::vector<DependsDeclaration> parse_depends(const std::string& text, int flag = 1);
+/// error positions. Throws SpecError at file `source` (how the caller names its texts), line
+/// `flag`, with the column, for text that is not a declaration.
+std::vector<DependsDeclaration> parse_depends(const std::string& text, int flag = 1,
+                                              const std::string& source = "--depends");
 
 /// Declarations bound to a spec's tokens.
 struct DeclaredDependencies {
@@ -58,8 +59,8 @@ struct DeclaredDependencies {
 
 /// Binds every `--depends` text (parsed again, flag by flag) to `layout`. Throws SpecError at the
 /// selector for a span the spec lacks, an index outside its span, a range that ends before it
-/// starts, and an output declared twice; `spec` names the spec in messages.
+/// starts, and an output declared twice; `spec` names the spec in messages, `source` the texts.
 DeclaredDependencies bind_depends(const Layout& layout, const std::vector<std::string>& depends,
-                                  const std::string& spec);
+                                  const std::string& spec, const std::string& source = "--depends");
 
 }  // namespace maskprior::validate

@@ -49,7 +49,8 @@ std::vector<int64_t> readout_rows(const CompiledMask& mask, const std::vector<st
 /// A table's default readout: the rows that predict the last span of a causal spec (`before c`),
 /// one per output; otherwise `cls`. The message names the spec, never a flag the user did not give.
 std::vector<int64_t> default_table_readout(const CompiledMask& mask, size_t outputs,
-                                           const std::string& what) {
+                                           const std::string& what,
+                                           const ValidateOptions& options) {
   if (is_causal(mask) && !mask.layout.spans.empty()) {
     const Span& answer = mask.layout.spans.back();
     if (answer.offset > 0 && static_cast<size_t>(answer.length) == outputs) {
@@ -58,17 +59,18 @@ std::vector<int64_t> default_table_readout(const CompiledMask& mask, size_t outp
     throw InputError(fmt::format(
         "spec '{}' is a causal decoder (`hard causal`), so {} is read by default at the rows that "
         "predict its last span, `{}` ({} token{}), but it has {} output{}: say where to read them "
-        "with --readout (a token each, or a span: --readout \"before SPAN\")",
+        "with {} (a token each, or a span: {})",
         mask.name, what, answer.name, answer.length, answer.length == 1 ? "" : "s", outputs,
-        outputs == 1 ? "" : "s"));
+        outputs == 1 ? "" : "s", setting_name(options, "readout"),
+        setting_name(options, "readout", "\"before SPAN\"")));
   }
   const std::optional<int64_t> cls = mask.layout.token_index("cls");
   if (!cls) {
     throw InputError(fmt::format(
         "spec '{}' has no token `cls`, where {} is read by default, and is no causal decoder (it "
         "lacks `hard causal`), whose outputs are read at the rows that predict its last span: say "
-        "where to read it with --readout TOKEN",
-        mask.name, what));
+        "where to read it with {}",
+        mask.name, what, setting_name(options, "readout", "TOKEN")));
   }
   return std::vector<int64_t>(outputs, *cls);
 }
@@ -95,12 +97,12 @@ void add_fed_back(const CompiledMask& mask, Target& target, const ValidateOption
     }
   }
   if (options.feedback == Feedback::kState && target.fed_back.empty()) {
-    throw InputError(fmt::format(
-        "--feedback state: nothing is fed back in spec '{}' against {} ({}), so there is no "
-        "answer token to carry state",
-        mask.name, target.description,
-        is_causal(mask) ? "no readout row is followed by an answer token"
-                        : "it is no causal decoder: it lacks `hard causal`"));
+    throw InputError(
+        fmt::format("{}: nothing is fed back in spec '{}' against {} ({}), so there is no "
+                    "answer token to carry state",
+                    setting_name(options, "feedback", "state"), mask.name, target.description,
+                    is_causal(mask) ? "no readout row is followed by an answer token"
+                                    : "it is no causal decoder: it lacks `hard causal`"));
   }
 }
 
@@ -182,7 +184,7 @@ Target table_target(const CompiledMask& mask, tasks::TruthTable table,
       [&](size_t i, const std::string& message) { return table.input_error(i, message); });
   target.readout_tokens = readout_of(mask, options, table.outputs.size(), target.description, [&] {
     return default_table_readout(mask, table.outputs.size(),
-                                 fmt::format("the output of {}", target.description));
+                                 fmt::format("the output of {}", target.description), options);
   });
   target.table = std::move(table);
   add_fed_back(mask, target, options);
@@ -191,7 +193,8 @@ Target table_target(const CompiledMask& mask, tasks::TruthTable table,
 
 Target depends_target(const CompiledMask& mask, const std::vector<std::string>& depends,
                       const ValidateOptions& options) {
-  const DeclaredDependencies declared = bind_depends(mask.layout, depends, mask.name);
+  const DeclaredDependencies declared =
+      bind_depends(mask.layout, depends, mask.name, setting_name(options, "depends"));
   Target target;
   target.description = "declared dependencies";
   for (const std::vector<int64_t>& inputs : declared.inputs) {
@@ -200,7 +203,7 @@ Target depends_target(const CompiledMask& mask, const std::vector<std::string>& 
   std::sort(target.input_tokens.begin(), target.input_tokens.end());
   target.input_tokens.erase(std::unique(target.input_tokens.begin(), target.input_tokens.end()),
                             target.input_tokens.end());
-  target.table.source = "--depends";
+  target.table.source = setting_name(options, "depends");
   for (int64_t t : target.input_tokens) target.table.inputs.push_back(mask.layout.token_label(t));
   auto& needs = target.declared.emplace();
   for (size_t o = 0; o < declared.outputs.size(); ++o) {
@@ -223,9 +226,10 @@ Target depends_target(const CompiledMask& mask, const std::vector<std::string>& 
         for (int64_t t : declared.outputs) {
           if (causal && t == 0) {
             throw InputError(fmt::format(
-                "--depends: output {} is the first token of spec '{}', a causal decoder: no row "
-                "predicts it (give its readout with --readout)",
-                mask.layout.token_label(t), mask.name));
+                "{}: output {} is the first token of spec '{}', a causal decoder: no row "
+                "predicts it (give its readout with {})",
+                setting_name(options, "depends"), mask.layout.token_label(t), mask.name,
+                setting_name(options, "readout")));
           }
           rows.push_back(causal ? t - 1 : t);
         }
@@ -239,13 +243,23 @@ Target target_of(const CompiledMask& mask, const std::optional<std::string>& tas
                  const std::optional<std::string>& truth_table,
                  const std::vector<std::string>& depends, const ValidateOptions& options) {
   if (int{task.has_value()} + int{truth_table.has_value()} + int{!depends.empty()} != 1) {
-    throw InputError(
-        "validate needs exactly one of a task, a truth table and declared dependencies "
-        "(--task, --truth-table, --depends)");
+    throw InputError(fmt::format(
+        "validate needs exactly one of a task, a truth table and declared dependencies ({}, {}, "
+        "{})",
+        setting_name(options, "task"), setting_name(options, "truth_table"),
+        setting_name(options, "depends")));
   }
   if (task) return task_target(mask, *task, options);
   if (truth_table) return table_target(mask, tasks::read_truth_table_csv(*truth_table), options);
   return depends_target(mask, depends, options);
+}
+
+std::string setting_name(const ValidateOptions& options, std::string_view key,
+                         std::string_view value) {
+  if (options.name_setting) return options.name_setting(key, value);
+  std::string flag = "--" + std::string(key);
+  std::replace(flag.begin(), flag.end(), '_', '-');
+  return value.empty() ? flag : fmt::format("{} {}", flag, value);
 }
 
 const char* feedback_keyword(Feedback feedback) {

@@ -7,6 +7,7 @@
 // jointly visible, and for Boolean tables with a seen domain the min-degree interpolator.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -31,13 +32,24 @@ const char* feedback_keyword(Feedback feedback);
 /// The rule `keyword` names; nullopt for anything else.
 std::optional<Feedback> parse_feedback(std::string_view keyword);
 
+/// How messages name a setting of validation. `key` is the setting (`readout`, `feedback`,
+/// `depends`, `task`, `truth_table`); `value`, when not empty, a value to show with it.
+using SettingNamer = std::function<std::string(std::string_view key, std::string_view value)>;
+
 struct ValidateOptions {
   std::optional<int64_t> depth;      // layers to follow; default: the spec's layers (at least 1)
   std::vector<std::string> readout;  // Layout::tokens_of labels (`cls`, `x[3]`, `before c[0]`,
                                      // `before c`): one row for every output, or one per output;
                                      // default: the target's (readout_rule in validate.cpp)
   Feedback feedback = Feedback::kToken;  // what fed-back answer tokens carry (causal specs)
+  /// Names settings in messages; empty: maskc's flags (setting_name). Python names its arguments.
+  SettingNamer name_setting;
 };
+
+/// `options.name_setting`'s words for setting `key` (with `value` when not empty); without a
+/// namer, maskc's flag: `--truth-table`, `--readout "before c"`.
+std::string setting_name(const ValidateOptions& options, std::string_view key,
+                         std::string_view value = {});
 
 /// A truth table laid onto a spec's layout.
 struct Target {
@@ -69,7 +81,8 @@ Target table_target(const CompiledMask& mask, tasks::TruthTable table,
 /// Dependencies declared instead of a table (`--depends` texts, validate/depends.h): outputs and
 /// inputs are tokens of the spec. An output token is read, by default, at the row that predicts
 /// it in a causal spec (the token before it), else at itself (`cls: x[0], x[1]`). Throws SpecError
-/// at `--depends:FLAG:COLUMN` for text that is not a declaration or does not fit the spec.
+/// at `--depends:FLAG:COLUMN` (the file named by setting_name(options, "depends")) for text that is
+/// not a declaration or does not fit the spec.
 Target depends_target(const CompiledMask& mask, const std::vector<std::string>& depends,
                       const ValidateOptions& options = {});
 /// The target `maskc validate` checks: the built-in `task`, the truth table read from the CSV

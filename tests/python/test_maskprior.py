@@ -187,8 +187,12 @@ class ErrorDetailTest(unittest.TestCase):
             maskprior.compile(PARITY2, params={"n": 10 ** 30})
         self.assertEqual((caught.exception.file, caught.exception.line), (str(PARITY2), 8))
         errors = [caught.exception]
+        sums = ROOT / "examples" / "your-data" / "running_sum.mask"
         for call in (lambda: maskprior.validate(PARITY2, task="parity2", depth=0),
                      lambda: maskprior.validate(PARITY2, task="parity2", readout="nope"),
+                     lambda: maskprior.validate(PARITY2),
+                     lambda: maskprior.validate(PARITY2, task="parity2", feedback="state"),
+                     lambda: maskprior.validate(sums, depends="a[0]: a[0]"),
                      lambda: maskprior.compile(PARITY2, params={"nope": 3})):
             with self.assertRaises(maskprior.InputError) as caught:
                 call()
@@ -321,7 +325,7 @@ class ValidateTest(unittest.TestCase):
         with self.assertRaises(maskprior.SpecError) as error:
             maskprior.validate(sums, depends=["c[i]: a[i]", "eq: z"])
         self.assertEqual((error.exception.file, error.exception.line, error.exception.column),
-                         ("--depends", 2, 5))
+                         ("depends", 2, 5))
         with self.assertRaises(maskprior.InputError):
             maskprior.validate(sums, depends="c[i]: a[i]", feedback="carry")
 
