@@ -91,7 +91,7 @@ training::SweepOptions sweep_options(const SweepFlags& flags) {
     }
     training::sweep_points(options);
   } catch (const InputError& e) {
-    throw CLI::ValidationError("--grid", e.what());
+    throw CLI::ValidationError(std::string(e.what()));  // each names --grid itself
   }
   return options;
 }

@@ -87,7 +87,10 @@ void print_usage_error(CLI::App& app, const CLI::ParseError& e) {
   }
   std::cerr << escape_control_chars(e.what()) << "\n";
   for (const std::string& arg : extras) {
-    if (const std::string near = meant_flag(*cmd, arg); !near.empty()) {
+    // What follows `--` is another command's (sweep's train flags), and a parse stopped by an
+    // error leaves known flags unread: neither is a misspelling.
+    if (arg == "--") break;
+    if (const std::string near = meant_flag(*cmd, arg); !near.empty() && near != arg) {
       std::cerr << fmt::format("did you mean {} (not {})?\n", near, quote_input(arg));
     }
   }

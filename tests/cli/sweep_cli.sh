@@ -114,6 +114,10 @@ bad_grid_is_usage_error() {
   "$maskc" sweep --grid lr=0.1,-1 --out s -- "${small[@]}" 2>err
   [[ $? -eq 2 ]] && grep -q 'combination lr=-1: lr must be positive' err || fail "$(cat err)"
   expect_exit 2 sweep --grid seed=1,2 --out s -- "${small[@]}"
+  # An execution setting is refused by name, and nothing after `--` is taken for a misspelling.
+  "$maskc" sweep --grid precision=fp32,bf16 --out s -- "${small[@]}" 2>err
+  [[ $? -eq 2 ]] && grep -q '^--grid: precision cannot be swept' err && ! grep -q 'did you mean' err ||
+    fail "execution setting: $(cat err)"
   expect_exit 2 sweep --grid lr=0.1 --out s -- "${small[@]}" --lr 0.2
   expect_exit 2 sweep --grid lr=0.1 --out s -- "${small[@]}" --out elsewhere
   expect_exit 2 sweep --grid lr=0.1 --out s -- "${small[@]}" --no-such-flag
