@@ -513,28 +513,51 @@ std::string curve_figures(const fs::path& root, const TaskSection& section,
   return out;
 }
 
-/// Boolean rows: the learned Fourier coefficients over training, one plot per row.
+/// The learned Fourier coefficients a plot draws: at most this many per row, the largest.
+constexpr size_t kMaxFourierCurves = 8;
+
+/// A metrics record's Fourier coefficient `name`; NaN when it has none. No copy: a record of an
+/// n = 15 task holds 2^15 coefficients.
+double fourier_value(const json& record, const std::string& name) {
+  const auto fourier = record.find("fourier");
+  if (fourier == record.end() || !fourier->is_object()) return NAN;
+  const auto c = fourier->find(name);
+  return c != fourier->end() && c->is_number() ? c->get<double>() : NAN;
+}
+
+/// Boolean rows: the learned Fourier coefficients over training, one plot per row. A row with
+/// more than kMaxFourierCurves coefficients draws those largest in magnitude at the last
+/// evaluation (the largest over its seeds), and its title says how many it drew.
 std::string fourier_figures(const fs::path& root, const TaskSection& section) {
   std::string out;
   for (const ReportRow* row : section.rows) {
-    std::set<std::string> keys;
+    std::map<std::string, double> largest;  // coefficient → its largest |value| at a run's end
     for (const RunRecord& run : row->runs) {
-      for (const json& record : run.metrics) {
-        if (!record.contains("fourier") || !record["fourier"].is_object()) continue;
-        for (const auto& [name, v] : record["fourier"].items()) keys.insert(name);
+      for (auto record = run.metrics.rbegin(); record != run.metrics.rend(); ++record) {
+        const auto fourier = record->find("fourier");
+        if (fourier == record->end() || !fourier->is_object()) continue;
+        for (const auto& [name, v] : fourier->items()) {
+          const double magnitude = v.is_number() ? std::abs(v.get<double>()) : 0.0;
+          double& best = largest[name];
+          if (std::isfinite(magnitude)) best = std::max(best, magnitude);
+        }
+        break;  // the run's last record with coefficients
       }
     }
-    if (keys.empty()) continue;
-    PlotSpec plot = make_plot(fmt::format("{}: learned Fourier coefficients", row->label), "step",
-                              "coefficient");
-    for (const std::string& name : keys) {
+    if (largest.empty()) continue;
+    std::vector<std::pair<std::string, double>> keys(largest.begin(), largest.end());
+    const size_t drawn = std::min(keys.size(), kMaxFourierCurves);
+    std::stable_sort(keys.begin(), keys.end(),
+                     [](const auto& a, const auto& b) { return a.second > b.second; });
+    keys.resize(drawn);
+    std::sort(keys.begin(), keys.end());  // the legend in the coefficients' own order
+    const std::string which =
+        drawn < largest.size() ? fmt::format(" (the {} largest of {})", drawn, largest.size()) : "";
+    PlotSpec plot = make_plot(fmt::format("{}: learned Fourier coefficients{}", row->label, which),
+                              "step", "coefficient");
+    for (const auto& [name, magnitude] : keys) {
       plot.series.push_back(mean_curve(
-          *row,
-          [&](const json& record) {
-            const json& f = record.value("fourier", json::object());
-            return f.contains(name) && f[name].is_number() ? f[name].get<double>() : NAN;
-          },
-          name));
+          *row, [&](const json& record) { return fourier_value(record, name); }, name));
     }
     out += figure(root, row->label + "-fourier", plot);
   }

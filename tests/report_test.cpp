@@ -186,6 +186,27 @@ TEST(Report, TablesPaperColumnMdiAndPlots) {
   EXPECT_FALSE(fs::exists(root / "plots" / "addition-final.png"));  // a sweep instead
 }
 
+// cyclic3 at n = 15 records 2^15 coefficients an evaluation: the plot draws the largest few,
+// and says so, instead of a curve per coefficient.
+TEST(Report, AFourierPlotDrawsTheLargestCoefficients) {
+  const fs::path root = fresh_dir("fourier");
+  const fs::path run = root / "parity2-mask" / "seed0";
+  write_run(run, parity2_config("mask"), {{"accuracy", 0.75}, {"steps", 100}}, {}, "accuracy");
+  std::ofstream metrics(run / "metrics.jsonl");
+  for (int step : {0, 100}) {
+    json fourier = json::object();
+    for (int k = 0; k < 4096; ++k) fourier[fmt::format("{{{}}}", k)] = k == 77 ? 0.9 : 1e-3 * k;
+    metrics << json{{"step", step}, {"accuracy", 0.75}, {"fourier", fourier}}.dump() << "\n";
+  }
+  metrics.close();
+  const std::string text = read_text(write_report({root.string(), kSource, ""}));
+  EXPECT_NE(text.find("![parity2-mask: learned Fourier coefficients (the 8 largest of 4096)]"
+                      "(plots/parity2-mask-fourier.png)"),
+            std::string::npos)
+      << text;
+  EXPECT_TRUE(is_png(root / "plots" / "parity2-mask-fourier.png", 900, 560));
+}
+
 TEST(Report, ErrorsNameTheFolderOrFile) {
   const fs::path empty = fresh_dir("empty");
   EXPECT_NE(testing::input_error([&] { read_rows(empty.string()); }).find("holds no finished run"),
