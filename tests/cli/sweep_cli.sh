@@ -5,7 +5,8 @@
 # Usage: sweep_cli.sh MASKC SOURCE_DIR CASE
 set -u  # no pipefail: a case greps what a failing maskc prints
 maskc=$1
-spec=$2/specs/gotu/parity2.mask
+source_dir=$2
+spec=$source_dir/specs/gotu/parity2.mask
 case_name=$3
 small=(--task parity2 --spec "$spec" --n 6 --dim 16 --depth 1 --heads 1 --head-dim 8 --mlp 16
   --epochs 2 --batch-size 8 --threads 1 --device cpu -q)
@@ -40,6 +41,17 @@ PY
   test -f s/REPORT.md || fail "no REPORT.md"
   grep -q 'plots/parity2-by-lr.png' s/REPORT.md || fail "no plot against lr"
   test -s s/plots/parity2-by-lr.png || fail "plot file"
+  # scripts/keep_runs.sh keeps the small files of each run, byte for byte (parity2 has only 4
+  # Fourier coefficients), and a report reads the copies; weights stay behind.
+  bash "$source_dir/scripts/keep_runs.sh" s kept >log || fail "keep_runs: $(cat log)"
+  [[ $(find kept/runs -name summary.json | wc -l) -eq 8 ]] || fail "kept $(find kept)"
+  cmp s/init=mask,lr=0.01/seed1/metrics.jsonl kept/runs/init=mask,lr=0.01/seed1/metrics.jsonl ||
+    fail "metrics changed"
+  test -z "$(find kept -name '*.safetensors' -o -name 'checkpoint*')" || fail "weights kept"
+  "$maskc" report kept >log || fail "report of kept runs: $(cat log)"
+  [[ $(grep -c '^| runs/init=' kept/REPORT.md) -eq 8 ]] || fail "$(cat kept/REPORT.md)"  # results, settings
+  bash "$source_dir/scripts/keep_runs.sh" nothing-here kept2 2>/dev/null
+  [[ $? -eq 2 ]] || fail "keep_runs of no folder"
 }
 
 # Stopped after 2 steps (--stop-after reaches every run), the sweep resumes the stopped run and
