@@ -516,11 +516,17 @@ std::string curve_figures(const fs::path& root, const TaskSection& section,
 /// The learned Fourier coefficients a plot draws: at most this many per row, the largest.
 constexpr size_t kMaxFourierCurves = 8;
 
-/// A metrics record's Fourier coefficient `name`; NaN when it has none. No copy: a record of an
+/// A metrics record's Fourier coefficients, or null when it has none. No copy: a record of an
 /// n = 15 task holds 2^15 coefficients.
-double fourier_value(const json& record, const std::string& name) {
+const json* fourier_of(const json& record) {
   const auto fourier = record.find("fourier");
-  if (fourier == record.end() || !fourier->is_object()) return NAN;
+  return fourier != record.end() && fourier->is_object() ? &*fourier : nullptr;
+}
+
+/// A metrics record's Fourier coefficient `name`; NaN when it has none.
+double fourier_value(const json& record, const std::string& name) {
+  const json* fourier = fourier_of(record);
+  if (fourier == nullptr) return NAN;
   const auto c = fourier->find(name);
   return c != fourier->end() && c->is_number() ? c->get<double>() : NAN;
 }
@@ -534,8 +540,8 @@ std::string fourier_figures(const fs::path& root, const TaskSection& section) {
     std::map<std::string, double> largest;  // coefficient → its largest |value| at a run's end
     for (const RunRecord& run : row->runs) {
       for (auto record = run.metrics.rbegin(); record != run.metrics.rend(); ++record) {
-        const auto fourier = record->find("fourier");
-        if (fourier == record->end() || !fourier->is_object()) continue;
+        const json* fourier = fourier_of(*record);
+        if (fourier == nullptr) continue;
         for (const auto& [name, v] : fourier->items()) {
           const double magnitude = v.is_number() ? std::abs(v.get<double>()) : 0.0;
           double& best = largest[name];
