@@ -19,7 +19,7 @@ namespace {
 constexpr std::string_view kRuntimeProgram = "maskc-runtime";
 
 bool is_runtime_command(std::string_view name) {
-  return name == "train" || name == "reproduce" || name == "sweep";
+  return name == "train" || name == "reproduce" || name == "sweep" || name == "distill";
 }
 
 /// Replaces this process with maskc-runtime from maskc's own folder; returns only on failure.
@@ -49,6 +49,7 @@ int run(int argc, char** argv) {
   int exit_code = kExitOk;
   add_compile_command(app, exit_code);
   add_show_command(app, exit_code);
+  add_diff_command(app, exit_code);
   add_validate_command(app, exit_code);
   add_report_command(app, exit_code);
   add_launch_command(app, exit_code, argv[0]);
@@ -56,6 +57,8 @@ int run(int argc, char** argv) {
   app.add_subcommand("train", "Train a masked Transformer on a task with a spec's prior");
   app.add_subcommand("reproduce", "Run a suite of training runs over seeds and tabulate them");
   app.add_subcommand("sweep", "Train a grid of settings over seeds, one table row per combination");
+  app.add_subcommand("distill",
+                     "Write what a finished run attends to (or its learned M) as a spec");
   return run_app(app, argc, argv, exit_code);
 }
 

@@ -26,24 +26,16 @@ struct ShowArgs {
   CLI::Option* digits_option = nullptr;
 };
 
-bool is_spec(const std::string& path) {
-  return path.size() >= 5 && path.substr(path.size() - 5) == ".mask";
-}
-
 CompiledMask load(const ShowArgs& args, const std::string& input) {
-  if (is_spec(input)) {
-    CompiledMask mask = compile_file(input, compile_options(args.flags));
-    print_warnings(mask, std::cerr);
-    return mask;
-  }
-  const bool other_is_spec = is_spec(input == args.input ? args.diff : args.input);
+  if (is_spec_path(input)) return load_spec_or_mask_file(input, args.flags, std::cerr);
+  const bool other_is_spec = is_spec_path(input == args.input ? args.diff : args.input);
   for (const CLI::Option* option : {args.define_option, args.digits_option}) {
     if (option->count() > 0 && !other_is_spec) {  // with --diff: for the spec of the two
       const std::string why = "only applies to .mask specs, not to the tensor file '" + input + "'";
       throw CLI::ValidationError(option->get_name(), why);
     }
   }
-  return read_mask_file(input, args.flags.max_bytes);
+  return load_spec_or_mask_file(input, args.flags, std::cerr);
 }
 
 void run_show(const ShowArgs& args) {

@@ -37,6 +37,8 @@ inline constexpr int kExitInternal = 3;
 
 void add_compile_command(CLI::App& app, int& exit_code);
 void add_show_command(CLI::App& app, int& exit_code);
+/// `maskc diff A B` (cmd_diff.cpp): the open patterns of two masks compared.
+void add_diff_command(CLI::App& app, int& exit_code);
 void add_validate_command(CLI::App& app, int& exit_code);
 /// `maskc report DIR` (cmd_report.cpp).
 void add_report_command(CLI::App& app, int& exit_code);
@@ -44,6 +46,8 @@ void add_train_command(CLI::App& app, int& exit_code);
 void add_reproduce_command(CLI::App& app, int& exit_code);
 /// `maskc sweep --grid KEY=V1,V2 ... -- TRAIN_FLAGS` (cmd_sweep.cpp).
 void add_sweep_command(CLI::App& app, int& exit_code);
+/// `maskc distill RUN_DIR -o OUT.mask` (cmd_distill.cpp, in maskc-runtime).
+void add_distill_command(CLI::App& app, int& exit_code);
 /// `maskc launch --nproc N -- train|reproduce ...` (cmd_launch.cpp); `argv0` finds maskc-runtime.
 void add_launch_command(CLI::App& app, int& exit_code, const char* argv0);
 

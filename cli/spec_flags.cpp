@@ -10,6 +10,7 @@
 #include <ostream>
 
 #include "core/error.h"
+#include "io/mask_file.h"
 
 namespace maskprior::cli {
 namespace {
@@ -174,6 +175,18 @@ void check_output_is_not_input(const std::string& input, const std::string& outp
         "{} {} is the input {} itself; refusing to overwrite it (choose another output file)", flag,
         quote_input(output), quote_input(input)));
   }
+}
+
+bool is_spec_path(const std::string& path) {
+  return path.size() >= 5 && path.substr(path.size() - 5) == ".mask";
+}
+
+CompiledMask load_spec_or_mask_file(const std::string& path, const SpecFlags& flags,
+                                    std::ostream& warnings) {
+  if (!is_spec_path(path)) return read_mask_file(path, flags.max_bytes);
+  CompiledMask mask = compile_file(path, compile_options(flags));
+  print_warnings(mask, warnings);
+  return mask;
 }
 
 }  // namespace maskprior::cli

@@ -39,6 +39,14 @@ CompileOptions compile_options(const SpecFlags& flags);
 void check_output_is_not_input(const std::string& input, const std::string& output,
                                const std::string& flag);
 
+/// True when `path` names a .mask spec (by its extension) rather than a tensor file.
+bool is_spec_path(const std::string& path);
+
+/// A .mask spec compiled with the flags' options (its warnings printed to `warnings`), or a
+/// tensor file written by `maskc compile` read within the flags' --max-bytes.
+CompiledMask load_spec_or_mask_file(const std::string& path, const SpecFlags& flags,
+                                    std::ostream& warnings);
+
 /// Prints the compiler's warnings, one formatted diagnostic each.
 void print_warnings(const CompiledMask& mask, std::ostream& out);
 

@@ -13,7 +13,8 @@
 namespace maskprior {
 namespace {
 
-constexpr size_t kMaxListedValues = 4;  // "other" values listed one by one in the legend
+constexpr const char* kPanelGap = "   ";  // between side-by-side grids
+constexpr size_t kMaxListedValues = 4;    // "other" values listed one by one in the legend
 
 /// The symbol of a cell of class kOther: the sign of its value.
 char other_symbol(float value) {
@@ -122,7 +123,8 @@ std::string legend(const CompiledMask& m, const HeadStats& s) {
 }
 
 /// Column labels written vertically, one character per line, top-aligned.
-std::string column_header(const CompiledMask& m, size_t label_width) {
+/// Column labels written downwards, one column per key, repeated over `panels` side-by-side grids.
+std::string column_header(const CompiledMask& m, size_t label_width, size_t panels) {
   std::vector<std::string> labels;
   size_t height = 0;
   for (int64_t k = 0; k < m.n; ++k) {
@@ -132,12 +134,36 @@ std::string column_header(const CompiledMask& m, size_t label_width) {
   std::string out;
   for (size_t line = 0; line < height; ++line) {
     std::string text(label_width + 1, ' ');
-    for (const std::string& label : labels) {
-      text += ' ';
-      text += line < label.size() ? label[line] : ' ';
+    for (size_t panel = 0; panel < panels; ++panel) {
+      if (panel > 0) text += kPanelGap;
+      for (const std::string& label : labels) {
+        text += ' ';
+        text += line < label.size() ? label[line] : ' ';
+      }
     }
     while (!text.empty() && text.back() == ' ') text.pop_back();
     out += text + '\n';
+  }
+  return out;
+}
+
+/// Side-by-side text grids of `m`'s cells with token labels on both sides, one symbol per cell
+/// from each panel's `cell(q, k)`.
+std::string labelled_panels(const CompiledMask& m,
+                            const std::vector<std::function<char(int64_t, int64_t)>>& panels) {
+  size_t label_width = 0;
+  for (int64_t t = 0; t < m.n; ++t) label_width = std::max(label_width, label(m, t).size());
+  std::string out = column_header(m, label_width, panels.size());
+  for (int64_t q = 0; q < m.n; ++q) {
+    out += fmt::format("{:>{}} ", label(m, q), label_width);
+    for (size_t panel = 0; panel < panels.size(); ++panel) {
+      if (panel > 0) out += kPanelGap;
+      for (int64_t k = 0; k < m.n; ++k) {
+        out += ' ';
+        out += panels[panel](q, k);
+      }
+    }
+    out += '\n';
   }
   return out;
 }
@@ -146,18 +172,7 @@ std::string column_header(const CompiledMask& m, size_t label_width) {
 /// `cell(q, k)`.
 std::string labelled_grid(const CompiledMask& m,
                           const std::function<char(int64_t, int64_t)>& cell) {
-  size_t label_width = 0;
-  for (int64_t t = 0; t < m.n; ++t) label_width = std::max(label_width, label(m, t).size());
-  std::string out = column_header(m, label_width);
-  for (int64_t q = 0; q < m.n; ++q) {
-    out += fmt::format("{:>{}} ", label(m, q), label_width);
-    for (int64_t k = 0; k < m.n; ++k) {
-      out += ' ';
-      out += cell(q, k);
-    }
-    out += '\n';
-  }
-  return out;
+  return labelled_panels(m, {cell});
 }
 
 /// What a grid of N > max_tokens says instead.
@@ -311,6 +326,97 @@ std::string render_difference(const CompiledMask& difference, int64_t layer, int
            const double d = difference.at(layer, head, q, k);
            return difference.is_hard(q, k) ? 'x' : d > tolerance ? '+' : d < -tolerance ? '-' : '.';
          });
+}
+
+PatternDiff compare_patterns(const CompiledMask& a, const CompiledMask& b) {
+  const auto fits = [](int64_t x, int64_t y) { return x == y || x == 1 || y == 1; };
+  if (!same_spans(a.layout, b.layout) || a.n != b.n || !fits(a.layers, b.layers) ||
+      !fits(a.heads, b.heads)) {
+    throw InputError(fmt::format(
+        "cannot compare mask '{}' ({} × {}, N = {}: {}) with '{}' ({} × {}, N = {}: {}): the "
+        "layouts must be the same, and the layers and heads too (or one of either)",
+        escape_control_chars(a.name), plural(a.layers, "layer"), plural(a.heads, "head"), a.n,
+        layout_with_offsets(a.layout), escape_control_chars(b.name), plural(b.layers, "layer"),
+        plural(b.heads, "head"), b.n, layout_with_offsets(b.layout)));
+  }
+  const std::vector<uint8_t> open_a = open_pattern(a), open_b = open_pattern(b);
+  PatternDiff diff;
+  CompiledMask& cells = diff.cells;
+  cells.name = a.name + " vs " + b.name;
+  cells.layout = a.layout;
+  cells.n = a.n;
+  cells.layers = std::max(a.layers, b.layers);
+  cells.heads = std::max(a.heads, b.heads);
+  cells.open_value = 1;
+  cells.close_value = -1;
+  cells.mask.assign(static_cast<size_t>(cells.layers * cells.heads * cells.n * cells.n), 0.0F);
+  if (a.hard || b.hard) {
+    cells.hard.emplace(static_cast<size_t>(a.n * a.n), uint8_t{0});
+    for (const CompiledMask* m : {&a, &b}) {
+      if (!m->hard) continue;
+      for (size_t i = 0; i < m->hard->size(); ++i) (*cells.hard)[i] |= (*m->hard)[i];
+    }
+  }
+  for (int64_t l = 0; l < cells.layers; ++l) {
+    for (int64_t h = 0; h < cells.heads; ++h) {
+      PatternDiff::Plane plane{l, h, 0, 0, 0, 1.0};
+      for (int64_t q = 0; q < cells.n; ++q) {
+        for (int64_t k = 0; k < cells.n; ++k) {
+          if (cells.is_hard(q, k)) continue;
+          const bool in_a = open_a[a.index(a.layers == 1 ? 0 : l, a.heads == 1 ? 0 : h, q, k)] != 0;
+          const bool in_b = open_b[b.index(b.layers == 1 ? 0 : l, b.heads == 1 ? 0 : h, q, k)] != 0;
+          plane.only_a += in_a && !in_b;
+          plane.only_b += in_b && !in_a;
+          plane.both += in_a && in_b;
+          cells.mask[cells.index(l, h, q, k)] = in_a && in_b ? 0.5F
+                                                : in_a       ? 1.0F
+                                                : in_b       ? -1.0F
+                                                             : 0.0F;
+        }
+      }
+      const int64_t either = plane.only_a + plane.only_b + plane.both;
+      plane.jaccard =
+          either == 0 ? 1.0 : static_cast<double>(plane.both) / static_cast<double>(either);
+      diff.planes.push_back(plane);
+    }
+  }
+  return diff;
+}
+
+std::string render_pattern_diff(const PatternDiff& diff, const std::string& name_a,
+                                const std::string& name_b, int64_t max_tokens) {
+  std::string out = fmt::format("A = {}\nB = {}\n\n{:>5} {:>4} {:>9} {:>9} {:>9} {:>8}\n", name_a,
+                                name_b, "layer", "head", "only A", "only B", "both", "Jaccard");
+  for (const PatternDiff::Plane& p : diff.planes) {
+    out += fmt::format("{:>5} {:>4} {:>9} {:>9} {:>9} {:>8.3f}\n", p.layer, p.head, p.only_a,
+                       p.only_b, p.both, p.jaccard);
+  }
+  out +=
+      "(cells open in A only, in B only, in both; Jaccard = both / open in either; hard cells "
+      "left out)\n";
+  const CompiledMask& m = diff.cells;
+  if (m.n > max_tokens) return out + "\n" + too_large_for_text(m.n, max_tokens);
+  auto value = [&](const PatternDiff::Plane& p, int64_t q, int64_t k) {
+    return m.at(p.layer, p.head, q, k);
+  };
+  for (const PatternDiff::Plane& p : diff.planes) {
+    auto panel = [&](auto open) {
+      return [&, open](int64_t q, int64_t k) {
+        return m.is_hard(q, k) ? 'x' : open(value(p, q, k)) ? '#' : '.';
+      };
+    };
+    out += fmt::format(
+        "\nlayer {}, head {}: A, B, and the difference (# open in both, a only in A, b only in "
+        "B, . closed in both, x hard)\n",
+        p.layer, p.head);
+    out += labelled_panels(
+        m, {panel([](float v) { return v > 0; }), panel([](float v) { return v == 0.5F || v < 0; }),
+            [&](int64_t q, int64_t k) {
+              const float v = value(p, q, k);
+              return m.is_hard(q, k) ? 'x' : v == 0.5F ? '#' : v > 0 ? 'a' : v < 0 ? 'b' : '.';
+            }});
+  }
+  return out;
 }
 
 }  // namespace maskprior

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/compiled_mask.h"
 
@@ -42,5 +43,28 @@ CompiledMask mask_difference(const CompiledMask& init, const CompiledMask& learn
 /// `+` rose, `-` fell, `.` within the tolerance, `x` hard.
 std::string render_difference(const CompiledMask& difference, int64_t layer, int64_t head,
                               double tolerance, int64_t max_tokens = kMaxGridTokens);
+
+/// The open patterns (core/cells.h open_pattern) of two masks of one layout, cell by cell.
+struct PatternDiff {
+  /// A's layout with the larger of the two shapes (a mask with one layer or head stands for all):
+  /// 1 where only A opens a cell, −1 where only B does, 0.5 where both do, 0 where neither; hard
+  /// where either is hard.
+  CompiledMask cells;
+  struct Plane {
+    int64_t layer = 0, head = 0;
+    int64_t only_a = 0, only_b = 0, both = 0;  // cells that are not hard
+    double jaccard = 1;                        // both / open in either (1 when neither opens any)
+  };
+  std::vector<Plane> planes;  // one per (layer, head) of `cells`, in order
+};
+
+/// Compares the open patterns of `a` and `b`. InputError naming both when their layouts differ or
+/// their layers or heads differ other than by one of them having one.
+PatternDiff compare_patterns(const CompiledMask& a, const CompiledMask& b);
+
+/// A table of every plane's counts and Jaccard overlap, then for N <= max_tokens each plane as
+/// side-by-side grids: A, B and their difference (`#` open in both, `a` only in A, `b` only in B).
+std::string render_pattern_diff(const PatternDiff& diff, const std::string& name_a,
+                                const std::string& name_b, int64_t max_tokens = kMaxGridTokens);
 
 }  // namespace maskprior

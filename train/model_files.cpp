@@ -1,6 +1,12 @@
 #include "train/model_files.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <torch/torch.h>
+
+#include <cstring>
+
+#include "core/error.h"
 
 namespace maskprior::training {
 
@@ -21,7 +27,55 @@ Tensor file_tensor(const torch::Tensor& value) {
   return out;
 }
 
+/// The file tensor `entry` as a CPU tensor of its dtype.
+torch::Tensor torch_tensor(const Tensor& entry, const std::string& name, const std::string& path) {
+  const torch::ScalarType type =
+      entry.dtype == "F32"  ? torch::kFloat
+      : entry.dtype == "U8" ? torch::kUInt8
+      : entry.dtype == "I64"
+          ? torch::kLong
+          : throw InputError(fmt::format("{}: tensor '{}' has dtype {}; a run's weights are F32, "
+                                         "U8 or I64",
+                                         path, name, entry.dtype));
+  auto t = torch::empty(entry.shape, torch::TensorOptions().dtype(type));
+  if (static_cast<size_t>(t.numel() * t.element_size()) != entry.bytes.size()) {
+    throw InputError(fmt::format("{}: tensor '{}' holds {} bytes, not the {} its shape needs", path,
+                                 name, entry.bytes.size(), t.numel() * t.element_size()));
+  }
+  std::memcpy(t.data_ptr(), entry.bytes.data(), entry.bytes.size());
+  return t;
+}
+
 }  // namespace
+
+void load_model_tensors(runtime::MaskedTransformer& model, const SafetensorsData& data,
+                        const std::string& path) {
+  const auto entry = [&](const std::string& name) {
+    const auto found = data.tensors.find(name);
+    if (found == data.tensors.end()) {
+      throw InputError(
+          fmt::format("{} has no tensor '{}' (the weights of another model?)", path, name));
+    }
+    return torch_tensor(found->second, name, path);
+  };
+  if (data.tensors.count("mask") != 0 && !model->has_mask()) {
+    model->set_mask(entry("mask").to(torch::kFloat), /*learnable=*/false);
+  }
+  if (data.tensors.count("hard") != 0 && !model->hard_mask().defined()) {
+    model->set_hard_mask(entry("hard").to(torch::kBool));
+  }
+  torch::NoGradGuard no_grad;
+  const auto copy = [&](const std::string& name, torch::Tensor& value) {
+    const torch::Tensor stored = entry(name);
+    if (stored.sizes() != value.sizes()) {
+      throw InputError(fmt::format("{}: tensor '{}' has shape {}, the model's is {}", path, name,
+                                   fmt::join(stored.sizes(), "x"), fmt::join(value.sizes(), "x")));
+    }
+    value.copy_(stored.to(value.scalar_type()));
+  };
+  for (auto& item : model->named_parameters()) copy(item.key(), item.value());
+  for (auto& item : model->named_buffers()) copy(item.key(), item.value());
+}
 
 SafetensorsData model_tensors(runtime::MaskedTransformer& model) {
   SafetensorsData data;

@@ -2,6 +2,8 @@
 // safetensors tensors, and the learned M as a mask file.
 #pragma once
 
+#include <string>
+
 #include "core/compiled_mask.h"
 #include "core/layout.h"
 #include "io/safetensors.h"
@@ -12,6 +14,12 @@ namespace maskprior::training {
 /// Every parameter and buffer of `model` by name, on the CPU: floats as F32, bools as U8,
 /// integers as I64.
 SafetensorsData model_tensors(runtime::MaskedTransformer& model);
+
+/// Copies every parameter and buffer of `model` from `data` (as model_tensors names them); first
+/// installs a mask M and a hard mask when `data` holds them (`mask`, `hard`), as the trained model
+/// had. InputError naming `path` and the tensor when one is missing or has another shape.
+void load_model_tensors(runtime::MaskedTransformer& model, const SafetensorsData& data,
+                        const std::string& path);
 
 /// The learned M as a mask file: the spec's metadata and provenance with M replaced, or (no spec,
 /// mask-zero) a mask named "zero" over `layout`.

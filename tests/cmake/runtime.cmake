@@ -19,3 +19,11 @@ foreach(_case unknown_init_is_usage_error bad_preset_is_usage_error unknown_task
     COMMAND bash ${PROJECT_SOURCE_DIR}/tests/cli/train_cli.sh $<TARGET_FILE:maskc>
       ${PROJECT_SOURCE_DIR} ${_case})
 endforeach()
+
+# `maskc diff` and `maskc distill` end to end (tests/cli/distill_cli.sh; one test per case).
+foreach(_case diff_counts_cells distill_mask_gives_back_the_spec distill_attention_every_family
+    distill_refuses_bad_runs)
+  add_test(NAME distill_cli_${_case}
+    COMMAND bash ${PROJECT_SOURCE_DIR}/tests/cli/distill_cli.sh $<TARGET_FILE:maskc>
+      ${PROJECT_SOURCE_DIR} ${_case})
+endforeach()

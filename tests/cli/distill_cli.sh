@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# `maskc diff` and `maskc distill` end to end (tests/cmake/runtime.cmake registers each case).
+# Usage: distill_cli.sh MASKC SOURCE_DIR CASE
+set -u  # no pipefail: a case greps what a failing maskc prints
+maskc=$1
+source_dir=$2
+case_name=$3
+specs=$source_dir/specs
+tiny=(--dim 16 --depth 2 --heads 2 --head-dim 8 --mlp 16 --threads 1 --device cpu -q)
+d=$(mktemp -d)
+trap 'rm -rf "$d"' EXIT
+
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+
+# A spec against itself: nothing differs, Jaccard 1; against the no-carry design: only A has the
+# carry cells, the grids mark them `a`, and --png draws the difference.
+diff_counts_cells() {
+  local addition=$specs/arith/addition.mask
+  "$maskc" diff "$addition" "$addition" >"$d/same" || fail "diff with itself"
+  grep -Eq '^ +0 +0 +0 +0 +[0-9]+ +1\.000$' "$d/same" || fail "self diff: $(cat "$d/same")"
+  "$maskc" diff "$addition" "$specs/arith/addition_nocarry.mask" --png "$d/diff.png" >"$d/out" ||
+    fail "diff"
+  grep -Eq '^ +0 +0 +[1-9][0-9]* +0 +[0-9]+ +0\.[0-9]{3}$' "$d/out" || fail "counts: $(cat "$d/out")"
+  grep -q ' a ' "$d/out" || fail "no cell marked only in A: $(cat "$d/out")"
+  test -s "$d/diff.png" || fail "no PNG"
+  "$maskc" diff "$addition" "$specs/gotu/parity2.mask" >"$d/out" 2>"$d/err"
+  [[ $? -eq 1 ]] && grep -q "cannot compare mask 'addition'" "$d/err" || fail "$(cat "$d/err")"
+}
+
+# A run whose hand-written mask barely moved: --from mask gives back the spec's pattern exactly
+# (maskc diff: nothing only in A or only in B), in every layer and head.
+distill_mask_gives_back_the_spec() {
+  "$maskc" compile "$specs/gotu/parity2.mask" -D n=6 -o "$d/parity2.safetensors" >/dev/null ||
+    fail "compile"
+  "$maskc" train --task parity2 --n 6 --spec "$specs/gotu/parity2.mask" --init mask --epochs 1 \
+    --batch-size 16 "${tiny[@]}" --out "$d/run" || fail "train"
+  "$maskc" distill "$d/run" --from mask -o "$d/back.mask" >"$d/out" || fail "distill: $(cat "$d/out")"
+  grep -q "^# distilled by \`maskc distill" "$d/back.mask" || fail "header: $(cat "$d/back.mask")"
+  "$maskc" diff "$d/back.mask" "$d/parity2.safetensors" >"$d/diff" || fail "diff"
+  [[ $(grep -Ec '^ +[0-9]+ +[0-9]+ +0 +0 +[0-9]+ +1\.000$' "$d/diff") -ge 1 ]] &&
+    ! grep -Eq '^ +[0-9]+ +[0-9]+ +([1-9]|0 +[1-9])' "$d/diff" || fail "differs: $(cat "$d/diff")"
+}
+
+# --from attention on a run of each family writes a spec that compiles, with the mass each
+# layer's pattern holds (≥ --mass) in its header; --per model writes one plane.
+distill_attention_every_family() {
+  printf '1 2 = 2 1\n3 4 = 4 3\n5 6 = 6 5\n7 8 = 8 7\n9 0 = 0 9\n1 3 = 3 1\n2 4 = 4 2\n' >"$d/rev.txt"
+  printf 'mask rev\ntokens a[2], eq, c[2]\nhard causal\nopen diagonal\n' >"$d/rev.mask"
+  printf 'x0,x1,x2,y\n' >"$d/t.csv"
+  for bits in 0,0,0 0,0,1 0,1,0 0,1,1 1,0,0 1,0,1 1,1,0 1,1,1; do
+    IFS=, read -r a b c <<<"$bits"
+    echo "$a,$b,$c,$((a ^ b))" >>"$d/t.csv"
+  done
+  printf 'mask t\ntokens cls, x[3]\nopen diagonal\n' >"$d/t.mask"
+  local runs=(
+    "gotu:--task parity2 --n 6 --epochs 1 --batch-size 16"
+    "arith:--task addition --spec $specs/arith/addition.mask --init mask --train-fraction 0.0002 --test-size 32 --steps 2 --batch-size 32"
+    "data:--data $d/rev.txt --spec $d/rev.mask --predict c --epochs 2 --batch-size 4"
+    "table:--truth-table $d/t.csv --spec $d/t.mask --epochs 2 --batch-size 4"
+  )
+  for entry in "${runs[@]}"; do
+    local name=${entry%%:*} flags=${entry#*:}
+    # shellcheck disable=SC2086  # the flags split into words
+    "$maskc" train $flags "${tiny[@]}" --out "$d/$name" 2>"$d/err" || fail "$name: $(cat "$d/err")"
+    "$maskc" distill "$d/$name" --rows 16 -o "$d/$name.mask" >"$d/out" 2>"$d/err" ||
+      fail "distill $name: $(cat "$d/err")"
+    "$maskc" compile "$d/$name.mask" -o "$d/$name.safetensors" >/dev/null || fail "compile $name"
+    grep -Eq '^# layer 1: the pattern holds (0\.9[0-9]{2}|1\.000) of the attention$' "$d/$name.mask" ||
+      fail "$name mass: $(cat "$d/$name.mask")"
+    "$maskc" distill "$d/$name" --rows 16 --per model -o "$d/$name-model.mask" >/dev/null ||
+      fail "--per model $name"
+    ! grep -q "^layer\|^heads\|^layers" "$d/$name-model.mask" || fail "$(cat "$d/$name-model.mask")"
+  done
+  grep -q "^hard causal$" "$d/arith.mask" || fail "arith hard: $(cat "$d/arith.mask")"
+  grep -q "^digits c lsb_first$" "$d/arith.mask" || fail "arith digits"
+}
+
+# Bad run folders: not a run, unfinished, another version's config, no mask for --from mask, a
+# bad flag. Each is a clear error, exit 1 (2 for usage), and writes nothing.
+distill_refuses_bad_runs() {
+  mkdir "$d/empty"
+  "$maskc" distill "$d/empty" -o "$d/x.mask" 2>"$d/err"
+  [[ $? -eq 1 ]] && grep -q "is not a run folder (no config.json)" "$d/err" || fail "$(cat "$d/err")"
+  "$maskc" train --task parity2 --n 6 --epochs 1000 --batch-size 16 --stop-after 2 "${tiny[@]}" \
+    --out "$d/stopped" 2>/dev/null
+  "$maskc" distill "$d/stopped" -o "$d/x.mask" 2>"$d/err"
+  [[ $? -eq 1 ]] && grep -q "holds an unfinished run (no summary.json)" "$d/err" || fail "$(cat "$d/err")"
+  "$maskc" train --task parity2 --n 6 --epochs 1 --batch-size 16 "${tiny[@]}" --out "$d/vanilla" ||
+    fail "train"
+  "$maskc" distill "$d/vanilla" --from mask -o "$d/x.mask" 2>"$d/err"
+  [[ $? -eq 1 ]] && grep -q "has no mask.safetensors" "$d/err" || fail "$(cat "$d/err")"
+  sed -i 's/"init"/"init_method_of_another_version"/' "$d/vanilla/config.json"
+  "$maskc" distill "$d/vanilla" -o "$d/x.mask" 2>"$d/err"
+  [[ $? -eq 1 ]] && grep -q "another maskc version" "$d/err" || fail "$(cat "$d/err")"
+  expect_exit 2 distill "$d/vanilla" --mass 1.5 -o "$d/x.mask" 2>/dev/null
+  test ! -e "$d/x.mask" || fail "a refused distill wrote its output"
+}
+
+"$case_name"
