@@ -57,6 +57,8 @@ distill_attention_every_family() {
     "arith:--task addition --spec $specs/arith/addition.mask --init mask --train-fraction 0.0002 --test-size 32 --steps 2 --batch-size 32"
     "data:--data $d/rev.txt --spec $d/rev.mask --predict c --epochs 2 --batch-size 4"
     "table:--truth-table $d/t.csv --spec $d/t.mask --epochs 2 --batch-size 4"
+    "vision:--task fashion-mnist --steps 2 --batch-size 16"
+    "language:--task fortunes-char --steps 2 --batch-size 16"
   )
   for entry in "${runs[@]}"; do
     local name=${entry%%:*} flags=${entry#*:}
