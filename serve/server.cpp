@@ -174,6 +174,12 @@ void run_server(const ServerOptions& options, std::ostream& out) {
   std::counting_semaphore<> heavy(kHeavyRequests);
   httplib::Server server;
   server.set_payload_max_length(kMaxBodyBytes);
+  // SO_REUSEADDR only: httplib's default also sets SO_REUSEPORT, with which a second maskc serve
+  // on a port in use would share it instead of saying so.
+  server.set_socket_options([](socket_t sock) {
+    const int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  });
   server.set_read_timeout(10);
   server.set_write_timeout(30);
   const int port = bind(server, options);

@@ -1,0 +1,12 @@
+# `maskc serve` (serve/): HTTP-level cases (tests/serve/serve_http.py) and the page in headless
+# Chromium (tests/serve/serve_browser.py), one CTest test per case. Debian's python3 runs both
+# (stdlib; the browser cases also python3-websocket and chromium, from scripts/setup.sh).
+find_package(Python3 REQUIRED COMPONENTS Interpreter)
+foreach(case traversal_refused save_confined oversize_refused caps_as_compile malformed_refused
+    spec_error_as_compile compile_matches_maskc concurrent_requests client_disconnects
+    ctrl_c_exits_0 host_warning cannot_serve)
+  add_test(NAME serve_http_${case}
+    COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/serve/serve_http.py
+      $<TARGET_FILE:maskc> ${PROJECT_SOURCE_DIR} ${case})
+  set_tests_properties(serve_http_${case} PROPERTIES TIMEOUT 120 LABELS serve)
+endforeach()
