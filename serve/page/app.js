@@ -29,7 +29,8 @@ window.maskprior = {
   state,
   cells: () => (state.mask ? Array.from(state.mask.values) : null),
   drawn: () => heatmapDrawn,
-  compileNow: () => compile(),
+  curves: () => curveSeries,
+  diffCells: () => (diffMask ? Array.from(diffMask.values) : null),
 };
 
 // ---- requests --------------------------------------------------------------------------
@@ -496,8 +497,9 @@ function drawCurves() {
   if (keys.has(wanted)) select.value = wanted;
   const key = select.value;
   const colourOf = (i) => kPalette[i % kPalette.length];
-  drawLines($('curve'), runs.map(([path, run], i) => ({label: `${path} ${key}`, colour: colourOf(i),
-                                                      points: seriesOf(run.metrics, key)})), 'step');
+  curveSeries = runs.map(([path, run], i) => ({label: `${path} ${key}`, colour: colourOf(i),
+                                               points: seriesOf(run.metrics, key)}));
+  drawLines($('curve'), curveSeries, 'step');
   const prior = [];
   runs.forEach(([path, run], i) => {
     for (const k of ['prior_mass', 'mask_drift']) {
@@ -510,6 +512,7 @@ function drawCurves() {
                                                      points: seriesOf(run.steps, 'loss')})), 'step');
 }
 
+let curveSeries = [];  // the learning curves drawn: [{label, colour, points}]
 let diffDrawn = null;
 let diffMask = null;
 async function drawRunMask(path) {
@@ -585,4 +588,7 @@ function showTab(name) {
 
 $('tab-playground').addEventListener('click', () => showTab('playground'));
 $('tab-dashboard').addEventListener('click', () => showTab('dashboard'));
-startPlayground().then(() => showTab(location.hash === '#dashboard' ? 'dashboard' : 'playground'));
+startPlayground().then(() => {
+  showTab(location.hash === '#dashboard' ? 'dashboard' : 'playground');
+  window.maskprior.ready = true;
+});

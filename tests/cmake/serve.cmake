@@ -10,3 +10,13 @@ foreach(case traversal_refused save_confined oversize_refused caps_as_compile ma
       $<TARGET_FILE:maskc> ${PROJECT_SOURCE_DIR} ${case})
   set_tests_properties(serve_http_${case} PROPERTIES TIMEOUT 120 LABELS serve)
 endforeach()
+
+# The page in a real browser. Exit 77 (a skip, which CTest reports) only when chromium or
+# python3-websocket is missing.
+foreach(case heatmap_matches_compile error_marks_line dashboard_curve_updates keystroke_timing)
+  add_test(NAME serve_browser_${case}
+    COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/serve/serve_browser.py
+      $<TARGET_FILE:maskc> ${PROJECT_SOURCE_DIR} ${case})
+  set_tests_properties(serve_browser_${case} PROPERTIES TIMEOUT 180 LABELS serve
+    SKIP_RETURN_CODE 77 RUN_SERIAL ON)
+endforeach()
