@@ -4,7 +4,7 @@
 find_package(Python3 REQUIRED COMPONENTS Interpreter)
 foreach(case traversal_refused save_confined oversize_refused caps_as_compile malformed_refused
     spec_error_as_compile compile_matches_maskc concurrent_requests client_disconnects
-    ctrl_c_exits_0 host_warning cannot_serve)
+    ctrl_c_exits_0 host_warning cannot_serve validate_as_maskc)
   add_test(NAME serve_http_${case}
     COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/serve/serve_http.py
       $<TARGET_FILE:maskc> ${PROJECT_SOURCE_DIR} ${case})

@@ -106,6 +106,7 @@ def hover_cell(browser, q, k):
     x = d["x"] + (d["origin"] + (k + 0.5) * d["side"] / d["n"]) * ratio
     y = d["y"] + (d["origin"] + (q + 0.5) * d["side"] / d["n"]) * ratio
     browser.send("Input.dispatchMouseEvent", type="mouseMoved", x=x, y=y)
+    browser.evaluate(f"window.maskprior.lastMouse = [{x}, {y}]")
     return browser.evaluate("document.getElementById('hover').textContent")
 
 
@@ -144,6 +145,12 @@ def case_heatmap_matches_compile(server, browser, served):
     check("set by line 13: open cls -> x[0], x[1]" in text and "M = 10" in text, text)
     text = hover_cell(browser, 3, 4)
     check("set by line 15: open x[2] -> x[3]" in text, text)
+    # The spec's `param n` is a field: a new value recompiles, as -D n=... would.
+    browser.evaluate("(() => { const f = document.querySelector('#params input[data-param=n]');"
+                     " f.value = '4'; f.dispatchEvent(new Event('input')); })()")
+    browser.wait_for("window.maskprior.state.mask?.header.n === 5")
+    shape, values = compiled_cells(served, "typed.mask", "-D", "n=4")
+    check_heatmap(browser, head_slice(shape, values, 0, 0), "typed spec, n = 4")
 
 
 def case_error_marks_line(server, browser, served):
@@ -244,17 +251,24 @@ def case_keystroke_timing(server, browser, served):
 
 def case_screenshots(server, browser, served):
     out = sys.argv[4]
-    browser.open(server.url)
-    open_spec(browser, "example:vision/local7x7.mask")
+    specs = Server(MASKC, SPECS)
+    browser.open(specs.url)
+    open_spec(browser, "file:vision/local7x7.mask")
     browser.wait_for("window.maskprior.state.mask?.header.name === 'local7x7'")
-    browser.evaluate("(() => { window.maskprior.state.query = 17; })()")
     hover_cell(browser, 17, 18)
+    x, y = browser.evaluate("window.maskprior.lastMouse")
+    for event in ("mousePressed", "mouseReleased"):
+        browser.send("Input.dispatchMouseEvent", type=event, x=x, y=y, button="left",
+                     clickCount=1)
     browser.screenshot(os.path.join(out, "serve-playground.png"))
+    specs.stop()
     runs_dir = sys.argv[5] if len(sys.argv) > 5 else os.path.join(SOURCE, "docs/results/gotu-quick")
     with Server(MASKC, runs_dir) as runs:
         browser.open(runs.url + "#dashboard")
         browser.wait_for("window.maskprior.curves().length > 0")
-        browser.evaluate("new Promise((r) => setTimeout(r, 1500))")
+        browser.evaluate("(() => { for (const box of document.querySelectorAll('#runs input')) {"
+                         " if (!box.checked) box.click(); } })()")
+        browser.evaluate("new Promise((r) => setTimeout(r, 2500))")
         browser.screenshot(os.path.join(out, "serve-dashboard.png"))
 
 
@@ -266,7 +280,8 @@ def main():
     root = tempfile.mkdtemp()
     try:
         served = served_copy(root)
-        with Server(MASKC, served) as server, Browser() as browser:
+        height = 1250 if sys.argv[3] == "screenshots" else 900
+        with Server(MASKC, served) as server, Browser(height=height) as browser:
             browser.send("Page.enable")
             case(server, browser, served)
     finally:

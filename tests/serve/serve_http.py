@@ -152,6 +152,30 @@ def case_compile_matches_maskc(server, root):
     check(provenance[:4] == (12, 13, 13, 0), f"provenance {provenance[:8]}")
 
 
+def case_validate_as_maskc(server, root):
+    import subprocess
+    served = os.path.join(root, "served")
+    with open(os.path.join(served, "sub/t.csv"), "w") as f:
+        f.write("x0,x1,y\n0,0,0\n0,1,0\n1,0,0\n1,1,1\n")
+    spec = os.path.join(served, "parity2.mask")
+    for target, flags in [({"task": "parity2"}, ["--task", "parity2"]),
+                          ({"truth_table": "sub/t.csv"}, ["--truth-table", "sub/t.csv"])]:
+        printed = subprocess.run([MASKC, "validate", "parity2.mask", *flags], cwd=served,
+                                 capture_output=True, text=True)
+        status, data = server.post("/api/validate", {"source": PARITY2, "file": "parity2.mask",
+                                                     **target})
+        check(status == 200, f"{target}: {status} {data[:300]!r}")
+        reply = json.loads(data)
+        check(reply["text"] == printed.stdout, f"{reply['text']!r} != {printed.stdout!r}")
+        check(reply["ok"] == (printed.returncode == 0), f"ok {reply['ok']}")
+    check(os.path.exists(spec), spec)
+    expect_error(server.post("/api/validate", {"source": PARITY2, "truth_table": "../t.csv"}),
+                 400, "has a `..`")
+    expect_error(server.post("/api/validate", {"source": PARITY2}), 400, "name one target")
+    expect_error(server.post("/api/validate", {"source": PARITY2, "task": "nothing"}), 400,
+                 "nothing")
+
+
 def case_concurrent_requests(server, root):
     failures = []
 
