@@ -1,6 +1,10 @@
 # `maskc serve` (serve/): HTTP-level cases (tests/serve/serve_http.py) and the page in headless
 # Chromium (tests/serve/serve_browser.py), one CTest test per case. Debian's python3 runs both
 # (stdlib; the browser cases also python3-websocket and chromium, from scripts/setup.sh).
+maskprior_test(serve_test
+  SOURCES serve_test.cpp
+  LIBS maskprior_serve nlohmann_json::nlohmann_json)
+
 find_package(Python3 REQUIRED COMPONENTS Interpreter)
 foreach(case traversal_refused save_confined oversize_refused caps_as_compile malformed_refused
     spec_error_as_compile compile_matches_maskc concurrent_requests client_disconnects
