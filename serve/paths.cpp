@@ -51,7 +51,7 @@ fs::path ServedDir::checked(const std::string& relative) const {
     }
   }
   std::error_code error;
-  const fs::path resolved = fs::weakly_canonical(root_ / path, error);
+  fs::path resolved = fs::weakly_canonical(root_ / path, error);
   if (error) throw RequestError(404, fmt::format("{}: {}", quote_input(relative), error.message()));
   if (!inside(resolved)) {
     throw RequestError(403, fmt::format("{} leads outside the served folder (a symbolic link "
@@ -63,7 +63,7 @@ fs::path ServedDir::checked(const std::string& relative) const {
 
 fs::path ServedDir::file_to_read(const std::string& relative) const {
   if (relative.empty()) throw RequestError(400, "no path given");
-  const fs::path path = checked(relative);
+  fs::path path = checked(relative);
   std::error_code error;
   if (!fs::is_regular_file(path, error)) {
     throw RequestError(404,
@@ -75,7 +75,7 @@ fs::path ServedDir::file_to_read(const std::string& relative) const {
 fs::path ServedDir::file_to_write(const std::string& relative) const {
   if (relative.empty()) throw RequestError(400, "no path given");
   const fs::path given = root_ / fs::path(relative);
-  const fs::path path = checked(relative);
+  fs::path path = checked(relative);
   std::error_code error;
   if (fs::is_symlink(fs::symlink_status(given, error))) {
     throw RequestError(403, fmt::format("{} is a symbolic link: the server never writes through "
@@ -90,7 +90,7 @@ fs::path ServedDir::file_to_write(const std::string& relative) const {
 }
 
 fs::path ServedDir::folder(const std::string& relative) const {
-  const fs::path path = relative.empty() ? root_ : checked(relative);
+  fs::path path = relative.empty() ? root_ : checked(relative);
   std::error_code error;
   if (!fs::is_directory(path, error)) {
     throw RequestError(404,

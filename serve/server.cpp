@@ -4,6 +4,7 @@
 #include <httplib.h>
 #include <pthread.h>
 #include <signal.h>
+#include <time.h>
 #include <nlohmann/json.hpp>
 
 #include <atomic>
@@ -196,11 +197,12 @@ void run_server(const ServerOptions& options, std::ostream& out) {
   add_page_routes(server);
   add_api_routes(server, api, heavy, options.serve.time_limit_s);
 
-  std::atomic<bool> listening_ended{false}, signalled{false};
+  std::atomic<bool> listening_ended{false};
   std::thread stopper([&] {
-    int signal = 0;
-    sigwait(&stop_signals, &signal);
-    signalled = true;
+    // Waits in steps, so that it also ends when listening ends without a signal.
+    const timespec step{0, 200'000'000};
+    while (!listening_ended && sigtimedwait(&stop_signals, nullptr, &step) < 0) {
+    }
     // A signal before the listening loop starts: stop() would find nothing to stop yet.
     while (!listening_ended) {
       server.stop();
@@ -214,7 +216,6 @@ void run_server(const ServerOptions& options, std::ostream& out) {
       << std::endl;
   server.listen_after_bind();
   listening_ended = true;
-  if (!signalled) pthread_kill(stopper.native_handle(), SIGTERM);  // wakes the stopper
   stopper.join();
   out << "maskc serve: stopped" << std::endl;
 }
