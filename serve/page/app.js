@@ -495,7 +495,12 @@ async function refreshCurves() {
   paths.forEach((p, i) => { if (replies[i]) state.curves[p] = replies[i]; });
   drawCurves();
   const single = paths.length === 1 && state.curves[paths[0]];
-  if (single && single.has_mask) await drawRunMask(paths[0]);
+  // The learned mask is fetched again only when the run has moved on (it is compiled each time).
+  const key = single ? `${paths[0]}:${single.status}:${single.metrics.length}` : '';
+  if (single && single.has_mask && key !== diffKey) {
+    diffKey = key;
+    await drawRunMask(paths[0]);
+  }
 }
 
 function drawCurves() {
@@ -522,6 +527,7 @@ function drawCurves() {
 }
 
 let curveSeries = [];  // the learning curves drawn: [{label, colour, points}]
+let diffKey = '';  // the run and progress whose learned mask is drawn
 let diffDrawn = null;
 let diffMask = null;
 async function drawRunMask(path) {
@@ -577,7 +583,16 @@ function startDashboard() {
     $('diff-hover').textContent = `query ${labels[cell.q]}, key ${labels[cell.k]}: ΔM = ${diffMask.values[cell.q * n + cell.k]}`;
   });
   clearInterval(polling);
-  polling = setInterval(() => { if ($('poll').checked && !$('dashboard').hidden) refreshRuns(); }, kPollMs);
+  let busy = false;  // a slow folder: one refresh at a time, never a queue of them
+  polling = setInterval(async () => {
+    if (busy || !$('poll').checked || $('dashboard').hidden) return;
+    busy = true;
+    try {
+      await refreshRuns();
+    } finally {
+      busy = false;
+    }
+  }, kPollMs);
 }
 
 // ---- tabs ----------------------------------------------------------------------------------
