@@ -42,6 +42,8 @@ void add_diff_command(CLI::App& app, int& exit_code);
 void add_validate_command(CLI::App& app, int& exit_code);
 /// `maskc report DIR` (cmd_report.cpp).
 void add_report_command(CLI::App& app, int& exit_code);
+/// `maskc serve [DIR]` (cmd_serve.cpp): the playground and dashboard in the browser.
+void add_serve_command(CLI::App& app, int& exit_code);
 void add_train_command(CLI::App& app, int& exit_code);
 void add_reproduce_command(CLI::App& app, int& exit_code);
 /// `maskc sweep --grid KEY=V1,V2 ... -- TRAIN_FLAGS` (cmd_sweep.cpp).

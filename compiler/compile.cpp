@@ -16,12 +16,6 @@
 #include "core/sha256.h"
 
 namespace maskprior {
-namespace {
-
-/// The largest spec file compile_file reads: far above any real spec (ours are a few KB).
-constexpr uint64_t kMaxSpecBytes = uint64_t{16} << 20;
-
-}  // namespace
 
 CompiledMask compile_source(const std::string& source, const std::string& filename,
                             const CompileOptions& options) {

@@ -10,6 +10,7 @@ packages=(
   pybind11-dev python3-dev python3-numpy python3-torch
   libplplot-dev plplot-driver-cairo fonts-dejavu-core
   zlib1g-dev dataset-fashion-mnist fortunes
+  libcpp-httplib-dev chromium python3-websocket
 )
 if (($#)); then packages=("$@"); fi
 missing=()

@@ -9,13 +9,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 scripts/function_length.py --max 80 core grammar compiler io render tasks validate runtime \
-  train cli tests bench fuzz python
+  train serve cli tests bench fuzz python
 build=build-tidy
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DMASKPRIOR_WITH_TORCH=OFF \
   -DMASKPRIOR_BUILD_TESTS=OFF -DMASKPRIOR_BUILD_BENCH=OFF -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >/dev/null
 files=$(ls core/*.cpp compiler/*.cpp io/*.cpp render/*.cpp tasks/*.cpp validate/*.cpp \
   cli/app.cpp cli/cli.cpp cli/main.cpp cli/spec_flags.cpp cli/cmd_compile.cpp cli/cmd_show.cpp \
-  cli/cmd_validate.cpp)
+  cli/cmd_validate.cpp serve/*.cpp cli/cmd_serve.cpp)
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 run-clang-tidy -quiet -p "$build" -j "${JOBS:-$(nproc)}" $files >"$log" 2>&1 || true

@@ -1,0 +1,206 @@
+// The dashboard's answers: run folders, their curves, their learned masks, suite reports.
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+
+#include "compiler/compile.h"
+#include "core/regular_file.h"
+#include "io/mask_file.h"
+#include "render/grid.h"
+#include "report/report.h"
+#include "serve/api.h"
+#include "serve/mask_reply.h"
+#include "tasks/family.h"
+
+namespace maskprior::serve {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+constexpr uint64_t kMaxJsonFileBytes = uint64_t{4} << 20;
+constexpr size_t kMaxRuns = 2000;
+/// The settings the runs table shows, when a run's config has them.
+const char* const kShownSettings[] = {"preset", "seed", "lr", "depth", "heads", "dim", "n"};
+
+std::optional<json> read_json_file(const fs::path& path) {
+  std::error_code error;
+  if (!fs::is_regular_file(path, error)) return std::nullopt;
+  return json::parse(read_regular_file(path.string(), kMaxJsonFileBytes, "run file"));
+}
+
+/// The records of a .jsonl file, each cut to its numbers (a list of numbers, per layer, becomes
+/// its mean, as the report plots it); a last line cut short (a run writing it) is left out.
+json numeric_records(const fs::path& path) {
+  json records = json::array();
+  std::error_code error;
+  if (!fs::is_regular_file(path, error)) return records;
+  const std::string text =
+      read_regular_file(path.string(), report::kMaxMetricsBytes, "metrics log");
+  size_t start = 0;
+  for (size_t end = text.find('\n'); end != std::string::npos;
+       start = end + 1, end = text.find('\n', start)) {
+    const json record = json::parse(text.substr(start, end - start), nullptr, false);
+    if (!record.is_object()) continue;
+    json numbers = json::object();
+    for (const auto& [key, value] : record.items()) {
+      const double number = report::metric_value(record, key);
+      if (std::isfinite(number)) numbers[key] = number;
+    }
+    records.push_back(numbers);
+  }
+  return records;
+}
+
+/// "finished" (summary.json), "running" (the lock of a training process), else "stopped".
+std::string run_status(const fs::path& run) {
+  std::error_code error;
+  if (fs::exists(run / "summary.json", error)) return "finished";
+  if (fs::exists(run / ".lock", error)) return "running";
+  return "stopped";
+}
+
+std::string headline_key(const json& config) {
+  try {
+    return tasks::family_of_run(config).headline().key;
+  } catch (const std::exception&) {
+    return "";  // a task of no family this maskc knows: the table shows no headline
+  }
+}
+
+/// The last value of `key` in a run: from its summary, else its newest evaluation.
+json headline_value(const fs::path& run, const std::string& key) {
+  if (key.empty()) return nullptr;
+  if (auto summary = read_json_file(run / "summary.json")) {
+    const double value = report::metric_value(*summary, key);
+    if (std::isfinite(value)) return value;
+  }
+  const json records = numeric_records(run / "metrics.jsonl");
+  if (!records.empty() && records.back().contains(key)) return records.back()[key];
+  return nullptr;
+}
+
+json run_row(const ServedDir& dir, const fs::path& run) {
+  json row = {{"path", dir.relative(run)}, {"status", run_status(run)}};
+  try {
+    const json config = read_json_file(run / "config.json").value_or(json::object());
+    for (const char* key : {"task", "spec", "init", "data", "truth_table"}) {
+      if (config.contains(key) && !config[key].is_null()) row[key] = config[key];
+    }
+    json settings = json::object();
+    for (const char* key : kShownSettings) {
+      if (config.contains(key)) settings[key] = config[key];
+    }
+    row["settings"] = settings;
+    row["metric"] = headline_key(config);
+    row["value"] = headline_value(run, row["metric"].get<std::string>());
+  } catch (const std::exception& e) {
+    row["status"] = "unreadable";
+    row["error"] = without_root(e.what(), dir.root());
+  }
+  return row;
+}
+
+std::string query_value(const Query& query, const std::string& key) {
+  const auto at = query.find(key);
+  return at == query.end() ? "" : at->second;
+}
+
+int64_t query_int(const Query& query, const std::string& key) {
+  const std::string text = query_value(query, key);
+  if (text.empty()) return 0;
+  try {
+    return std::stoll(text);
+  } catch (const std::exception&) {
+    throw RequestError(400, fmt::format("{} is no whole number", quote_input(text)));
+  }
+}
+
+}  // namespace
+
+Reply Api::runs() const {
+  json rows = json::array();
+  std::error_code error;
+  auto it = fs::recursive_directory_iterator(dir_.root(),
+                                             fs::directory_options::skip_permission_denied, error);
+  for (; !error && it != fs::recursive_directory_iterator() && rows.size() < kMaxRuns;
+       it.increment(error)) {
+    if (it->is_symlink() || !it->is_directory()) continue;
+    const std::string name = it->path().filename().string();
+    if (!name.empty() && name[0] == '.') {
+      it.disable_recursion_pending();
+      continue;
+    }
+    if (fs::is_regular_file(it->path() / "config.json")) rows.push_back(run_row(dir_, it->path()));
+  }
+  if (fs::is_regular_file(dir_.root() / "config.json")) rows.push_back(run_row(dir_, dir_.root()));
+  return Reply{200, "application/json", json{{"runs", rows}}.dump()};
+}
+
+Reply Api::run(const Query& query) const {
+  const fs::path run = dir_.folder(query_value(query, "path"));
+  const json config = read_json_file(run / "config.json").value_or(json::object());
+  const json reply = {{"path", dir_.relative(run)},
+                      {"status", run_status(run)},
+                      {"metric", headline_key(config)},
+                      {"metrics", numeric_records(run / "metrics.jsonl")},
+                      {"steps", numeric_records(run / "steps.jsonl")},
+                      {"has_mask", fs::is_regular_file(run / "mask.safetensors")}};
+  return Reply{200, "application/json", reply.dump()};
+}
+
+Reply Api::run_mask(const Query& query) const {
+  const fs::path run = dir_.folder(query_value(query, "path"));
+  const std::string learned_path =
+      dir_.file_to_read(dir_.relative(run / "mask.safetensors")).string();
+  const CompiledMask learned = read_mask_file(learned_path, options_.max_bytes);
+  std::map<std::string, std::string> defines;
+  for (const auto& [name, value] : learned.params) defines[name] = fmt::format("{}", value);
+  CompileOptions options = compile_options(defines);
+  options.open_value = learned.open_value;
+  options.close_value = learned.close_value;
+  const CompiledMask init = compile_file((run / "spec.mask").string(), options);
+  const CompiledMask difference = mask_difference(init, learned);
+  if (difference.n > options_.max_page_tokens) {
+    throw RequestError(413, fmt::format("{} tokens: the page draws masks of at most {}",
+                                        difference.n, options_.max_page_tokens));
+  }
+  const int64_t layer = query_int(query, "layer");
+  const int64_t head = query_int(query, "head");
+  json header = mask_header(difference, layer, head);
+  header["difference"] = true;
+  return Reply{200, "application/octet-stream", mask_reply_body(difference, layer, head, header)};
+}
+
+Reply Api::reports() const {
+  json reports = json::array();
+  for (const std::string& report : dir_.list_files({"REPORT.md"})) {
+    json plots = json::array();
+    const fs::path folder = (dir_.root() / report).parent_path() / "plots";
+    std::error_code error;
+    for (auto it = fs::directory_iterator(folder, error); !error && it != fs::directory_iterator();
+         it.increment(error)) {
+      if (!it->is_symlink() && it->path().extension() == ".png") {
+        plots.push_back(dir_.relative(it->path()));
+      }
+    }
+    std::sort(plots.begin(), plots.end());
+    reports.push_back({{"path", report}, {"plots", plots}});
+  }
+  return Reply{200, "application/json", json{{"reports", reports}}.dump()};
+}
+
+Reply Api::raw(const Query& query) const {
+  const fs::path path = dir_.file_to_read(query_value(query, "path"));
+  const std::string extension = path.extension().string();
+  if (extension != ".md" && extension != ".png") {
+    throw RequestError(403, "the dashboard shows .md reports and .png plots only");
+  }
+  return Reply{200, extension == ".png" ? "image/png" : "text/plain; charset=utf-8",
+               read_regular_file(path.string(), uint64_t{32} << 20, "file")};
+}
+
+}  // namespace maskprior::serve
