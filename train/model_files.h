@@ -5,6 +5,7 @@
 #include "core/compiled_mask.h"
 #include "core/layout.h"
 #include "io/safetensors.h"
+#include "runtime/experiment.h"
 #include "runtime/model.h"
 
 namespace maskprior::training {
@@ -12,6 +13,10 @@ namespace maskprior::training {
 /// Every parameter and buffer of `model` by name, on the CPU: floats as F32, bools as U8,
 /// integers as I64.
 SafetensorsData model_tensors(runtime::MaskedTransformer& model);
+
+/// The test rows of an experiment as file data (test_rows.safetensors): its tensors as
+/// model_tensors writes them, and "format" and its info (JSON) in the metadata.
+SafetensorsData test_rows_tensors(const runtime::TestRows& rows);
 
 /// The learned M as a mask file: the spec's metadata and provenance with M replaced, or (no spec,
 /// mask-zero) a mask named "zero" over `layout`.
