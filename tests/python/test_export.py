@@ -2,6 +2,8 @@
 `python_export`). PYTHONPATH holds build/python."""
 import os
 import pathlib
+import subprocess
+import tempfile
 import unittest
 
 import numpy as np
@@ -18,6 +20,7 @@ except ImportError:  # the torch tests are skipped without PyTorch
 
 ROOT = pathlib.Path(os.environ.get("MASKPRIOR_SOURCE_DIR",
                                    pathlib.Path(__file__).resolve().parents[2]))
+MASKC = os.environ.get("MASKC", str(ROOT / "build" / "bin" / "maskc"))
 PARITY2 = ROOT / "specs" / "gotu" / "parity2.mask"
 ADDITION = ROOT / "specs" / "arith" / "addition.mask"
 # A causal spec over 300 tokens: 3 blocks of 128 (the last one 44), partial on the diagonal.
@@ -185,6 +188,25 @@ class ExportTest(unittest.TestCase):
         arrays = export.numpy_arrays(c)
         torch.testing.assert_close(torch.from_numpy(arrays["bias"]), MaskPrior(c).bias())
         np.testing.assert_array_equal(arrays["allowed"], ~np.array(c.hard))
+
+    def test_maskc_export_writes_the_same_arrays(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            spec = pathlib.Path(tmp) / "long.mask"
+            spec.write_text(LONG)
+            npy, blocks = pathlib.Path(tmp) / "bias.npy", pathlib.Path(tmp) / "blocks.safetensors"
+            for to, out, extra in (("numpy", npy, []), ("flex-blocks", blocks, ["--block-size",
+                                                                              "64"])):
+                result = subprocess.run([MASKC, "export", str(spec), "--to", to, "-o", str(out),
+                                         *extra], capture_output=True, text=True, check=False)
+                self.assertEqual(result.returncode, 0, result.stderr)
+            c = maskprior.compile(LONG)
+            np.testing.assert_allclose(np.load(npy), export.numpy_arrays(c)["bias"], rtol=1e-6)
+            tensors, metadata = maskprior.read_safetensors(blocks)
+            self.assertEqual(metadata["block_size"], "64")
+            for name, want in export.block_sparsity(c, 64).items():
+                dtype, array = tensors[name]
+                self.assertEqual(dtype, "I32")
+                np.testing.assert_array_equal(array, want.numpy(), err_msg=name)
 
     @unittest.skipIf(torch is None or flex_attention_module() is None,
                      "needs PyTorch with FlexAttention (torch.nn.attention.flex_attention, "
