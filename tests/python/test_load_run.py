@@ -19,6 +19,7 @@ import maskprior
 
 try:
     import torch
+    import maskprior.torch  # noqa: F401  (MaskedTransformer)
 except ImportError:
     torch = None
 
@@ -130,6 +131,11 @@ class LoadRunTest(unittest.TestCase):
         right = (metrics["predictions"] == rows["inputs"][:, first:first + length]).all(1)
         self.assertAlmostEqual(right.double().mean().item(), final["sequence_accuracy"])
         self.assertEqual(tuple(model.mask.shape[:2]), (2, 1))   # --mask-sharing layer
+        # The sinusoids are a buffer in the file; Python's own table equals the runtime's.
+        from maskprior.model import sinusoids
+        fresh = maskprior.torch.MaskedTransformer(**model.settings)
+        torch.testing.assert_close(fresh.position_embedding, model.position_embedding)
+        torch.testing.assert_close(sinusoids(12, 16), model.position_embedding)
 
     def test_sequence_data(self):
         self.check_run("sequence")
@@ -139,6 +145,8 @@ class LoadRunTest(unittest.TestCase):
         rows, _ = maskprior.run.load_test_rows(model.run_path)
         top1 = (metrics["predictions"] == rows["targets"]).double().mean().item()
         self.assertAlmostEqual(top1, final["top1"])
+        self.assertEqual(model.patch_features, 16)
+        self.assertFalse(model.position_embedding.any())   # --pos-embedding none
 
     def test_language(self):
         model, metrics, final = self.check_run("language")
