@@ -50,6 +50,7 @@ class MaskPrior(torch.nn.Module):
     def __init__(self, compiled, learnable=True, *, layers=None, heads=None, sharing="spec"):
         super().__init__()
         m = torch.tensor(np.asarray(compiled.mask), dtype=torch.float32)
+        self.model_layers = layers is not None  # else any layer reads a layer-shared M
         self.layers = int(layers or m.shape[0])
         self.heads = int(heads or m.shape[1])
         self.sharing = sharing
@@ -73,10 +74,13 @@ class MaskPrior(torch.nn.Module):
 
     def bias(self, layer=None):
         """log σ(M) with −inf on hard cells: [layers, heads, N, N], or [heads, N, N] of `layer`
-        (broadcast views where M is shared)."""
+        (broadcast views where M is shared). Without `layers` given, an M that the spec shares
+        over layers serves any layer; with it, a layer outside the model is an IndexError."""
         bias = F.logsigmoid(self.M).masked_fill(self.hard, float("-inf"))
         if layer is None:
             return bias.expand(self.layers, self.heads, self.n, self.n)
+        if not self.model_layers and self.M.shape[0] == 1 and layer >= 0:
+            return bias[0].expand(self.heads, self.n, self.n)
         return bias[_layer_index(self.M, layer, self.layers)].expand(self.heads, self.n, self.n)
 
     def forward(self, layer=0, head=None):

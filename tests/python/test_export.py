@@ -49,6 +49,7 @@ class BroadcastTest(unittest.TestCase):
         torch.testing.assert_close(prior.bias()[1, 3], F.logsigmoid(torch.tensor(c.mask[0, 0])))
         with self.assertRaises(IndexError):
             prior(2)
+        torch.testing.assert_close(MaskPrior(c)(5), prior(1)[:1])   # no model given: any layer
 
     def test_sharing_choices_mirror_mask_sharing(self):
         c = maskprior.compile(PARITY2, params={"n": 6})
