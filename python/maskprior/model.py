@@ -31,7 +31,8 @@ def share_mask(m, sharing, layers, heads):
         raise ValueError("sharing must be one of %s, got %r" % (", ".join(SHARINGS), sharing))
     if not _fits(m, layers, heads):
         raise ValueError("M of shape %s does not fit a model of %d layers and %d heads (expected "
-                         "[1 or %d, 1 or %d, N, N])" % (list(m.shape), layers, heads, layers, heads))
+                         "[1 or %d, 1 or %d, N, N])"
+                         % (list(m.shape), layers, heads, layers, heads))
     if sharing == "spec":
         return m
     h = heads if sharing == "head" else m.shape[1]

@@ -32,9 +32,10 @@ def _settings(tensors, config):
     outputs = tensors["head.weight"].shape[0]
     readout = ("causal_lm" if "causal" in tensors else
                "cls_regression" if outputs == 1 and not patches else "cls_classify")
+    features = int(tensors["patch_embedding.weight"].shape[1]) if patches else 0
     settings = dict(seq_len=int(seq_len), dim=int(dim), readout=readout,
                     classes=int(outputs) if readout == "cls_classify" else 0,
-                    patch_features=int(tensors["patch_embedding.weight"].shape[1]) if patches else 0,
+                    patch_features=features,
                     vocab=int(tensors["token_embedding.weight"].shape[0]) if not patches else 0)
     for key in ("depth", "heads", "head_dim", "mlp", "pos_embedding", "pos_init_std", "norm",
                 "attn_dropout", "resid_dropout", "activation"):
