@@ -54,6 +54,7 @@ int run(int argc, char** argv) {
   add_report_command(app, exit_code);
   add_launch_command(app, exit_code, argv[0]);
   add_serve_command(app, exit_code);
+  add_export_command(app, exit_code);
   // Listed here for --help; they run in maskc-runtime (see exec_runtime).
   app.add_subcommand("train", "Train a masked Transformer on a task with a spec's prior");
   app.add_subcommand("reproduce", "Run a suite of training runs over seeds and tabulate them");

@@ -36,6 +36,7 @@ struct TrainFlags : ConfigFlags {
   std::string resume;
   bool json = false;
   bool print_config = false;
+  bool save_test_rows = false;
   // Data-parallel: as RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT say (-1/empty: not
   // given; the variables, if set, fill the rest). See docs/distributed.md.
   int rank = -1, world_size = 0, local_rank = -1, master_port = 0;
@@ -182,7 +183,8 @@ int run_train(TrainFlags& f, bool resuming) {
     if (f.config.task.empty() && f.config.data.empty() && f.config.truth_table.empty()) {
       throw CLI::RequiredError("--task (or --data, or --truth-table)");
     }
-    const auto config = config_of_flags(f, overrides);
+    auto config = config_of_flags(f, overrides);
+    config.save_test_rows = f.save_test_rows;
     if (f.print_config) {  // every resolved setting, as config.json holds it, in --help's order
       const nlohmann::json values = training::to_json(config);
       nlohmann::ordered_json ordered;
@@ -238,6 +240,10 @@ void add_train_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--print-config", flags->print_config,
                 "print every resolved setting (the preset, then the flags given) as config.json "
                 "would hold it, and exit without training")
+      ->excludes(resume);
+  cmd->add_flag("--save-test-rows", flags->save_test_rows,
+                "also write test_rows.safetensors, the rows the test metrics read, into the run "
+                "folder (maskprior.load_run in Python reproduces the metrics from them)")
       ->excludes(resume);
   add_world_flags(*cmd, *flags);
   cmd->callback(

@@ -36,6 +36,7 @@ inline constexpr int kExitUsage = 2;
 inline constexpr int kExitInternal = 3;
 
 void add_compile_command(CLI::App& app, int& exit_code);
+void add_export_command(CLI::App& app, int& exit_code);
 void add_show_command(CLI::App& app, int& exit_code);
 /// `maskc diff A B` (cmd_diff.cpp): the open patterns of two masks compared.
 void add_diff_command(CLI::App& app, int& exit_code);

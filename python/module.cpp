@@ -6,6 +6,7 @@
 #include <pybind11/stl.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -19,6 +20,7 @@
 #include "core/compiled_mask.h"
 #include "core/error.h"
 #include "io/mask_file.h"
+#include "io/safetensors.h"
 #include "validate/validate.h"
 
 namespace py = pybind11;
@@ -163,13 +165,25 @@ py::list layout_list(const Layout& layout) {
   return spans;
 }
 
+/// The resolved parameters: a whole value (n = 15) as an int, any other as a float.
+py::dict params_dict(const std::map<std::string, double>& params) {
+  py::dict out;
+  for (const auto& [name, value] : params) {
+    const bool whole =
+        std::isfinite(value) && std::trunc(value) == value && std::abs(value) < 0x1p53;
+    out[python_text(name)] =
+        whole ? py::object(py::int_(static_cast<int64_t>(value))) : py::object(py::float_(value));
+  }
+  return out;
+}
+
 py::dict metadata_dict(const CompiledMask& m) {
   py::dict metadata;
   metadata["name"] = m.name;
   metadata["source_sha256"] = m.source_sha256;
   metadata["open"] = m.open_value;
   metadata["close"] = m.close_value;
-  metadata["params"] = m.params;
+  metadata["params"] = params_dict(m.params);
   metadata["layers"] = m.layers;
   metadata["heads"] = m.heads;
   metadata["n"] = m.n;
@@ -207,6 +221,40 @@ std::string validate_json(const CompiledMask& mask, const std::optional<std::str
   options.feedback = *rule;
   const validate::Target target = validate::target_of(mask, task, truth_table, depends, options);
   return validate::report_json(validate::validate_target(mask, target, options));
+}
+
+/// The NumPy dtype of a safetensors dtype name; BF16 (which NumPy lacks) is read as its raw
+/// uint16 bits (maskprior.read_safetensors views them as torch.bfloat16).
+py::dtype numpy_dtype(const std::string& dtype) {
+  static const std::map<std::string, std::string> kNames = {
+      {"BOOL", "bool"},  {"U8", "uint8"},    {"I8", "int8"},     {"I16", "int16"},
+      {"U16", "uint16"}, {"F16", "float16"}, {"BF16", "uint16"}, {"I32", "int32"},
+      {"U32", "uint32"}, {"F32", "float32"}, {"I64", "int64"},   {"U64", "uint64"},
+      {"F64", "float64"}};
+  const auto found = kNames.find(dtype);
+  if (found == kNames.end()) throw InputError("unknown safetensors dtype " + quote_input(dtype));
+  return py::dtype(found->second);
+}
+
+/// A safetensors file as ({name: (dtype name, NumPy array)}, {metadata key: value}): the same
+/// validating reader as maskc's (io/safetensors.h), the arrays little-endian copies.
+py::tuple read_safetensors_file(const std::string& path, std::optional<uint64_t> max_bytes) {
+  const uint64_t cap = max_bytes.value_or(kNoByteLimit);
+  SafetensorsData data;
+  {
+    const py::gil_scoped_release release;
+    data = read_safetensors(path, cap);
+  }
+  py::dict tensors;
+  for (auto& [name, tensor] : data.tensors) {
+    py::array array(numpy_dtype(tensor.dtype), tensor.shape);
+    std::copy(tensor.bytes.begin(), tensor.bytes.end(),
+              static_cast<uint8_t*>(array.mutable_data()));
+    tensors[python_text(name)] = py::make_tuple(tensor.dtype, array);
+  }
+  py::dict metadata;
+  for (const auto& [key, value] : data.metadata) metadata[python_text(key)] = python_text(value);
+  return py::make_tuple(tensors, metadata);
 }
 
 void bind_compiled_mask(py::module_& m) {
@@ -299,6 +347,8 @@ void bind_functions(py::module_& m) {
         return read_mask_file(path, cap);
       },
       py::arg("path"), py::arg("max_bytes") = py::none());
+  m.def("read_safetensors", &read_safetensors_file, py::arg("path"),
+        py::arg("max_bytes") = py::none());
   m.def("validate_json", &validate_json, py::arg("mask"), py::arg("task"), py::arg("truth_table"),
         py::arg("depends"), py::arg("depth"), py::arg("readout"), py::arg("feedback"));
 }

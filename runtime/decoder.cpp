@@ -243,6 +243,12 @@ nlohmann::json DecoderExperiment::evaluate(MaskedTransformer& model) const {
   return metrics;
 }
 
+TestRows DecoderExperiment::test_rows() const {
+  return {
+      {{"inputs", test_ids_.to(torch::kCPU)}},
+      {{"loss", "answer"}, {"answer_offset", answer_offset_}, {"answer_length", answer_length_}}};
+}
+
 void DecoderExperiment::to(torch::Device device) {
   for (auto* t : {&train_ids_, &test_ids_, &train_eval_ids_}) *t = t->to(device);
 }

@@ -129,6 +129,8 @@ class DecoderExperiment : public Experiment {
   /// decoder_metrics of the test sequences and an evenly spaced sample of ≤ 1,000 training ones,
   /// token_accuracy under the name set_data gave it, test_size and train_size.
   nlohmann::json evaluate(MaskedTransformer& model) const override;
+  /// The test sequences (answers in place); test_loss is the cross-entropy of the answer rows.
+  TestRows test_rows() const override;
   void to(torch::Device device) override;
 
  protected:

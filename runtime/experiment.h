@@ -27,6 +27,16 @@ struct Batch {
   torch::Tensor targets;
 };
 
+/// The rows an experiment's test metrics are computed on, for `maskc train --save-test-rows`
+/// (test_rows.safetensors, read by maskprior.load_run in Python): named CPU tensors ("inputs",
+/// and "targets", "seen" where the family has them) and `info`, what the metric does with them:
+/// {"loss": "mse" | "cross_entropy" | "next_token" | "answer", plus "answer_offset" and
+/// "answer_length" for "answer"}.
+struct TestRows {
+  std::vector<std::pair<std::string, torch::Tensor>> tensors;
+  nlohmann::json info = nlohmann::json::object();
+};
+
 /// Rows per evaluation pass: a training batch's worth, so that each pass's activations stay below
 /// the 32 MiB that prepare_host (runtime/host.h) lets glibc reuse. Passes of 512–4,096 rows took
 /// fresh pages from the kernel for every tensor; the paper presets' step-0 evaluations took 102 s
@@ -67,6 +77,8 @@ class Experiment {
   /// JSON files the run folder keeps besides the metrics (name → content), e.g. the vocabulary of
   /// a sequence-data run; a resumed run must produce the same ones.
   virtual std::vector<std::pair<std::string, nlohmann::json>> run_files() const { return {}; }
+  /// The test rows evaluate() reads, on the CPU (see TestRows).
+  virtual TestRows test_rows() const = 0;
   /// What the run trains on, in a line for the progress output ("" = nothing to say).
   virtual std::string description() const { return {}; }
 };

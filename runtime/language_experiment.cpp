@@ -110,6 +110,12 @@ class LanguageExperiment : public Experiment {
             {"test_size", test_.size(0)}};
   }
 
+  TestRows test_rows() const override {
+    const auto windows = test_.to(torch::kCPU, torch::kLong);
+    return {{{"inputs", windows.narrow(1, 0, n_)}, {"targets", windows.narrow(1, 1, n_)}},
+            {{"loss", "next_token"}}};
+  }
+
   torch::Tensor probe_inputs(int64_t size) const override {
     const auto rows = tasks::spaced_rows(test_.size(0), size);
     return pick(test_.to(torch::kCPU), rows).narrow(1, 0, n_).to(torch::kLong);

@@ -43,6 +43,13 @@ torch::Tensor RegressionExperiment::probe_inputs(int64_t size) const {
       .to(torch::kCPU);
 }
 
+TestRows RegressionExperiment::test_rows() const {
+  return {{{"inputs", rows_ids_.to(torch::kCPU)},
+           {"targets", rows_y_.to(torch::kCPU)},
+           {"seen", rows_seen_.to(torch::kCPU)}},
+          {{"loss", "mse"}}};
+}
+
 void RegressionExperiment::to(torch::Device device) {
   for (auto* t : {&train_ids_, &train_y_, &rows_ids_, &rows_y_, &rows_seen_, &values_}) {
     *t = t->to(device);

@@ -52,6 +52,8 @@ class RegressionExperiment : public Experiment {
   /// `size` of the rows (all if fewer) in a fixed shuffled order, the same for every run: a
   /// truth table of a built-in task probes the task's rows.
   torch::Tensor probe_inputs(int64_t size) const override;
+  /// Every row: inputs, targets and seen (seen_mse and unseen_mse are the "mse" over each part).
+  TestRows test_rows() const override;
   void to(torch::Device device) override;
 
  protected:

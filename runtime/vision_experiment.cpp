@@ -128,6 +128,11 @@ class VisionExperiment : public Experiment {
             {"test_size", test_labels_.size(0)}};
   }
 
+  TestRows test_rows() const override {
+    return {{{"inputs", test_patches_.to(torch::kCPU)}, {"targets", test_labels_.to(torch::kCPU)}},
+            {{"loss", "cross_entropy"}}};
+  }
+
   torch::Tensor probe_inputs(int64_t size) const override {
     const auto rows = tasks::spaced_rows(test_patches_.size(0), size);
     return test_patches_

@@ -8,6 +8,7 @@ packages=(
   tao-pegtl-dev libeigen3-dev libtbb-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev libpng-dev libssl-dev
   pybind11-dev python3-dev python3-numpy python3-torch
+  python3-venv python3-pip python3-setuptools python3-wheel
   libplplot-dev plplot-driver-cairo fonts-dejavu-core
   zlib1g-dev dataset-fashion-mnist fortunes
   libcpp-httplib-dev chromium python3-websocket

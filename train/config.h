@@ -60,6 +60,10 @@ struct TrainConfig : runtime::ExperimentSettings {
   bool progress = true;
   int64_t stop_after = 0;
   int64_t log_every = 10;  // steps between lines of the step log (train/step_log.h)
+
+  // Not a setting (no row of the table, never in config.json): `maskc train --save-test-rows`
+  // writes test_rows.safetensors into the run folder when the run finishes.
+  bool save_test_rows = false;
 };
 
 /// What a field's value must satisfy (check_config).

@@ -88,6 +88,14 @@ SafetensorsData model_tensors(runtime::MaskedTransformer& model) {
   return data;
 }
 
+SafetensorsData test_rows_tensors(const runtime::TestRows& rows) {
+  SafetensorsData data;
+  for (const auto& [name, tensor] : rows.tensors) data.tensors[name] = file_tensor(tensor);
+  data.metadata["format"] = "maskprior-test-rows/1";
+  data.metadata["info"] = rows.info.dump();
+  return data;
+}
+
 CompiledMask learned_mask(runtime::MaskedTransformer& model, const CompiledMask* spec,
                           const Layout& layout) {
   auto m = model->mask().detach().to(torch::kCPU, torch::kFloat).contiguous();

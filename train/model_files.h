@@ -7,6 +7,7 @@
 #include "core/compiled_mask.h"
 #include "core/layout.h"
 #include "io/safetensors.h"
+#include "runtime/experiment.h"
 #include "runtime/model.h"
 
 namespace maskprior::training {
@@ -20,6 +21,9 @@ SafetensorsData model_tensors(runtime::MaskedTransformer& model);
 /// had. InputError naming `path` and the tensor when one is missing or has another shape.
 void load_model_tensors(runtime::MaskedTransformer& model, const SafetensorsData& data,
                         const std::string& path);
+/// The test rows of an experiment as file data (test_rows.safetensors): its tensors as
+/// model_tensors writes them, and "format" and its info (JSON) in the metadata.
+SafetensorsData test_rows_tensors(const runtime::TestRows& rows);
 
 /// The learned M as a mask file: the spec's metadata and provenance with M replaced, or (no spec,
 /// mask-zero) a mask named "zero" over `layout`.

@@ -26,9 +26,9 @@ constexpr uint64_t kMaxSpecCopyBytes = uint64_t{16} << 20;
 
 /// Every file a run writes (run_folder.h).
 constexpr const char* kRunFiles[] = {
-    kConfigFile,  kInitFile,      kMetricsFile, kCheckpointFile,        kCheckpointSumsFile,
-    kSummaryFile, kWeightsFile,   kMaskFile,    tasks::kVocabularyFile, kFingerprintsFile,
-    kSpecFile,    kStepsJsonFile, kStepsCsvFile};
+    kConfigFile,  kInitFile,      kMetricsFile,  kCheckpointFile,        kCheckpointSumsFile,
+    kSummaryFile, kWeightsFile,   kMaskFile,     tasks::kVocabularyFile, kFingerprintsFile,
+    kSpecFile,    kStepsJsonFile, kStepsCsvFile, kTestRowsFile};
 
 }  // namespace
 
@@ -126,6 +126,10 @@ void RunFolder::write_weights(SafetensorsData tensors, const TrainConfig& config
   tensors.metadata["format"] = "maskprior-weights/1";
   tensors.metadata["config"] = to_json(config).dump();
   write_safetensors(file(kWeightsFile), tensors);
+}
+
+void RunFolder::write_test_rows(const SafetensorsData& rows) const {
+  if (enabled()) write_safetensors(file(kTestRowsFile), rows);
 }
 
 void RunFolder::write_mask(const CompiledMask& mask) const {

@@ -15,6 +15,8 @@
 //   summary.json         the final metrics (only once the run has finished)
 //   weights.safetensors  every parameter and buffer, with the config in the metadata
 //   mask.safetensors     the learned M as a mask file (runs whose model carries M)
+//   test_rows.safetensors  `--save-test-rows` only: the rows the test metrics read (inputs,
+//                        targets) and how (metadata "info"), for maskprior.load_run in Python
 //   vocab.json           --data runs: the vocabulary (token id = index) and where the data came
 //   from
 //   .lock                the lock of the process using the folder (io/lock_file.h): one
@@ -45,6 +47,7 @@ inline constexpr const char* kFingerprintsFile = "fingerprints.json";
 inline constexpr const char* kSummaryFile = "summary.json";
 inline constexpr const char* kWeightsFile = "weights.safetensors";
 inline constexpr const char* kMaskFile = "mask.safetensors";
+inline constexpr const char* kTestRowsFile = "test_rows.safetensors";
 inline constexpr const char* kSpecFile = "spec.mask";
 
 class RunFolder {
@@ -93,6 +96,8 @@ class RunFolder {
 
   /// Writes weights.safetensors: `tensors` with the format and `config` in the metadata.
   void write_weights(SafetensorsData tensors, const TrainConfig& config) const;
+  /// Writes test_rows.safetensors.
+  void write_test_rows(const SafetensorsData& rows) const;
   /// Writes mask.safetensors.
   void write_mask(const CompiledMask& mask) const;
 

@@ -649,6 +649,8 @@ json Run::finish() {
   if (folder_.enabled()) {
     checkpoint();
     folder_.write_weights(model_tensors(model_), config_);
+    if (config_.save_test_rows)
+      folder_.write_test_rows(test_rows_tensors(experiment_->test_rows()));
     if (model_->has_mask()) {
       folder_.write_mask(learned_mask(model_, spec_ ? &*spec_ : nullptr, experiment_->layout()));
     }

@@ -10,7 +10,9 @@ The same C++ compiler and validator as `maskc`, in-process:
     c.save("parity2.safetensors")
     maskprior.validate("specs/gotu/parity2.mask", task="parity2")   # maskc validate --json
 
-`maskprior.torch` (needs PyTorch) turns a CompiledMask into a learnable attention bias.
+`maskprior.torch` (needs PyTorch) turns a CompiledMask into a learnable attention bias and holds
+maskc's model (MaskedTransformer); `maskprior.load_run(DIR)` rebuilds a finished run's model;
+`maskprior.export` hands a mask to FlexAttention, SDPA, Hugging Face and JAX (docs/python.md).
 """
 import collections.abc
 import json
@@ -21,7 +23,8 @@ import os
 from ._maskprior import CompiledMask, InputError, SpecError
 from . import _maskprior
 
-__all__ = ["CompiledMask", "InputError", "SpecError", "compile", "load", "validate"]
+__all__ = ["CompiledMask", "InputError", "SpecError", "compile", "load", "validate",
+           "read_safetensors", "load_run", "test_metrics"]
 
 
 
@@ -113,3 +116,26 @@ def validate(spec, *, task=None, truth_table=None, depends=None, depth=None, rea
     table = None if truth_table is None else os.fspath(truth_table)
     return json.loads(_maskprior.validate_json(mask, task, table, list(depends or []), depth,
                                                list(readout or []), feedback))
+
+
+def read_safetensors(path, *, max_bytes=None):
+    """A safetensors file, read and validated by maskc's own reader (no `safetensors` package
+    needed): ({name: (dtype, NumPy array)}, {metadata key: str}). dtype is the file's name of it
+    ("F32", "I64", "U8", ...); BF16 arrays hold the raw bits as uint16."""
+    return _maskprior.read_safetensors(os.fspath(path), max_bytes)
+
+
+def load_run(path, *, device="cpu"):
+    """The model of a finished `maskc train` run (folder `path`) as a maskprior.torch
+    MaskedTransformer with the run's settings and weights, in evaluation mode (needs PyTorch;
+    see maskprior.run.load_run)."""
+    from .run import load_run as load
+    return load(path, device=device)
+
+
+def test_metrics(model, rows, info=None):
+    """The run's test metrics recomputed in Python from `maskc train --save-test-rows`'s
+    test_rows.safetensors (rows: a run folder, or what maskprior.run.load_test_rows gives);
+    see maskprior.run.test_metrics."""
+    from .run import test_metrics as metrics
+    return metrics(model, rows, info)

@@ -397,6 +397,37 @@ class ExampleTest(unittest.TestCase):
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertIn("c[3] . . . . . . . . . . . #", result.stdout)
 
+    def test_load_run(self):
+        result = self.run_example("load_run.py")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        maskc_line, python_line = (line.split(":", 1)[1].split() for line in
+                                   result.stdout.splitlines() if line.startswith(("maskc", "python")))
+        for a, b in zip(maskc_line[1::2], python_line[1::2]):
+            self.assertAlmostEqual(float(a), float(b), places=5)
+
+    def test_broadcast(self):
+        result = self.run_example("broadcast.py")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("{'n': 6}", result.stdout)
+        self.assertIn("M=[2, 4, 7, 7] learnable, sharing=head", result.stdout)
+
+    def test_export_flex(self):
+        result = self.run_example("export_flex.py")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("[[1, 0, 0], [2, 1, 0], [2, 2, 1]]", result.stdout)
+        self.assertRegex(result.stdout, "equals (the )?dense (bias|attention): True")
+
+    def test_export_sdpa_hf(self):
+        result = self.run_example("export_sdpa_hf.py")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("Hugging Face 4-D mask (2, 4, 12, 12)", result.stdout)
+        self.assertIn("sdpa True at (0, 1)? False  mha True at (0, 1)? True", result.stdout)
+
+    def test_export_jax(self):
+        result = self.run_example("export_jax.py")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("bias (1, 12, 12) float32", result.stdout)
+
 
 if __name__ == "__main__":
     unittest.main()

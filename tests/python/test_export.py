@@ -1,0 +1,226 @@
+"""maskprior.torch broadcasting and maskprior.export against the dense mask (CTest
+`python_export`). PYTHONPATH holds build/python."""
+import os
+import pathlib
+import subprocess
+import tempfile
+import unittest
+
+import numpy as np
+
+import maskprior
+
+try:
+    import torch
+    import torch.nn.functional as F
+    from maskprior import export
+    from maskprior.torch import MaskPrior, MaskedTransformer, mask_drift, prior_mass
+except ImportError:  # the torch tests are skipped without PyTorch
+    torch = None
+
+ROOT = pathlib.Path(os.environ.get("MASKPRIOR_SOURCE_DIR",
+                                   pathlib.Path(__file__).resolve().parents[2]))
+MASKC = os.environ.get("MASKC", str(ROOT / "build" / "bin" / "maskc"))
+PARITY2 = ROOT / "specs" / "gotu" / "parity2.mask"
+ADDITION = ROOT / "specs" / "arith" / "addition.mask"
+# A causal spec over 300 tokens: 3 blocks of 128 (the last one 44), partial on the diagonal.
+LONG = "mask long\ntokens x[300]\nhard causal\nopen diagonal\nopen x[0] -> x[5]\n"
+HEADS = ("mask heads\ntokens x[6]\nheads 3\nhard causal\nopen diagonal\n"
+         "head 1 { open x[3] -> x[1] }\n")
+
+
+def flex_attention_module():
+    try:
+        from torch.nn.attention import flex_attention
+        return flex_attention
+    except ImportError:
+        return None
+
+
+@unittest.skipIf(torch is None, "needs PyTorch")
+class BroadcastTest(unittest.TestCase):
+    def test_one_spec_layer_and_head_spread_over_the_model(self):
+        c = maskprior.compile(PARITY2, params={"n": 6})
+        prior = MaskPrior(c, layers=2, heads=4)
+        self.assertEqual(tuple(prior(1).shape), (4, 7, 7))   # was an IndexError
+        self.assertEqual(tuple(prior(1, 3).shape), (7, 7))
+        self.assertEqual(tuple(prior.bias().shape), (2, 4, 7, 7))
+        self.assertEqual(tuple(prior.M.shape), (1, 1, 7, 7))
+        torch.testing.assert_close(prior.bias()[1, 3], F.logsigmoid(torch.tensor(c.mask[0, 0])))
+        with self.assertRaises(IndexError):
+            prior(2)
+        torch.testing.assert_close(MaskPrior(c)(5), prior(1)[:1])   # no model given: any layer
+
+    def test_sharing_choices_mirror_mask_sharing(self):
+        c = maskprior.compile(PARITY2, params={"n": 6})
+        shapes = {s: tuple(MaskPrior(c, layers=2, heads=4, sharing=s).M.shape)
+                  for s in ("spec", "layer", "head")}
+        self.assertEqual(shapes, {"spec": (1, 1, 7, 7), "layer": (2, 1, 7, 7),
+                                  "head": (2, 4, 7, 7)})
+        prior = MaskPrior(c, layers=2, heads=4, sharing="head")
+        with torch.no_grad():
+            prior.M[1, 2] += 3
+        self.assertEqual(mask_drift(prior).shape, (2,))
+        self.assertEqual(mask_drift(prior)[0].item(), 0)
+        self.assertGreater(mask_drift(prior)[1].item(), 0)
+        with self.assertRaises(ValueError):
+            MaskPrior(c, layers=2, heads=4, sharing="block")
+        with self.assertRaises(ValueError):   # 3 heads of the spec do not fit 4
+            MaskPrior(maskprior.compile(HEADS), heads=4)
+
+    def test_repr_and_int_params(self):
+        c = maskprior.compile(PARITY2, params={"n": 6})
+        self.assertIsInstance(c.metadata["params"]["n"], int)
+        text = repr(MaskPrior(c, layers=2, heads=4))
+        self.assertIn("M=[1, 1, 7, 7] learnable", text)
+        self.assertIn("bias=[2, 4, 7, 7]", text)
+        self.assertIn("fixed", repr(MaskPrior(c, learnable=False)))
+
+    def test_prior_mass_takes_priors_and_models(self):
+        c = maskprior.compile(ADDITION)
+        prior = MaskPrior(c, layers=2, heads=2)
+        model = MaskedTransformer(vocab=12, seq_len=12, dim=8, depth=2, heads=2, head_dim=4,
+                                  mlp=8, readout="causal_lm")
+        model.set_mask(c, sharing="layer")
+        maps = model.attention_maps(torch.randint(0, 12, (3, 12)))
+        for p in (c, prior, model):
+            self.assertAlmostEqual(prior_mass(maps, p).item(),
+                                   prior_mass(torch.stack(maps, 1), p, None).item(), places=6)
+            self.assertAlmostEqual(prior_mass(maps[1], p, 1).item(),
+                                   prior_mass(maps[1], c).item(), places=6)
+        self.assertEqual(mask_drift(model).tolist(), [0.0, 0.0])
+
+
+@unittest.skipIf(torch is None, "needs PyTorch")
+class ExportTest(unittest.TestCase):
+    def priors(self):
+        c = maskprior.compile(ADDITION, open=3.0, close=-2.0)
+        heads = maskprior.compile(HEADS)
+        return {"spec": c, "heads": heads, "prior": MaskPrior(heads, layers=2, heads=3),
+                "long": maskprior.compile(LONG)}
+
+    def test_score_mod_and_mask_mod_on_index_grids(self):
+        for name, p in self.priors().items():
+            dense = export.dense_bias(p, 0)
+            n = dense.shape[-1]
+            q, kv = torch.arange(n).view(-1, 1), torch.arange(n).view(1, -1)
+            score_mod, mask_mod = export.score_mod(p), export.mask_mod(p)
+            for h in range(dense.shape[0]):
+                got = score_mod(torch.zeros(n, n), 0, torch.tensor(h), q, kv)
+                self.assertTrue(torch.equal(got, dense[h]), name)
+                self.assertTrue(torch.equal(mask_mod(0, h, q, kv), ~torch.isneginf(dense[h])))
+            hard = getattr(p, "hard", None)
+            if hard is not None and not isinstance(hard, torch.Tensor):
+                np.testing.assert_array_equal(mask_mod(0, 0, q, kv).numpy(), ~np.array(hard))
+
+    def dense_blocks(self, allowed, size):
+        n = allowed.shape[0]
+        blocks = -(-n // size)
+        kind = np.zeros((blocks, blocks), int)
+        for i in range(blocks):
+            for j in range(blocks):
+                cells = allowed[i * size:(i + 1) * size, j * size:(j + 1) * size]
+                kind[i, j] = 2 if cells.all() else 1 if cells.any() else 0
+        return kind
+
+    def test_block_sparsity_equals_a_dense_computation(self):
+        for name, p in self.priors().items():
+            allowed = export.allowed(p).numpy()
+            for size in (4, 128):
+                data = export.block_sparsity(p, size)
+                kind = self.dense_blocks(allowed, size)
+                np.testing.assert_array_equal(data["kind"].numpy(), kind, err_msg=name)
+                for prefix, which in (("", 1), ("full_", 2)):
+                    num = data[prefix + "kv_num_blocks"][0, 0].numpy()
+                    indices = data[prefix + "kv_indices"][0, 0].numpy()
+                    for row in range(kind.shape[0]):
+                        want = np.nonzero(kind[row] == which)[0]
+                        self.assertEqual(num[row], len(want))
+                        np.testing.assert_array_equal(indices[row, :len(want)], want)
+        long = export.block_sparsity(self.priors()["long"])
+        self.assertEqual(long["kind"].tolist(), [[1, 0, 0], [2, 1, 0], [2, 2, 1]])
+
+    def test_sdpa_and_mha_masks(self):
+        p = self.priors()["prior"]
+        mask = export.sdpa_mask(p, layer=1)
+        self.assertEqual(tuple(mask.shape), (1, 3, 6, 6))
+        q, k, v = (torch.randn(2, 3, 6, 4) for _ in range(3))
+        want = torch.softmax(q @ k.transpose(-2, -1) / 2 + p.bias(1), -1) @ v
+        from maskprior.torch import attend
+        torch.testing.assert_close(attend(q, k, v, mask), want)
+        mha = torch.nn.MultiheadAttention(12, 3, batch_first=True)
+        x = torch.randn(2, 6, 12)
+        out, _ = mha(x, x, x, attn_mask=export.mha_mask(p, layer=1, batch=2))
+        wq, wk, wv = mha.in_proj_weight.chunk(3)
+        bq, bk, bv = mha.in_proj_bias.chunk(3)
+        split = (lambda t: t.view(2, 6, 3, 4).transpose(1, 2))
+        heads = torch.softmax(split(x @ wq.T + bq) @ split(x @ wk.T + bk).transpose(-2, -1) / 2
+                              + p.bias(1), -1) @ split(x @ wv.T + bv)
+        torch.testing.assert_close(out, mha.out_proj(heads.transpose(1, 2).reshape(2, 6, 12)))
+        shared = self.priors()["spec"]
+        self.assertEqual(tuple(export.mha_mask(shared).shape), (12, 12))
+        hard = torch.from_numpy(np.array(shared.hard))
+        self.assertTrue(torch.equal(export.bool_mask(shared, "mha"), hard))
+        self.assertTrue(torch.equal(export.bool_mask(shared, "sdpa"), ~hard))
+        one = torch.nn.MultiheadAttention(12, 1, batch_first=True)   # N = 12: addition's
+        y = torch.randn(2, 12, 12)
+        by_bool, _ = one(y, y, y, attn_mask=export.bool_mask(shared, "mha"))
+        by_float, _ = one(y, y, y, attn_mask=torch.zeros(12, 12).masked_fill(hard, float("-inf")))
+        torch.testing.assert_close(by_bool, by_float)
+
+    def test_hugging_face_mask(self):
+        shared = self.priors()["spec"]
+        padding = torch.ones(2, 12, dtype=torch.long)
+        padding[1, 9:] = 0
+        mask = export.hf_mask(shared, padding)
+        self.assertEqual(tuple(mask.shape), (2, 1, 12, 12))
+        lowest = torch.finfo(torch.float32).min
+        dense = export.dense_bias(shared, 0)[0].clamp(min=lowest)
+        self.assertTrue(torch.equal(mask[0, 0], dense))
+        self.assertTrue((mask[1, 0, :, 9:] == lowest).all())
+        self.assertTrue(torch.equal(mask[1, 0, :, :9], dense[:, :9]))
+        heads = export.hf_mask(self.priors()["heads"], padding[:, :6])
+        self.assertEqual(tuple(heads.shape), (2, 3, 6, 6))
+        with self.assertRaises(ValueError):
+            export.hf_mask(self.priors()["heads"], per_head=False)
+
+    def test_numpy_arrays_equal_the_torch_bias(self):
+        c = self.priors()["spec"]
+        arrays = export.numpy_arrays(c)
+        torch.testing.assert_close(torch.from_numpy(arrays["bias"]), MaskPrior(c).bias())
+        np.testing.assert_array_equal(arrays["allowed"], ~np.array(c.hard))
+
+    def test_maskc_export_writes_the_same_arrays(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            spec = pathlib.Path(tmp) / "long.mask"
+            spec.write_text(LONG)
+            npy, blocks = pathlib.Path(tmp) / "bias.npy", pathlib.Path(tmp) / "blocks.safetensors"
+            for to, out, extra in (("numpy", npy, []), ("flex-blocks", blocks, ["--block-size",
+                                                                              "64"])):
+                result = subprocess.run([MASKC, "export", str(spec), "--to", to, "-o", str(out),
+                                         *extra], capture_output=True, text=True, check=False)
+                self.assertEqual(result.returncode, 0, result.stderr)
+            c = maskprior.compile(LONG)
+            np.testing.assert_allclose(np.load(npy), export.numpy_arrays(c)["bias"], rtol=1e-6)
+            tensors, metadata = maskprior.read_safetensors(blocks)
+            self.assertEqual(metadata["block_size"], "64")
+            for name, want in export.block_sparsity(c, 64).items():
+                dtype, array = tensors[name]
+                self.assertEqual(dtype, "I32")
+                np.testing.assert_array_equal(array, want.numpy(), err_msg=name)
+
+    @unittest.skipIf(torch is None or flex_attention_module() is None,
+                     "needs PyTorch with FlexAttention (torch.nn.attention.flex_attention, "
+                     "PyTorch >= 2.5); this one is %s" % getattr(torch, "__version__", None))
+    def test_flex_attention_equals_dense_attention(self):
+        flex = flex_attention_module()
+        p = maskprior.compile(LONG)
+        q, k, v = (torch.randn(1, 2, 300, 16) for _ in range(3))
+        out = flex.flex_attention(q, k, v, score_mod=export.score_mod(p),
+                                  block_mask=export.block_mask(p))
+        want = torch.softmax(q @ k.transpose(-2, -1) / 4 + export.dense_bias(p, 0), -1) @ v
+        torch.testing.assert_close(out, want, atol=1e-4, rtol=1e-4)
+
+
+if __name__ == "__main__":
+    unittest.main()

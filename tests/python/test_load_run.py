@@ -1,0 +1,159 @@
+"""maskprior.load_run against `maskc train` (CTest `python_load_run`): a tiny run of every task
+family, trained with --save-test-rows, rebuilt in Python; the Python model's test metrics equal the
+run's summary.json (test_loss to float tolerance, and the accuracies that its predictions give).
+
+Environment as test_maskprior.py: PYTHONPATH holds build/python, MASKC is build/bin/maskc.
+"""
+import gzip
+import json
+import os
+import pathlib
+import struct
+import subprocess
+import tempfile
+import unittest
+
+import numpy as np
+
+import maskprior
+
+try:
+    import torch
+    import maskprior.torch  # noqa: F401  (MaskedTransformer)
+except ImportError:
+    torch = None
+
+ROOT = pathlib.Path(os.environ.get("MASKPRIOR_SOURCE_DIR",
+                                   pathlib.Path(__file__).resolve().parents[2]))
+MASKC = os.environ.get("MASKC", str(ROOT / "build" / "bin" / "maskc"))
+TINY = ["--dim", "16", "--depth", "2", "--heads", "2", "--head-dim", "8", "--mlp", "16",
+        "--epochs", "1", "--threads", "1", "--device", "cpu", "-q", "--save-test-rows"]
+
+
+def write_fashion_mnist(folder, train_rows=40, test_rows=30):
+    """Toy images in Fashion-MNIST's files (gzipped IDX): class c a bright square at place c."""
+    rng = np.random.default_rng(0)
+    folder.mkdir()
+    for prefix, rows in (("train", train_rows), ("t10k", test_rows)):
+        labels = np.arange(rows, dtype=np.uint8) % 10
+        pixels = rng.integers(0, 40, size=(rows, 28, 28), dtype=np.uint8)
+        for r, label in enumerate(labels):
+            top, left = 2 + (label // 5) * 12, 2 + (label % 5) * 4
+            pixels[r, top:top + 8, left:left + 8] = 220
+        for kind, dims, data in (("images-idx3", (rows, 28, 28), pixels),
+                                 ("labels-idx1", (rows,), labels)):
+            header = bytes([0, 0, 8, len(dims)]) + b"".join(struct.pack(">I", d) for d in dims)
+            with gzip.open(folder / ("%s-%s-ubyte.gz" % (prefix, kind)), "wb") as f:
+                f.write(header + data.tobytes())
+
+
+def write_corpus(folder):
+    folder.mkdir()
+    lines = ["the cat sat on the mat.\n", "a dog ran in the fog.\n", "%\n", "to be or not.\n"]
+    for f in range(4):
+        (folder / ("file%d" % f)).write_text("".join(lines[(f + i) % 4] for i in range(40)))
+
+
+def runs(tmp):
+    """The families' runs: name -> (maskc train arguments, settings the run exercises)."""
+    rev = tmp / "rev.mask"
+    rev.write_text("mask rev\ntokens a[3], eq, c[3]\ndigits a msb_first\nhard causal\n"
+                   "open diagonal\n")
+    (tmp / "train.txt").write_text("".join("%d %d %d = %d %d %d\n" % (a, b, c, c, b, a)
+                                           for a, b, c in np.ndindex(3, 3, 3)))
+    write_fashion_mnist(tmp / "fashion")
+    write_corpus(tmp / "corpus")
+    parity2 = ROOT / "specs" / "gotu" / "parity2.mask"
+    return {
+        "boolean": ["--task", "parity2", "--n", "6", "--spec", parity2, "--init", "mask",
+                    "--mask-sharing", "head", "--norm", "post", "--batch-size", "16"],
+        "truth_table": ["--truth-table", ROOT / "tests" / "data" / "csv" / "parity2_seen.csv",
+                        "--spec", ROOT / "tests" / "data" / "pass" / "parity2.mask", "-D", "n=2",
+                        "--init", "mask-fixed", "--activation", "relu"],
+        "arithmetic": ["--task", "addition", "--train-fraction", "0.000002", "--test-size", "40",
+                       "--spec", ROOT / "specs" / "arith" / "addition.mask", "--init", "mask",
+                       "--mask-sharing", "layer", "--pos-embedding", "sinusoidal",
+                       "--batch-size", "64"],
+        "sequence": ["--data", tmp / "train.txt", "--spec", rev, "--predict", "c", "--init",
+                     "mask", "--loss-rows", "all", "--pos-init-std", "0.02"],
+        "vision": ["--task", "fashion-mnist", "--data-dir", tmp / "fashion", "--train-size", "40",
+                   "--test-size", "30", "--batch-size", "20", "--pos-embedding", "none"],
+        "language": ["--task", "fortunes-char", "--data-dir", tmp / "corpus", "--n", "12",
+                     "--test-size", "16", "--spec", ROOT / "specs" / "language" / "distance.mask",
+                     "--init", "mask", "--batch-size", "32"],
+    }
+
+
+@unittest.skipIf(torch is None, "needs PyTorch")
+class LoadRunTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        tmp = pathlib.Path(cls.tmp.name)
+        cls.runs = {}
+        for name, args in runs(tmp).items():
+            out = tmp / ("run_" + name)
+            result = subprocess.run([MASKC, "train", *map(str, args), *TINY, "--out", str(out)],
+                                    capture_output=True, text=True, check=False)
+            cls.runs[name] = (out, result)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def check_run(self, name):
+        out, result = self.runs[name]
+        self.assertEqual(result.returncode, 0, result.stderr)
+        model = maskprior.load_run(out)
+        summary = json.loads((out / "summary.json").read_text())
+        self.assertEqual(model.run_summary, summary)
+        metrics = maskprior.test_metrics(model, out)
+        final = summary["final"] if "final" in summary else summary
+        for key in ("test_loss", "seen_mse", "unseen_mse"):
+            if key in metrics and metrics[key] is not None:
+                self.assertAlmostEqual(metrics[key], final[key], delta=1e-5 * max(1, final[key]),
+                                       msg="%s %s" % (name, key))
+        return model, metrics, final
+
+    def test_boolean(self):
+        model, metrics, final = self.check_run("boolean")
+        self.assertEqual(tuple(model.mask.shape), (2, 2, 7, 7))   # --mask-sharing head
+        self.assertTrue(model.blocks[0].post_norm)
+
+    def test_truth_table(self):
+        model, _, _ = self.check_run("truth_table")
+        self.assertFalse(isinstance(model.mask, torch.nn.Parameter))   # mask-fixed: a buffer
+
+    def test_arithmetic(self):
+        model, metrics, final = self.check_run("arithmetic")
+        rows, info = maskprior.run.load_test_rows(model.run_path)
+        first, length = info["answer_offset"], info["answer_length"]
+        right = (metrics["predictions"] == rows["inputs"][:, first:first + length]).all(1)
+        self.assertAlmostEqual(right.double().mean().item(), final["sequence_accuracy"])
+        self.assertEqual(tuple(model.mask.shape[:2]), (2, 1))   # --mask-sharing layer
+        # The sinusoids are a buffer in the file; Python's own table equals the runtime's.
+        from maskprior.model import sinusoids
+        fresh = maskprior.torch.MaskedTransformer(**model.settings)
+        torch.testing.assert_close(fresh.position_embedding, model.position_embedding)
+        torch.testing.assert_close(sinusoids(12, 16), model.position_embedding)
+
+    def test_sequence_data(self):
+        self.check_run("sequence")
+
+    def test_vision(self):
+        model, metrics, final = self.check_run("vision")
+        rows, _ = maskprior.run.load_test_rows(model.run_path)
+        top1 = (metrics["predictions"] == rows["targets"]).double().mean().item()
+        self.assertAlmostEqual(top1, final["top1"])
+        self.assertEqual(model.patch_features, 16)
+        self.assertFalse(model.position_embedding.any())   # --pos-embedding none
+
+    def test_language(self):
+        model, metrics, final = self.check_run("language")
+        rows, _ = maskprior.run.load_test_rows(model.run_path)
+        accuracy = (metrics["predictions"] == rows["targets"]).double().mean().item()
+        self.assertAlmostEqual(accuracy, final["test_accuracy"])
+
+
+if __name__ == "__main__":
+    unittest.main()
