@@ -419,4 +419,23 @@ std::string write_spec(const SpecDraft& draft) {
   return text;
 }
 
+std::optional<std::string> distilled_origin(std::string_view spec) {
+  if (!spec.starts_with(kDistilledHeader)) return std::nullopt;
+  const size_t end = spec.find('\n');
+  const std::string_view command = spec.substr(0, end);
+  const size_t options = command.rfind(" --from ");
+  const size_t close = command.rfind('`');
+  if (options == std::string_view::npos || close == std::string_view::npos || close < options) {
+    return std::nullopt;
+  }
+  std::string origin(command.substr(options + 1, close - options - 1));
+  constexpr std::string_view kRun = "# run: ";
+  if (end != std::string_view::npos && spec.substr(end + 1).starts_with(kRun)) {
+    std::string_view run = spec.substr(end + 1 + kRun.size());
+    run = run.substr(0, run.find('\n'));
+    origin += "; " + std::string(run.substr(0, run.find(", seed ")));
+  }
+  return origin;
+}
+
 }  // namespace maskprior

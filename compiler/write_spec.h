@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/layout.h"
@@ -33,5 +34,16 @@ struct SpecDraft {
 /// the pattern on every cell that is not hard (checked before returning: InternalError
 /// otherwise). InputError for a span name the language cannot spell.
 std::string write_spec(const SpecDraft& draft);
+
+/// The first line of the header `maskc distill` writes (train/distill.cpp): the command, then on
+/// the next line "# run: task T, init I, seed K, ...".
+inline constexpr const char* kDistilledHeader = "# distilled by `maskc distill ";
+
+/// Where a spec that `maskc distill` wrote came from, without the run folder and seed: its options
+/// and the source run's task and init ("--from attention --mass 0.9 --rows 256 --per model; task
+/// parity2, init vanilla"), so that the runs of one suite row, each trained on the spec distilled
+/// from its own seed's run, pool as one setting (report/report.h settings_of). nullopt for a spec
+/// without that header.
+std::optional<std::string> distilled_origin(std::string_view spec);
 
 }  // namespace maskprior

@@ -9,7 +9,9 @@
 #include <set>
 
 #include "compiler/compile.h"
+#include "compiler/write_spec.h"
 #include "core/error.h"
+#include "core/regular_file.h"
 #include "io/atomic_file.h"
 #include "io/json_file.h"
 #include "render/plot.h"
@@ -167,7 +169,11 @@ json settings_of(const RunRecord& run) {
   } catch (const InputError&) {
     // A run of no known family: group_runs names it.
   }
-  if (run.summary.contains("spec_sha256")) settings["spec_sha256"] = run.summary["spec_sha256"];
+  if (!run.distilled.empty()) {
+    settings["spec"] = fmt::format("distilled ({})", run.distilled);
+  } else if (run.summary.contains("spec_sha256")) {
+    settings["spec_sha256"] = run.summary["spec_sha256"];
+  }
   return settings;
 }
 
@@ -179,6 +185,12 @@ std::optional<RunRecord> read_run(const std::string& dir_text, uint64_t max_metr
   run.summary = read_json_file((dir / "summary.json").string());
   if (run.summary.is_object() && run.summary.value("interrupted", false)) return std::nullopt;
   run.config = read_json_file((dir / "config.json").string());
+  if (fs::is_regular_file(dir / "spec.mask")) {  // only its header is read
+    constexpr uint64_t kLargestSpec = uint64_t{64} << 20;
+    const std::string spec =
+        read_regular_file((dir / "spec.mask").string(), kLargestSpec, "a run's spec");
+    run.distilled = distilled_origin(spec).value_or("");
+  }
   if (fs::is_regular_file(dir / "metrics.jsonl"))
     run.metrics = read_json_lines((dir / "metrics.jsonl").string(), max_metrics_bytes);
   check_run(run);

@@ -25,6 +25,9 @@ struct RunRecord {
                                         // the root itself): runs of one row share it
   nlohmann::json config, summary;       // config.json, summary.json
   std::vector<nlohmann::json> metrics;  // metrics.jsonl, in order
+  /// For a run whose spec.mask `maskc distill` wrote: where it came from (compiler/write_spec.h
+  /// distilled_origin); "" otherwise.
+  std::string distilled;
 };
 
 /// The config.json keys that say how a run was computed, not what it computes: the rows of the
@@ -36,7 +39,9 @@ const std::vector<std::string>& execution_keys();
 /// What a run learns and how: its config.json without the seed, `out`, `config_format`,
 /// `resolved`, execution_keys() and the keys its family does not read
 /// (tasks::foreign_settings), plus the SHA-256 of its spec's source when summary.json records it
-/// (`spec_sha256`). Runs pool into a row only when these are equal.
+/// (`spec_sha256`). Runs pool into a row only when these are equal. A run trained on a distilled
+/// spec has "distilled (ORIGIN)" as its spec instead (RunRecord::distilled): the runs of a row
+/// distil from their own seed's run, so their specs differ as seeds do.
 nlohmann::json settings_of(const RunRecord& run);
 
 /// A group of runs of one folder whose settings are equal: they differ only by seed.

@@ -33,7 +33,7 @@ class BooleanExperiment : public RegressionExperiment {
  public:
   explicit BooleanExperiment(const ExperimentConfig& config)
       : task_(tasks::make_boolean_task(config.task, config.n)) {
-    auto train = tasks::training_set(task_, config.seed);
+    auto train = tasks::training_set(task_, config.seed, config.train_domain == "all");
     train_ids_ = boolean_ids(train);
     train_y_ = torch::tensor(train.y, torch::kFloat);
     auto cube = tasks::full_cube(task_);

@@ -17,6 +17,9 @@ struct ExperimentSettings {
   std::string task;   // parity2, maj3, cyclic3, threesym, addition, multiplication, ...
   uint64_t seed = 0;  // data sampling (maj3's training set, arithmetic splits)
   int n = 15;         // Boolean tasks: input bits; fortunes-char: context length
+  // Boolean tasks: the points trained on, `seen` (the GOTU split's seen domain) or `all` (every
+  // point of the cube: nothing is left unseen; tasks/boolean_task.h training_set).
+  std::string train_domain = "seen";
   // Arithmetic tasks: share of problems trained on (addition's paper value unless set).
   double train_fraction = tasks::paper_train_fraction("addition");
   // Causal decoders (arithmetic, --data): the rows trained on, `answer` (those that predict the

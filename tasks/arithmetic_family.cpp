@@ -41,6 +41,28 @@ std::vector<SuiteRun> sweep_runs() {
   return runs;
 }
 
+/// `maskc reproduce distill`: vanilla addition at a data-rich 2% (the source), then at 0.1, 0.2 and
+/// 0.4% with vanilla, the hand-written mask, and two masks distilled from the source run of the
+/// same seed (docs/distill.md): `distilled`, the union over layers and heads of the keys holding
+/// 0.9 of each row's attention (the command's defaults but --per model), and `distilled-head`, one
+/// pattern per layer and head holding 0.5.
+std::vector<SuiteRun> distill_runs() {
+  const std::string spec = "specs/arith/addition.mask";
+  const std::string source = "addition-2pct-vanilla";
+  std::vector<SuiteRun> runs = {
+      {source, "addition", spec, "vanilla", json{{"train_fraction", 0.02}}}};
+  for (double fraction : {0.001, 0.002, 0.004}) {
+    const json overrides = {{"train_fraction", fraction}};
+    const std::string row = fmt::format("addition-{:g}pct-", 100 * fraction);
+    runs.push_back({row + "vanilla", "addition", spec, "vanilla", overrides});
+    runs.push_back({row + "mask", "addition", spec, "mask", overrides});
+    runs.push_back({row + "distilled", "addition", spec, "mask", overrides, DistilledFrom{source}});
+    runs.push_back({row + "distilled-head", "addition", spec, "mask", overrides,
+                    DistilledFrom{source, "attention", "head", 0.5}});
+  }
+  return runs;
+}
+
 /// docs/paper.md, "Arithmetic (low data)": sequence accuracy at the paper's train fraction only.
 std::vector<PaperNumber> arithmetic_paper_numbers() {
   std::vector<PaperNumber> numbers;
@@ -134,6 +156,7 @@ TaskFamily arithmetic_family() {
   for (const SuiteRun& run : arithmetic_runs({"vanilla", "mask"})) {
     if (run.task == "addition") family.demo.push_back(run);
   }
+  family.distill = distill_runs();
   return family;
 }
 

@@ -21,6 +21,26 @@ std::vector<SuiteRun> gotu_runs(const std::vector<std::string>& tasks,
   return runs;
 }
 
+/// `maskc reproduce distill`: vanilla parity2 and maj3 trained on every point of the cube (the
+/// sources), then parity2 on its GOTU split with vanilla, the hand-written mask, a mask distilled
+/// from the parity2 source (the union over layers and heads of the keys holding 0.9 of each row's
+/// attention; and per layer and head, 0.5) and one from the maj3 source (transfer: the same
+/// layout), each from the source run of the same seed (docs/distill.md).
+std::vector<SuiteRun> distill_runs() {
+  const std::string spec = "specs/gotu/parity2.mask";
+  const json all = {{"train_domain", "all"}};
+  return {{"parity2-all-vanilla", "parity2", spec, "vanilla", all},
+          {"maj3-all-vanilla", "maj3", "specs/gotu/maj3.mask", "vanilla", all},
+          {"parity2-vanilla", "parity2", spec, "vanilla"},
+          {"parity2-mask", "parity2", spec, "mask"},
+          {"parity2-distilled", "parity2", spec, "mask", json::object(),
+           DistilledFrom{"parity2-all-vanilla"}},
+          {"parity2-distilled-head", "parity2", spec, "mask", json::object(),
+           DistilledFrom{"parity2-all-vanilla", "attention", "head", 0.5}},
+          {"parity2-from-maj3", "parity2", spec, "mask", json::object(),
+           DistilledFrom{"maj3-all-vanilla"}}};
+}
+
 /// parity2 with misspecified, neutral, fixed and low-contrast masks.
 std::vector<SuiteRun> ablation_runs() {
   const std::string spec = "specs/gotu/parity2.mask";
@@ -110,9 +130,12 @@ TaskFamily boolean_family() {
   family.diagnostics = {{"target_coefficient", "target coef", "target coefficient", ""},
                         {"unseen_margin", "unseen margin", "unseen margin", ""}};
   family.spec_params = {"n"};
-  family.own_settings = {"n"};
+  family.own_settings = {"n", "train_domain"};
   family.describe_data = [](const json& config) {
-    return config.contains("n") ? "n = " + config["n"].dump() : std::string("—");
+    std::string text = config.contains("n") ? "n = " + config["n"].dump() : std::string("—");
+    if (config.value("train_domain", std::string("seen")) == "all")
+      text += ", trained on every point";
+    return text;
   };
   family.truth_table = [](const std::string& task, int n) {
     return boolean_truth_table(make_boolean_task(task, n));
@@ -129,6 +152,7 @@ TaskFamily boolean_family() {
        "two-hop, hard, per layer): learned target coefficient and unseen margin",
        3, design_runs()}};
   family.demo = gotu_runs({"parity2"}, {"vanilla", "mask"});
+  family.distill = distill_runs();
   return family;
 }
 

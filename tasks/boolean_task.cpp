@@ -156,8 +156,9 @@ BooleanDataset full_cube(const BooleanTask& task) {
   return data;
 }
 
-BooleanDataset training_set(const BooleanTask& task, uint64_t seed) {
+BooleanDataset training_set(const BooleanTask& task, uint64_t seed, bool every_point) {
   const BooleanDataset cube = full_cube(task);
+  if (every_point) return cube;
   std::vector<uint64_t> seen_points;
   for (uint64_t p = 0; p < cube.rows(); ++p) {
     if (cube.seen[p]) seen_points.push_back(p);

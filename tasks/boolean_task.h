@@ -50,7 +50,9 @@ struct BooleanDataset {
 
 /// Every point of the cube, in index order.
 BooleanDataset full_cube(const BooleanTask& task);
-/// The training set: every seen point (maj3: 2^n seen points sampled with replacement, seeded).
-BooleanDataset training_set(const BooleanTask& task, uint64_t seed);
+/// The training set: every seen point (maj3: 2^n seen points sampled with replacement, seeded);
+/// with `every_point`, every point of the cube once (nothing unseen; maj3 too), each marked seen
+/// or not as in the cube.
+BooleanDataset training_set(const BooleanTask& task, uint64_t seed, bool every_point = false);
 
 }  // namespace maskprior::tasks

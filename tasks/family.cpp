@@ -167,9 +167,33 @@ std::vector<Suite> suites() {
     }
   }
   demo.description = fmt::format("{}; one seed", fmt::join(parts, ", "));
-  std::vector<Suite> all = {demo};
+  Suite distill{"distill",
+                "priors distilled from data-rich runs (`maskc distill`) against the "
+                "hand-written spec and vanilla where data is scarce: addition 2% -> 0.1/0.2/0.4%, "
+                "parity2 and maj3 on every input -> the parity2 GOTU split",
+                /*default_seeds=*/3,
+                {}};
+  for (const TaskFamily& family : families()) {
+    distill.runs.insert(distill.runs.end(), family.distill.begin(), family.distill.end());
+  }
+  std::vector<Suite> all = {demo, distill};
   for (const TaskFamily& family : families()) {
     all.insert(all.end(), family.suites.begin(), family.suites.end());
+  }
+  for (const Suite& s : all) {  // a distilled row reads a run that an earlier row trains
+    std::set<std::string> earlier;
+    for (const SuiteRun& run : s.runs) {
+      if (run.distilled) {
+        internal_check(earlier.contains(run.distilled->row) &&
+                           std::none_of(s.runs.begin(), s.runs.end(),
+                                        [&](const SuiteRun& r) {
+                                          return r.label == run.distilled->row && r.distilled;
+                                        }),
+                       "suite " + s.name + ": row " + run.label +
+                           " is distilled from no earlier undistilled row");
+      }
+      earlier.insert(run.label);
+    }
   }
   return all;
 }

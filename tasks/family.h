@@ -52,13 +52,27 @@ struct PaperNumber {
   nlohmann::json setting = nlohmann::json::object();
 };
 
+/// A suite row whose spec is learned rather than written: `maskc distill` (train/distill.h) of the
+/// run of another row of the suite with the same seed, made once that run has finished.
+struct DistilledFrom {
+  std::string row;                 // the label of the row whose runs are distilled
+  std::string from = "attention";  // attention | mask
+  std::string per = "model";       // head | layer | model
+  double mass = 0.9;               // attention: the share of each query row's attention kept
+};
+
 /// One row of a reproduce suite: a task trained with one init (and overrides) over the seeds.
 struct SuiteRun {
   std::string label;  // row label, also its folder in the results folder
   std::string task;
-  std::string spec;  // relative to maskc's share folder (specs/...); "" = none
+  /// Relative to maskc's share folder (specs/...); "" = none. For a distilled row, the
+  /// hand-written spec its distilled one is compared with (`maskc diff`), and that stands in for
+  /// it in a dry run's timing (the spec does not change the time of a step).
+  std::string spec;
   std::string init;
   nlohmann::json overrides = nlohmann::json::object();  // config keys beyond the preset
+  std::optional<DistilledFrom> distilled =
+      std::nullopt;  // set: the run's spec is distilled from that row's run
 };
 
 /// A named suite of `maskc reproduce`.
@@ -104,6 +118,9 @@ struct TaskFamily {
   std::vector<Suite> suites;
   /// This family's runs in `maskc reproduce demo`.
   std::vector<SuiteRun> demo;
+  /// This family's runs in `maskc reproduce distill` (priors distilled from data-rich runs against
+  /// the hand-written spec and vanilla), sources first.
+  std::vector<SuiteRun> distill;
 
   /// The metric a run is judged by: metrics.front().
   const Metric& headline() const;
@@ -140,8 +157,9 @@ std::vector<std::string> task_names();
 /// An InputError naming `task` and listing every built-in task.
 InputError unknown_task(const std::string& task);
 
-/// The suites of `maskc reproduce`: `demo` (every family's demo runs, one seed), then each
-/// family's own.
+/// The suites of `maskc reproduce`: `demo` (every family's demo runs, one seed), `distill` (every
+/// family's distill runs, 3 seeds), then each family's own. InputError (internal) for a suite whose
+/// distilled row names no earlier row of it, or a row that is itself distilled.
 std::vector<Suite> suites();
 /// The suite `name`; InputError listing the suites if none.
 Suite suite(const std::string& name);

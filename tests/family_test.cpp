@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 #include <string>
@@ -115,6 +116,29 @@ TEST(TaskFamilies, SuitesAreDataWhoseSpecsShip) {
   }
   EXPECT_EQ(tasks::suite("arith-sweep").runs.size(), 16U);
   EXPECT_THROW(tasks::suite("everything"), InputError);
+}
+
+// The distill suite: each distilled row reads an earlier row of the same suite that is trained,
+// not distilled, and is compared with a hand-written spec of its own task.
+TEST(TaskFamilies, DistillSuiteRowsReadEarlierTrainedRows) {
+  const tasks::Suite suite = tasks::suite("distill");
+  EXPECT_EQ(suite.default_seeds, 3);
+  std::map<std::string, const tasks::SuiteRun*> earlier;
+  int distilled = 0;
+  for (const tasks::SuiteRun& run : suite.runs) {
+    if (run.distilled) {
+      ++distilled;
+      ASSERT_TRUE(earlier.contains(run.distilled->row)) << run.label;
+      EXPECT_FALSE(earlier.at(run.distilled->row)->distilled) << run.label;
+      EXPECT_EQ(run.init, "mask") << run.label;
+      EXPECT_EQ(run.spec, "specs/" + std::string(run.task == "parity2" ? "gotu" : "arith") + "/" +
+                              run.task + ".mask")
+          << run.label;
+    }
+    earlier[run.label] = &run;
+  }
+  EXPECT_EQ(distilled, 9);  // parity2: 2 and the transfer; addition: 2 at each of 3 fractions
+  EXPECT_EQ(earlier.at("parity2-all-vanilla")->overrides.value("train_domain", ""), "all");
 }
 
 TEST(TaskFamilies, PaperNumbersApplyOnlyAtThePapersSetting) {

@@ -46,6 +46,19 @@ TEST(BooleanTask, Parity2SplitSizes) {
   }
 }
 
+// train_domain all: every point of the cube once, the unseen ones too (for maj3 as well).
+TEST(BooleanTask, EveryPointTrainsOnTheWholeCube) {
+  for (const char* name : {"parity2", "maj3"}) {
+    const BooleanTask task = make_boolean_task(name);
+    const BooleanDataset all = training_set(task, /*seed=*/1, /*every_point=*/true);
+    const BooleanDataset cube = full_cube(task);
+    EXPECT_EQ(all.rows(), 32768u) << name;
+    EXPECT_EQ(all.x, cube.x) << name;
+    EXPECT_EQ(all.y, cube.y) << name;
+    EXPECT_EQ(count_seen(all), 24576u) << name;  // the unseen points are in it
+  }
+}
+
 TEST(BooleanTask, TargetsAndSeenDomains) {
   const BooleanTask maj3 = make_boolean_task("maj3");
   EXPECT_EQ(maj3.target(maj3.point(0b011)), -1.0);  // x0 = x1 = −1, x2 = 1

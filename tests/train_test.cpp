@@ -476,10 +476,11 @@ TEST(ConfigTableTest, EveryFieldRoundTripsThroughJson) {
 /// read here instead).
 template <class Settings>
 auto experiment_settings(const Settings& s) {
-  return std::tie(s.task, s.seed, s.n, s.train_fraction, s.loss_rows, s.operand_order,
-                  s.answer_order, s.data, s.test_data, s.predict, s.test_size, s.train_size,
-                  s.data_dir, s.dim, s.depth, s.heads, s.head_dim, s.mlp, s.pos_embedding,
-                  s.pos_init_std, s.norm, s.attn_dropout, s.resid_dropout, s.activation);
+  return std::tie(s.task, s.seed, s.n, s.train_domain, s.train_fraction, s.loss_rows,
+                  s.operand_order, s.answer_order, s.data, s.test_data, s.predict, s.test_size,
+                  s.train_size, s.data_dir, s.dim, s.depth, s.heads, s.head_dim, s.mlp,
+                  s.pos_embedding, s.pos_init_std, s.norm, s.attn_dropout, s.resid_dropout,
+                  s.activation);
 }
 
 // The settings an experiment reads are TrainConfig's own (inherited, one default each), and
@@ -489,14 +490,15 @@ TEST(ConfigTableTest, ExperimentSettingsAreTheTrainConfigs) {
   EXPECT_EQ(experiment_settings(TrainConfig{}), experiment_settings(ExperimentConfig{}));
   const json defaults = to_json(TrainConfig{});
   json changed = defaults;
-  for (const char* key : {"task",           "seed",          "n",
-                          "train_fraction", "loss_rows",     "operand_order",
-                          "answer_order",   "data",          "test_data",
-                          "predict",        "test_size",     "train_size",
-                          "data_dir",       "dim",           "depth",
-                          "heads",          "head_dim",      "mlp",
-                          "pos_embedding",  "pos_init_std",  "norm",
-                          "attn_dropout",   "resid_dropout", "activation"}) {
+  for (const char* key : {"task",          "seed",           "n",
+                          "train_domain",  "train_fraction", "loss_rows",
+                          "operand_order", "answer_order",   "data",
+                          "test_data",     "predict",        "test_size",
+                          "train_size",    "data_dir",       "dim",
+                          "depth",         "heads",          "head_dim",
+                          "mlp",           "pos_embedding",  "pos_init_std",
+                          "norm",          "attn_dropout",   "resid_dropout",
+                          "activation"}) {
     changed[key] = other_value(config_field(key));
   }
   const TrainConfig config = config_from_json(changed);

@@ -81,9 +81,9 @@ TEST(WriteSpec, WritesTheLanguagesShapesWhereTheyFit) {
   EXPECT_EQ(local.find("head 0"), std::string::npos) << local;
   EXPECT_NE(local.find("open cls -> p"), std::string::npos) << local;
 
-  const std::string shifts = write_spec(draft_of(compile_text(
-      "mask s tokens cls, p[16] grid p 4 x 4 heads 2 default close open cls -> p "
-      "head 0 { open shift p by (0, 1) } head 1 { open shift p by (-1, 0) }")));
+  const std::string shifts = write_spec(draft_of(
+      compile_text("mask s tokens cls, p[16] grid p 4 x 4 heads 2 default close open cls -> p "
+                   "head 0 { open shift p by (0, 1) } head 1 { open shift p by (-1, 0) }")));
   EXPECT_NE(shifts.find("head 1 {\n  open shift p by (-1, 0)\n}"), std::string::npos) << shifts;
   EXPECT_EQ(shifts.find("layer"), std::string::npos) << shifts;
 }
@@ -142,3 +142,18 @@ TEST(WriteSpec, ALayoutTheLanguageCannotSpellIsAnInputError) {
 
 }  // namespace
 }  // namespace maskprior
+
+// distilled_origin: distill's options and the source run's task and init, without the folder
+// and seed; nothing for a spec without distill's header.
+TEST(WriteSpec, DistilledOriginDropsFolderAndSeed) {
+  const std::string spec =
+      "# distilled by `maskc distill runs/s/parity2-all-vanilla/seed2 --from attention --mass 0.9 "
+      "--rows 256 --per model`\n# run: task parity2, init vanilla, seed 2, spec runs/x/spec.mask\n"
+      "mask parity2\n";
+  EXPECT_EQ(maskprior::distilled_origin(spec),
+            "--from attention --mass 0.9 --rows 256 --per model; task parity2, init vanilla");
+  EXPECT_EQ(maskprior::distilled_origin("# distilled by `maskc distill d --from mask --per head`\nmask m\n"),
+            "--from mask --per head");
+  EXPECT_EQ(maskprior::distilled_origin("mask parity2\n"), std::nullopt);
+  EXPECT_EQ(maskprior::distilled_origin("# distilled by `maskc distill d`\n"), std::nullopt);
+}

@@ -67,6 +67,11 @@ std::vector<ConfigField> learning_fields() {
     {"n", "--n",
      "Boolean tasks: number of input bits (default 15); fortunes-char: context length (its "
      "presets: 64)", &C::n, R::kPositive},
+    {"train_domain", "--train-domain",
+     "Boolean tasks: seen = train on the GOTU split's seen domain (the unseen points are held "
+     "out); all = on every point of the cube, nothing unseen (a data-rich model to distil a prior "
+     "from). Unseen metrics still read the split's unseen points", &C::train_domain, R::kOneOf,
+     {"seen", "all"}},
     {"train_fraction", "--train-fraction", "arithmetic tasks: share of problems trained on",
      &C::train_fraction, R::kFraction},
     {"test_size", "--test-size",

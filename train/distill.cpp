@@ -27,22 +27,17 @@ using nlohmann::json;
 
 /// The config of the finished run in `folder`, its spec pointed at the folder's copy.
 TrainConfig finished_run_config(const RunFolder& folder) {
-  if (!folder.has(kConfigFile)) {
-    throw InputError(fmt::format("{} is not a run folder (no {})", folder.path(), kConfigFile));
-  }
-  if (!folder.has(kSummaryFile)) {
+  if (folder.has(kConfigFile) && !folder.has(kSummaryFile)) {
     throw InputError(fmt::format(
         "{} holds an unfinished run (no {}): finish it with `maskc train --resume {}` first",
         folder.path(), kSummaryFile, folder.path()));
   }
-  const json written = folder.read_json(kConfigFile);
   TrainConfig config;
   try {
-    if (!written.is_object()) throw InputError("a run's config is a JSON object");
-    config = config_from_json(written);
+    config = folder.read_config();
   } catch (const InputError& e) {
-    throw InputError(fmt::format("{}: error: {} (a run of another maskc version?)",
-                                 folder.file(kConfigFile), e.what()));
+    if (!folder.has(kConfigFile)) throw;
+    throw InputError(fmt::format("{} (a run of another maskc version?)", e.what()));
   }
   if (folder.has(kSpecFile)) config.spec = folder.file(kSpecFile);
   config.out.clear();
@@ -190,7 +185,8 @@ Distillation distill_run(const std::string& run_dir, const DistillOptions& optio
   SpecDraft draft = options.from == "mask" ? mask_draft(folder, options)
                                            : attention_draft(folder, config, options, distilled);
   draft.comments = {
-      fmt::format("distilled by `maskc distill {} --from {}{} --per {}`", run_dir, options.from,
+      fmt::format("{}{} --from {}{} --per {}`", std::string(kDistilledHeader).substr(2), run_dir,
+                  options.from,
                   options.from == "attention"
                       ? fmt::format(" --mass {} --rows {}", options.mass, options.rows)
                       : "",

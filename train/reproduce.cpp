@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <ostream>
@@ -12,11 +13,15 @@
 #include "io/atomic_file.h"
 #include "io/json_file.h"
 #include "io/lock_file.h"
+#include "render/grid.h"
 #include "report/report.h"
 #include "report/results.h"
 #include "tasks/family.h"
+#include "train/distill.h"
 #include "train/interrupt.h"
+#include "train/run_folder.h"
 #include "train/run_plan.h"
+#include "train/run_spec.h"
 #include "train/train.h"
 
 namespace maskprior::training {
@@ -37,7 +42,44 @@ json overrides_for(const SuiteEntry& entry, json overrides) {
   return overrides;
 }
 
-/// The config of the run of `entry` with `seed` in `dir`.
+/// The run folder of `row`'s run with `seed`.
+fs::path run_dir(const SuiteOptions& options, const std::string& row, uint64_t seed) {
+  return fs::path(options.out) / row / fmt::format("seed{}", seed);
+}
+
+/// Where the spec distilled for a row of `entry` with `seed` goes:
+/// OUT/distilled/ROW-seedK-FROM-PER-MASS.mask, ROW the row it is distilled from.
+fs::path distilled_spec(const SuiteEntry& entry, const SuiteOptions& options, uint64_t seed) {
+  const tasks::DistilledFrom& d = *entry.distilled;
+  return fs::path(options.out) / "distilled" /
+         fmt::format("{}-seed{}-{}-{}-{:g}.mask", d.row, seed, d.from, d.per, d.mass);
+}
+
+/// The spec of a distilled row's run with `seed`: distilled from its source run once (then reused),
+/// written atomically. InputError when the source run has not finished.
+fs::path ensure_distilled(const SuiteEntry& entry, const SuiteOptions& options, uint64_t seed) {
+  const fs::path path = distilled_spec(entry, options, seed);
+  if (fs::exists(path)) return path;
+  const fs::path source = run_dir(options, entry.distilled->row, seed);
+  if (!finished_run(source.string())) {
+    throw InputError(fmt::format(
+        "[reproduce] {} seed {} learns its prior from {}, which has not finished (it failed or "
+        "was stopped): run the same command again",
+        entry.label, seed, printable_utf8(source.string())));
+  }
+  DistillOptions distill;
+  distill.from = entry.distilled->from;
+  distill.per = entry.distilled->per;
+  distill.mass = entry.distilled->mass;
+  const Distillation distilled = distill_run(source.string(), distill);
+  fs::create_directories(path.parent_path());
+  write_file_atomic(path.string(), distilled.spec);
+  return path;
+}
+
+/// The config of the run of `entry` with `seed` in `dir`. A distilled row's spec is the one
+/// distilled for it, or while there is none (a dry run before its source finished) the
+/// hand-written one, which stands in for timing.
 TrainConfig run_config(const SuiteEntry& entry, const SuiteOptions& options, uint64_t seed,
                        const fs::path& dir) {
   json overrides = entry.overrides;
@@ -46,26 +88,34 @@ TrainConfig run_config(const SuiteEntry& entry, const SuiteOptions& options, uin
   overrides["init"] = entry.init;
   overrides["out"] = dir.string();
   if (!entry.spec.empty()) overrides["spec"] = (fs::path(options.source_dir) / entry.spec).string();
+  if (entry.distilled && fs::exists(distilled_spec(entry, options, seed))) {
+    overrides["spec"] = distilled_spec(entry, options, seed).string();
+  }
   return resolve_config(entry.task, options.preset, overrides);
 }
 
-/// Trains, resumes, or reuses the run in `dir`.
+/// Trains, resumes, or reuses the run in `dir` (a distilled row's spec distilled first).
 json run_one(const SuiteEntry& entry, const SuiteOptions& options, uint64_t seed,
              const fs::path& dir) {
   if (auto summary =
           reuse_or_resume(dir.string(), overrides_for(entry, options.overrides), "reproduce")) {
     return *summary;
   }
+  if (entry.distilled) ensure_distilled(entry, options, seed);
   return train(run_config(entry, options, seed, dir));
 }
 
 /// Every run of the suite: each entry's seeds, in order, named "LABEL seed K".
+/// A distilled row is trained in a later stage than its source, and the runs of one seed go to one
+/// share (rank or array task), so that each share distils from runs it trained itself.
 std::vector<PlannedRun> plan_suite(const std::vector<SuiteEntry>& entries,
                                    const SuiteOptions& options, int seeds) {
+  const bool staged = std::any_of(entries.begin(), entries.end(),
+                                  [](const SuiteEntry& e) { return e.distilled.has_value(); });
   std::vector<PlannedRun> runs;
   for (const SuiteEntry& entry : entries) {
     for (int seed = 0; seed < seeds; ++seed) {
-      const fs::path dir = fs::path(options.out) / entry.label / fmt::format("seed{}", seed);
+      const fs::path dir = run_dir(options, entry.label, static_cast<uint64_t>(seed));
       runs.push_back({fmt::format("{} seed {}", entry.label, seed), dir.string(),
                       [entry, options, seed, dir](const json& execution) {
                         SuiteOptions run_options = options;
@@ -75,24 +125,79 @@ std::vector<PlannedRun> plan_suite(const std::vector<SuiteEntry>& entries,
                       entry.label,
                       [entry, options, seed, dir] {
                         return run_config(entry, options, static_cast<uint64_t>(seed), dir);
-                      }});
+                      },
+                      entry.distilled ? 1 : 0, staged ? seed : -1});
     }
   }
   return runs;
 }
 
-/// The suite's runs, or those whose label contains one of --only's words.
+/// The suite's runs, or those whose label contains one of --only's words, with the rows those
+/// are distilled from.
 std::vector<SuiteEntry> selected_entries(const tasks::Suite& suite, const SuiteOptions& options) {
   std::vector<SuiteEntry> entries = suite.runs;
   if (options.only.empty()) return entries;
-  std::erase_if(entries, [&](const SuiteEntry& e) {
+  std::set<std::string> keep;
+  for (const SuiteEntry& e : entries) {
     for (const std::string& o : options.only) {
-      if (e.label.find(o) != std::string::npos) return false;
+      if (e.label.find(o) == std::string::npos) continue;
+      keep.insert(e.label);
+      if (e.distilled) keep.insert(e.distilled->row);
     }
-    return true;
-  });
+  }
+  std::erase_if(entries, [&](const SuiteEntry& e) { return !keep.contains(e.label); });
   if (entries.empty()) throw InputError("[reproduce] --only matches no run of the suite");
   return entries;
+}
+
+/// Each finished run of a distilled row held against its row's hand-written spec (`maskc diff`,
+/// summed over the planes): {"row", "seed", "from", "only_distilled", "only_written", "both",
+/// "jaccard"}, and a Markdown table of them ("" when the suite has no distilled row).
+std::pair<json, std::string> compare_distilled(const std::vector<SuiteEntry>& entries,
+                                               const SuiteOptions& options, int seeds) {
+  json rows = json::array();
+  std::string table;
+  for (const SuiteEntry& entry : entries) {
+    if (!entry.distilled) continue;
+    for (int seed = 0; seed < seeds; ++seed) {
+      const fs::path dir = run_dir(options, entry.label, static_cast<uint64_t>(seed));
+      if (!finished_run(dir.string())) continue;
+      const RunFolder folder(dir.string());
+      TrainConfig config = folder.read_config();
+      config.spec = folder.file(kSpecFile);
+      const CompiledMask distilled = load_spec(config);
+      config.spec = (fs::path(options.source_dir) / entry.spec).string();
+      const PatternDiff diff = compare_patterns(distilled, load_spec(config));
+      int64_t only_a = 0, only_b = 0, both = 0;
+      for (const PatternDiff::Plane& plane : diff.planes) {
+        only_a += plane.only_a;
+        only_b += plane.only_b;
+        both += plane.both;
+      }
+      const int64_t either = only_a + only_b + both;
+      const double jaccard =
+          either == 0 ? 1.0 : static_cast<double>(both) / static_cast<double>(either);
+      rows.push_back({{"row", entry.label},
+                      {"seed", seed},
+                      {"from", entry.distilled->row},
+                      {"only_distilled", only_a},
+                      {"only_written", only_b},
+                      {"both", both},
+                      {"jaccard", jaccard}});
+      table += fmt::format("| {} | {} | {} | {} | {} | {} | {:.3f} |\n", entry.label, seed,
+                           entry.distilled->row, only_a, only_b, both, jaccard);
+    }
+  }
+  if (!table.empty()) {
+    table =
+        "## Distilled priors against the hand-written spec\n\n"
+        "Cells open in the distilled spec only, in the hand-written one only, in both (`maskc "
+        "diff`, every layer and head; hard cells left out), and their Jaccard overlap.\n\n"
+        "| row | seed | distilled from | only distilled | only hand-written | both | Jaccard "
+        "|\n|---|---|---|---|---|---|---|\n" +
+        table + "\n";
+  }
+  return {rows, table};
 }
 
 /// The rows of the finished runs (report/report.h: only seeds pool, so a row is an entry) and
@@ -158,6 +263,10 @@ json run_suite(const SuiteOptions& options, std::ostream& out) {
   }
   auto [rows, tables] = tabulate(entries, runs, outcome.failed);
   json results = {{"suite", options.suite}, {"preset", options.preset}, {"rows", rows}};
+  if (auto [distilled, table] = compare_distilled(entries, options, seeds); !table.empty()) {
+    results["distilled"] = distilled;
+    tables += table;
+  }
   results["interrupted"] = outcome.interrupted;
   if (!outcome.failed.empty()) results["failed"] = outcome.failed;
   write_results_files(

@@ -85,6 +85,25 @@ json RunFolder::read_json(const char* name) const {
   return read_json_file(file(name));
 }
 
+TrainConfig RunFolder::read_config(const json& overrides, json* written) const {
+  if (!has(kConfigFile)) {
+    throw InputError(fmt::format("{} is not a run folder (no {})", path_, kConfigFile));
+  }
+  const std::string config_path = file(kConfigFile);
+  json j = read_json(kConfigFile);
+  if (!j.is_object()) {
+    throw InputError(fmt::format("{}:1: error: a run's config is a JSON object, not {} {}",
+                                 config_path, j.is_array() ? "an" : "a", j.type_name()));
+  }
+  if (written != nullptr) *written = j;
+  if (!overrides.is_null()) j.update(overrides);
+  try {
+    return config_from_json(j);
+  } catch (const InputError& e) {
+    throw InputError(fmt::format("{}: error: {}", config_path, e.what()));
+  }
+}
+
 void RunFolder::write_json(const char* name, const json& value) const {
   if (enabled()) write_json_file(file(name), value);
 }

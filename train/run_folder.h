@@ -79,6 +79,12 @@ class RunFolder {
   void copy_spec(const std::string& spec_path) const;
   /// Reads a JSON file of the folder; InputError naming it if missing or not JSON.
   nlohmann::json read_json(const char* name) const;
+  /// The run's settings: config.json with `overrides` (a JSON object, or null) merged over it,
+  /// and its content as written in `written` when given. InputError naming the folder or file:
+  /// no config.json ("DIR is not a run folder (no config.json)"), not a JSON object, or a
+  /// setting this maskc does not know or accept ("FILE: error: ...").
+  TrainConfig read_config(const nlohmann::json& overrides = nullptr,
+                          nlohmann::json* written = nullptr) const;
   /// Writes a JSON file of the folder atomically.
   void write_json(const char* name, const nlohmann::json& value) const;
 

@@ -29,8 +29,17 @@ namespace {
 
 using nlohmann::json;
 
-bool is_mine(size_t index, int rank, int ranks) {
-  return static_cast<int>(index % static_cast<size_t>(ranks)) == rank;
+/// Whether run `index` of the plan belongs to share `rank` of `ranks`.
+bool is_mine(const std::vector<PlannedRun>& runs, size_t index, int rank, int ranks) {
+  const size_t key = runs[index].share >= 0 ? static_cast<size_t>(runs[index].share) : index;
+  return static_cast<int>(key % static_cast<size_t>(ranks)) == rank;
+}
+
+/// The stages of the plan's runs, ascending.
+std::set<int> stages_of(const std::vector<PlannedRun>& runs) {
+  std::set<int> stages;
+  for (const PlannedRun& run : runs) stages.insert(run.stage);
+  return stages;
 }
 
 /// With options.jobs > 1: trains the unfinished runs of this share (runs r = rank, rank + ranks,
@@ -41,26 +50,29 @@ bool run_in_parallel(const std::vector<PlannedRun>& runs, const PlanOptions& opt
                      std::ostream& out, std::set<std::string>& failed, int rank, int ranks) {
   json execution = {{"progress", false}};
   if (!options.threads_given) execution["threads"] = std::max(1, all_cores() / options.jobs);
-  std::vector<Job> jobs;
-  for (size_t i = 0; i < runs.size(); ++i) {
-    const PlannedRun& run = runs[i];
-    if (!is_mine(i, rank, ranks) || finished_run(run.dir)) continue;
-    jobs.push_back({run.name, [&run, execution, &out] {
-                      out << fmt::format("started {} -> {}\n", run.name, printable_utf8(run.dir))
-                          << std::flush;
-                      const json summary = run.train(execution);
-                      if (summary.value("interrupted", false)) {
-                        return 128 + summary.value("signal", SIGINT);
-                      }
-                      out << fmt::format("finished {}\n", run.name) << std::flush;
-                      return 0;
-                    }});
+  for (const int stage : stages_of(runs)) {  // a stage's runs start once the earlier ones ended
+    std::vector<Job> jobs;
+    for (size_t i = 0; i < runs.size(); ++i) {
+      const PlannedRun& run = runs[i];
+      if (run.stage != stage || !is_mine(runs, i, rank, ranks) || finished_run(run.dir)) continue;
+      jobs.push_back({run.name, [&run, execution, &out] {
+                        out << fmt::format("started {} -> {}\n", run.name, printable_utf8(run.dir))
+                            << std::flush;
+                        const json summary = run.train(execution);
+                        if (summary.value("interrupted", false)) {
+                          return 128 + summary.value("signal", SIGINT);
+                        }
+                        out << fmt::format("finished {}\n", run.name) << std::flush;
+                        return 0;
+                      }});
+    }
+    if (jobs.empty()) continue;
+    out << fmt::format("{} runs in up to {} processes\n", jobs.size(), options.jobs) << std::flush;
+    const JobsOutcome outcome = run_jobs(jobs, options.jobs);
+    failed.insert(outcome.failed.begin(), outcome.failed.end());
+    if (outcome.interrupted) return true;
   }
-  if (jobs.empty()) return false;
-  out << fmt::format("{} runs in up to {} processes\n", jobs.size(), options.jobs) << std::flush;
-  const JobsOutcome outcome = run_jobs(jobs, options.jobs);
-  failed.insert(outcome.failed.begin(), outcome.failed.end());
-  return outcome.interrupted;
+  return false;
 }
 
 /// This share of the runs (r = rank, rank + ranks, ...), one after another without a progress
@@ -68,9 +80,9 @@ bool run_in_parallel(const std::vector<PlannedRun>& runs, const PlanOptions& opt
 bool run_share(const std::vector<PlannedRun>& runs, const PlanOptions& options, int rank, int ranks,
                std::ostream& out, std::set<std::string>& failed) {
   if (options.jobs > 1) return run_in_parallel(runs, options, out, failed, rank, ranks);
-  for (size_t i = 0; i < runs.size(); ++i) {
+  for (size_t i = 0; i < runs.size(); ++i) {  // a later stage's runs come later in the list
     const PlannedRun& run = runs[i];
-    if (!is_mine(i, rank, ranks) || finished_run(run.dir)) continue;
+    if (!is_mine(runs, i, rank, ranks) || finished_run(run.dir)) continue;
     if (InterruptScope::stop_signal() != 0) return true;
     out << fmt::format("rank {}: {} -> {}\n", rank, run.name, printable_utf8(run.dir))
         << std::flush;

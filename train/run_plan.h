@@ -33,6 +33,12 @@ struct PlannedRun {
   std::string group;
   /// The run's resolved config (its seed and folder included), for a dry run.
   std::function<TrainConfig()> config;
+  /// Runs of a later stage start once every run of the earlier stages has ended (a distilled
+  /// suite row reads the runs it is distilled from); in a plan's list they come after them.
+  int stage = 0;
+  /// Split across ranks or array tasks by this key instead of the run's place in the list when
+  /// >= 0: the runs of one key (a seed's source and the rows distilled from it) go to one share.
+  int share = -1;
 };
 
 /// One share of a plan that no rendezvous joins: runs i with i % count == index.

@@ -705,25 +705,11 @@ json resume(const std::string& run_dir, const json& overrides, const World* worl
   const bool writer = world == nullptr || world->size <= 1 || world->rank == 0;
   const FolderLock lock(writer && std::filesystem::is_directory(run_dir) ? run_dir : std::string());
   const RunFolder folder(run_dir);
-  if (!folder.has(kConfigFile)) {
-    throw InputError(fmt::format("{} is not a run folder (no {})", run_dir, kConfigFile));
-  }
+  json settings = {{"stop_after", 0}};
+  if (!overrides.is_null()) settings.update(overrides);
+  json written;
+  TrainConfig config = folder.read_config(settings, &written);
   const std::string config_path = folder.file(kConfigFile);
-  const json written = folder.read_json(kConfigFile);
-  if (!written.is_object()) {
-    throw InputError(fmt::format("{}:1: error: a run's config is a JSON object, not {} {}",
-                                 config_path, written.is_array() ? "an" : "a",
-                                 written.type_name()));
-  }
-  json j = written;
-  j["stop_after"] = 0;
-  if (!overrides.is_null()) j.update(overrides);
-  TrainConfig config;
-  try {
-    config = config_from_json(j);
-  } catch (const InputError& e) {
-    throw InputError(fmt::format("{}: error: {}", config_path, e.what()));
-  }
   config.out = run_dir;
   check_config(config);
   if (folder.has(kSummaryFile)) return folder.read_json(kSummaryFile);  // finished

@@ -98,4 +98,39 @@ distill_refuses_bad_runs() {
   test ! -e "$d/x.mask" || fail "a refused distill wrote its output"
 }
 
+# `maskc reproduce distill`: --only a distilled row trains its source row first (on every point
+# of the cube), distils it, trains on the distilled spec (the run's copy is that file), and holds
+# it against the hand-written spec as `maskc diff` does. Run again, nothing is redone.
+reproduce_distill_suite() {
+  local s=$d/suite
+  "$maskc" reproduce distill --only parity2-distilled --seeds 1 --epochs 1 --jobs 2 --threads 1 \
+    --out "$s" >"$d/log" 2>&1 || fail "reproduce: $(cat "$d/log")"
+  local spec=$s/distilled/parity2-all-vanilla-seed0-attention-model-0.9.mask
+  grep -q '"train_domain": "all"' "$s/parity2-all-vanilla/seed0/config.json" || fail "source domain"
+  ! grep -q '"train_domain": "all"' "$s/parity2-distilled/seed0/config.json" || fail "target domain"
+  test -f "$s/parity2-distilled/seed0/summary.json" || fail "no target run"
+  cmp "$spec" "$s/parity2-distilled/seed0/spec.mask" || fail "the run did not train on the distilled spec"
+  grep -q "^# distilled by \`maskc distill $s/parity2-all-vanilla/seed0 --from attention" "$spec" ||
+    fail "header: $(head -3 "$spec")"
+  # The started lines: the source before the distilled row.
+  [[ $(grep "^started" "$d/log" | head -1) == *parity2-all-vanilla* ]] || fail "$(cat "$d/log")"
+  grep -q "^## Distilled priors against the hand-written spec" "$s/results.md" || fail "no table"
+  "$maskc" diff "$spec" "$specs/gotu/parity2.mask" >"$d/diff" || fail "diff"
+  local jaccard
+  jaccard=$(awk '$1 ~ /^[0-9]+$/ && NF == 6 {print $NF}' "$d/diff" | head -1)
+  [[ -n $jaccard ]] || fail "diff: $(cat "$d/diff")"
+  grep -Eq "^\| parity2-distilled \| 0 \| parity2-all-vanilla \| [0-9]+ \| [0-9]+ \| [0-9]+ \| $jaccard \|$" \
+    "$s/results.md" || fail "Jaccard $jaccard: $(cat "$s/results.md")"
+  tr -d ' \n' <"$s/results.json" |
+    grep -q '"distilled":\[{"both":[0-9]*,"from":"parity2-all-vanilla","jaccard":[0-9.e-]*,' ||
+    fail "results.json: $(cat "$s/results.json")"
+  local before
+  before=$(stat -c %Y "$spec")
+  sleep 1
+  "$maskc" reproduce distill --only parity2-distilled --seeds 1 --epochs 1 --jobs 2 --threads 1 \
+    --out "$s" >"$d/again" 2>&1 || fail "again: $(cat "$d/again")"
+  ! grep -q "^started" "$d/again" || fail "redone: $(cat "$d/again")"
+  [[ $(stat -c %Y "$spec") == "$before" ]] || fail "distilled again"
+}
+
 "$case_name"

@@ -158,6 +158,23 @@ reproduce_split_matches() {
   cmp "$d/one/results.md" "$d/two/results.md" || fail "results.md differ"
 }
 
+# reproduce distill over 2 ranks: the runs of one seed (the source row and the row distilled from
+# it) go to one rank, which trains the source first; the tables equal one process's.
+reproduce_distill_split_by_seed() {
+  cd "$d" || exit 1
+  local flags=(--only parity2-distilled --seeds 2 --epochs 1 --threads 1)
+  "$maskc" reproduce distill "${flags[@]}" --jobs 2 --out "$d/one" >"$d/log" || fail "one process"
+  "$maskc" launch --nproc 2 -- reproduce distill "${flags[@]}" --jobs 1 --out "$d/two" \
+    >"$d/log2" 2>&1 || fail "two ranks: $(cat "$d/log2")"
+  for seed in 0 1; do
+    grep -q "rank $seed: parity2-all-vanilla seed $seed" "$d/log2" &&
+      grep -q "rank $seed: parity2-distilled seed $seed" "$d/log2" || fail "seed $seed: $(cat "$d/log2")"
+  done
+  # Each seed trained on its own distilled spec; the row pools them (only seeds differ).
+  grep -Eq '^\| parity2-distilled +\| 2 ' "$d/one/results.md" || fail "$(cat "$d/one/results.md")"
+  cmp "$d/one/results.md" "$d/two/results.md" || fail "results.md differ"
+}
+
 # The ranks meet through a file in a private folder, and nothing they listen on is reachable from
 # another machine: under launch, and started by hand with MASTER_ADDR=127.0.0.1. Launch's folder
 # is gone when it ends.
