@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Copies the small files of every run under a results folder into the repository, so a reported
-# number can be checked: config.json, summary.json, metrics.jsonl and steps.csv of each run, and
-# the folder's results.md/results.json. Weights, checkpoints and masks stay behind.
+# number can be checked: config.json, summary.json, metrics.jsonl, steps.csv and spec.mask (the
+# spec the run trained on; `maskc report` pools runs on distilled specs by its header) of each run,
+# the folder's results.md/results.json, and the specs `maskc reproduce distill` distilled
+# (distilled/). Weights, checkpoints and masks stay behind.
 #   bash scripts/keep_runs.sh RESULTS_FOLDER DEST
 #   bash scripts/keep_runs.sh runs/study/addition-bf16 docs/results/study/addition-bf16
 # A Boolean task with n inputs records 2^n Fourier coefficients per evaluation (n = 15: 8 MB of
@@ -60,7 +62,7 @@ while IFS= read -r -d '' summary; do
   run=$(dirname "$summary")
   to="$dest/runs/${run#"$src"/}"
   mkdir -p "$to"
-  for f in config.json steps.csv; do
+  for f in config.json steps.csv spec.mask; do
     if [[ -f $run/$f ]]; then cp "$run/$f" "$to/"; fi
   done
   for f in summary.json metrics.jsonl; do
@@ -71,6 +73,10 @@ done < <(find "$src" -name summary.json -print0 | sort -z)
 for f in results.md results.json; do
   if [[ -f $src/$f ]]; then cp "$src/$f" "$dest/"; fi
 done
+if [[ -d $src/distilled ]]; then
+  mkdir -p "$dest/distilled"
+  cp "$src"/distilled/*.mask "$dest/distilled/"
+fi
 if ((found == 0)); then
   echo "keep_runs: no finished run (summary.json) under $src" >&2
   exit 1
