@@ -1,10 +1,10 @@
 // Every pass-corpus spec (tests/data/pass/*.mask) and every shipped spec (specs/**/*.mask) compiled
 // and checked cell for cell against a reference written by hand from the spec text and
-// docs/language-reference.md: one small function per spec over (layer, head, query, key), with the token
-// offsets worked out here, never read from the compiled layout. Nothing here calls the compiler's
-// selectors or shapes, so a lowering bug cannot hide in both sides. Specs with parameters are also
-// checked at a second value through CompileOptions::defines. A spec without a reference fails
-// SpecReferenceCoverage.
+// docs/language-reference.md: one small function per spec over (layer, head, query, key), with the
+// token offsets worked out here, never read from the compiled layout. Nothing here calls the
+// compiler's selectors or shapes, so a lowering bug cannot hide in both sides. Specs with
+// parameters are also checked at a second value through CompileOptions::defines. A spec without a
+// reference fails SpecReferenceCoverage.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -175,7 +175,8 @@ void expect_matches(const CompiledMask& m, const Reference& r) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Small helpers the references share (written from docs/language-reference.md, not from the compiler).
+// Small helpers the references share (written from docs/language-reference.md, not from the
+// compiler).
 
 /// `tokens cls, x[n]`: cls is token 0, x[i] is token 1 + i.
 Reference cls_x(const std::string& name, int64_t n) {
@@ -187,7 +188,8 @@ Reference cls_x(const std::string& name, int64_t n) {
 }
 
 /// `open cycle X window w` over places 0..len-1: a and b lie together in some window
-/// {i, i+1, ..., i+w-1} (mod len) — docs/language-reference.md's definition, tried window by window.
+/// {i, i+1, ..., i+w-1} (mod len) — docs/language-reference.md's definition, tried window by
+/// window.
 bool in_one_window(int64_t a, int64_t b, int64_t len, int64_t w) {
   for (int64_t i = 0; i < len; ++i) {
     const int64_t da = ((a - i) % len + len) % len;
@@ -358,6 +360,26 @@ Reference addition(bool carry) {
       }
     }
     if (carry && within(q, 7, 4) && within(k, 7, 4)) open = true;
+    return open ? 5.0 : -5.0;
+  };
+  return r;
+}
+
+/// The tighter multiplication designs: diagonal; rows 7..12 see each other; the row predicting c[j]
+/// (7 + j) -> a place i (token 2 - i) and b place k (token 6 - k) for the pairs with
+/// i + k = j - offset(head): multiplication_nocarry has one head, offset 0;
+/// multiplication_heads four, head h offset h.
+Reference multiplication_design(const std::string& name, int64_t heads) {
+  Reference r = arithmetic(name, "times", 6);
+  r.heads = heads;
+  r.value = [](int64_t, int64_t head, int64_t q, int64_t k) {
+    bool open = q == k || (within(q, 7, 6) && within(k, 7, 6));
+    for (int64_t i = 0; i < 3; ++i) {
+      for (int64_t kk = 0; kk < 3; ++kk) {
+        const int64_t j = i + kk + head;
+        if (j < 6 && q == 7 + j && (k == 2 - i || k == 6 - kk)) open = true;
+      }
+    }
     return open ? 5.0 : -5.0;
   };
   return r;
@@ -622,6 +644,12 @@ std::vector<Case> shipped_cases() {
       {"specs/arith/addition.mask", {}, addition(true)},
       {"specs/arith/addition_nocarry.mask", {}, addition(false)},
       {"specs/arith/multiplication.mask", {}, multiplication(false)},
+      {"specs/arith/multiplication_nocarry.mask",
+       {},
+       multiplication_design("multiplication_nocarry", 1)},
+      {"specs/arith/multiplication_heads.mask",
+       {},
+       multiplication_design("multiplication_heads", 4)},
       {"specs/gotu/cyclic3.mask", {}, cyclic3(15)},
       {"specs/gotu/cyclic3.mask", {{"n", "7"}}, cyclic3(7)},
       {"specs/gotu/maj3.mask", {}, three_voters("maj3", 15)},
