@@ -44,12 +44,7 @@ std::string format_value(double value) {
 
 /// `tokens ...`, `digits`, `grid`, `layers`, `heads`, `scale`: the declarations of the draft.
 std::string declarations(const SpecDraft& draft) {
-  std::vector<std::string> spans;
-  std::string out;
-  for (const Span& s : draft.layout.spans) {
-    spans.push_back(s.length == 1 ? s.name : fmt::format("{}[{}]", s.name, s.length));
-  }
-  out += fmt::format("tokens {}\n", fmt::join(spans, ", "));
+  std::string out = fmt::format("tokens {}\n", tokens_text(draft.layout));
   for (const Span& s : draft.layout.spans) {
     if (s.digits) out += fmt::format("digits {} {}\n", s.name, digit_order_keyword(*s.digits));
     if (s.grid) out += fmt::format("grid {} {} x {}\n", s.name, s.grid->first, s.grid->second);
@@ -316,8 +311,12 @@ std::string body(const SpecDraft& draft, const std::vector<Candidate>& all) {
     return Plane{n, std::vector<uint8_t>(begin, begin + static_cast<std::ptrdiff_t>(plane_size)),
                  draft.hard ? &*draft.hard : nullptr};
   };
-  auto same = [&](int64_t l1, int64_t h1, int64_t l2, int64_t h2) {
-    return plane(l1, h1).open == plane(l2, h2).open;
+  auto same = [&](int64_t l1, int64_t h1, int64_t l2, int64_t h2) {  // in place, no copies
+    const auto first = [&](int64_t l, int64_t h) {
+      return draft.pattern.begin() + static_cast<std::ptrdiff_t>((l * draft.heads + h) * n * n);
+    };
+    return std::equal(first(l1, h1), first(l1, h1) + static_cast<std::ptrdiff_t>(plane_size),
+                      first(l2, h2));
   };
   bool all_same = true;
   for (int64_t l = 0; l < draft.layers; ++l) {

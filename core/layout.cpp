@@ -117,12 +117,16 @@ std::vector<int64_t> bind_token_labels(
   return tokens;
 }
 
-std::string layout_text(const Layout& layout) {
+std::string tokens_text(const Layout& layout) {
   std::vector<std::string> parts;
   for (const Span& s : layout.spans) {
     parts.push_back(s.length == 1 ? s.name : fmt::format("{}[{}]", s.name, s.length));
   }
-  return fmt::format("`{}` (N = {})", fmt::join(parts, ", "), layout.size());
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+std::string layout_text(const Layout& layout) {
+  return fmt::format("`{}` (N = {})", tokens_text(layout), layout.size());
 }
 
 const char* digit_order_keyword(DigitOrder order) {

@@ -48,8 +48,11 @@ struct Layout {
   std::vector<int64_t> tokens_of(const std::string& label) const;
 };
 
-/// `cls, x[15]` — a layout as spans are written in a spec (a length-1 span prints bare).
+/// `cls, x[15]` — a layout as a spec's `tokens` line writes its spans (a length-1 span bare),
+/// with the backticks and "(N = 16)" after.
 std::string layout_text(const Layout& layout);
+/// cls, x[15] — the spans alone, as the `tokens` line of a spec writes them.
+std::string tokens_text(const Layout& layout);
 /// True when both layouts have the same span names and lengths in the same order.
 bool same_spans(const Layout& a, const Layout& b);
 /// The tokens that `labels` (a table's column names, as `maskc validate --truth-table` and

@@ -265,18 +265,30 @@ std::string render_query_row(const CompiledMask& mask, int64_t layer, int64_t he
   return out;
 }
 
-CompiledMask mask_difference(const CompiledMask& init, const CompiledMask& learned) {
-  const auto fits = [](int64_t a, int64_t b) { return a == b || a == 1; };
-  if (!same_spans(init.layout, learned.layout) || init.n != learned.n ||
-      !fits(init.layers, learned.layers) || !fits(init.heads, learned.heads)) {
-    throw InputError(fmt::format(
-        "cannot compare mask '{}' ({} × {}, N = {}: {}) with '{}' ({} × {}, N = {}: {}): the "
-        "layouts must be the same, and the first must have the second's layers and heads, or one",
-        escape_control_chars(init.name), plural(init.layers, "layer"), plural(init.heads, "head"),
-        init.n, layout_with_offsets(init.layout), escape_control_chars(learned.name),
-        plural(learned.layers, "layer"), plural(learned.heads, "head"), learned.n,
-        layout_with_offsets(learned.layout)));
+namespace {
+
+/// InputError unless `a` and `b` have one layout and their layers and heads fit as `fits` says
+/// (`rule` says how, in the message).
+void check_comparable(const CompiledMask& a, const CompiledMask& b,
+                      const std::function<bool(int64_t, int64_t)>& fits, const char* rule) {
+  if (same_spans(a.layout, b.layout) && a.n == b.n && fits(a.layers, b.layers) &&
+      fits(a.heads, b.heads)) {
+    return;
   }
+  throw InputError(fmt::format(
+      "cannot compare mask '{}' ({} × {}, N = {}: {}) with '{}' ({} × {}, N = {}: {}): the "
+      "layouts must be the same, and {}",
+      escape_control_chars(a.name), plural(a.layers, "layer"), plural(a.heads, "head"), a.n,
+      layout_with_offsets(a.layout), escape_control_chars(b.name), plural(b.layers, "layer"),
+      plural(b.heads, "head"), b.n, layout_with_offsets(b.layout), rule));
+}
+
+}  // namespace
+
+CompiledMask mask_difference(const CompiledMask& init, const CompiledMask& learned) {
+  check_comparable(
+      init, learned, [](int64_t a, int64_t b) { return a == b || a == 1; },
+      "the first must have the second's layers and heads, or one");
   CompiledMask difference = learned;
   difference.provenance.clear();
   for (int64_t l = 0; l < learned.layers; ++l) {
@@ -329,16 +341,9 @@ std::string render_difference(const CompiledMask& difference, int64_t layer, int
 }
 
 PatternDiff compare_patterns(const CompiledMask& a, const CompiledMask& b) {
-  const auto fits = [](int64_t x, int64_t y) { return x == y || x == 1 || y == 1; };
-  if (!same_spans(a.layout, b.layout) || a.n != b.n || !fits(a.layers, b.layers) ||
-      !fits(a.heads, b.heads)) {
-    throw InputError(fmt::format(
-        "cannot compare mask '{}' ({} × {}, N = {}: {}) with '{}' ({} × {}, N = {}: {}): the "
-        "layouts must be the same, and the layers and heads too (or one of either)",
-        escape_control_chars(a.name), plural(a.layers, "layer"), plural(a.heads, "head"), a.n,
-        layout_with_offsets(a.layout), escape_control_chars(b.name), plural(b.layers, "layer"),
-        plural(b.heads, "head"), b.n, layout_with_offsets(b.layout)));
-  }
+  check_comparable(
+      a, b, [](int64_t x, int64_t y) { return x == y || x == 1 || y == 1; },
+      "the layers and heads too (or one of either)");
   const std::vector<uint8_t> open_a = open_pattern(a), open_b = open_pattern(b);
   PatternDiff diff;
   CompiledMask& cells = diff.cells;

@@ -123,10 +123,7 @@ SpecDraft attention_draft(const RunFolder& folder, const TrainConfig& config,
     const auto hard = model->hard_mask().to(torch::kCPU, torch::kUInt8).contiguous();
     draft.hard.emplace(hard.data_ptr<uint8_t>(), hard.data_ptr<uint8_t>() + hard.numel());
   } else if (model_config.readout == runtime::Readout::kCausalLm) {
-    draft.hard.emplace(static_cast<size_t>(n * n), uint8_t{0});
-    for (int64_t q = 0; q < n; ++q) {
-      for (int64_t k = q + 1; k < n; ++k) (*draft.hard)[static_cast<size_t>(q * n + k)] = 1;
-    }
+    add_hard_causal(draft.hard, n);
   }
   distilled.layer_mass = covered_mass(attention, layers, heads, n, draft);
   return draft;

@@ -98,11 +98,15 @@ void check_spec(const CompiledMask& spec, const TrainConfig& config, const Layou
 }
 
 bool add_hard_causal(CompiledMask& spec) {
-  if (!spec.hard) spec.hard.emplace(static_cast<size_t>(spec.n * spec.n), uint8_t{0});
+  return add_hard_causal(spec.hard, spec.n);
+}
+
+bool add_hard_causal(std::optional<std::vector<uint8_t>>& hard, int64_t n) {
+  if (!hard) hard.emplace(static_cast<size_t>(n * n), uint8_t{0});
   bool added = false;
-  for (int64_t q = 0; q < spec.n; ++q) {
-    for (int64_t k = q + 1; k < spec.n; ++k) {
-      auto& cell = (*spec.hard)[static_cast<size_t>(q * spec.n + k)];
+  for (int64_t q = 0; q < n; ++q) {
+    for (int64_t k = q + 1; k < n; ++k) {
+      auto& cell = (*hard)[static_cast<size_t>(q * n + k)];
       added = added || cell == 0;
       cell = 1;
     }

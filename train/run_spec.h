@@ -2,6 +2,10 @@
 // layout and the model, and made causal for a decoder.
 #pragma once
 
+#include <cstdint>
+#include <optional>
+#include <vector>
+
 #include "core/compiled_mask.h"
 #include "core/layout.h"
 #include "train/config.h"
@@ -30,5 +34,7 @@ void check_spec(const CompiledMask& spec, const TrainConfig& config, const Layou
 /// For a causal decoder: makes every cell above the diagonal hard-excluded in `spec` (as
 /// `hard causal` does); true if the spec did not already say so.
 bool add_hard_causal(CompiledMask& spec);
+/// The same on a hard mask [n, n] (created, all allowed, when empty).
+bool add_hard_causal(std::optional<std::vector<uint8_t>>& hard, int64_t n);
 
 }  // namespace maskprior::training
