@@ -14,6 +14,7 @@
 #include "io/safetensors.h"
 #include "runtime/experiment.h"
 #include "runtime/model.h"
+#include "tasks/family.h"
 #include "train/config.h"
 #include "train/data_experiment.h"
 #include "train/model_files.h"
@@ -110,6 +111,17 @@ SpecDraft attention_draft(const RunFolder& folder, const TrainConfig& config,
   const int64_t layers = mean.size(0), heads = mean.size(1), n = mean.size(2);
   SpecDraft draft;
   draft.layout = spec ? spec->layout : experiment->layout();
+  if (!spec) {  // a run without a spec: its data's digit orders, so `align` can be written
+    const json settings = to_json(config);
+    const tasks::TaskFamily& family = tasks::family_of_run(settings);
+    if (family.digit_orders) {
+      for (const auto& [name, order] : family.digit_orders(settings)) {
+        for (Span& span : draft.layout.spans) {
+          if (span.name == name) span.digits = order;
+        }
+      }
+    }
+  }
   draft.layers = layers;
   draft.heads = heads;
   draft.pattern = merge_planes(mass_pattern(attention, n, options.mass), draft.layers, draft.heads,

@@ -75,6 +75,13 @@ distill_attention_every_family() {
   done
   grep -q "^hard causal$" "$d/arith.mask" || fail "arith hard: $(cat "$d/arith.mask")"
   grep -q "^digits c lsb_first$" "$d/arith.mask" || fail "arith digits"
+  # A run without a spec: the digit orders of its data (here the operands least significant first).
+  "$maskc" train --task addition --train-fraction 0.0002 --test-size 32 --steps 2 --batch-size 32 \
+    --operand-order lsb "${tiny[@]}" --out "$d/plain" 2>"$d/err" || fail "plain: $(cat "$d/err")"
+  "$maskc" distill "$d/plain" --rows 16 -o "$d/plain.mask" >/dev/null || fail "distill plain"
+  grep -q "^digits a lsb_first$" "$d/plain.mask" && grep -q "^digits c lsb_first$" "$d/plain.mask" ||
+    fail "plain digits: $(cat "$d/plain.mask")"
+  "$maskc" compile "$d/plain.mask" -o "$d/plain.safetensors" >/dev/null || fail "compile plain"
 }
 
 # Bad run folders: not a run, unfinished, another version's config, no mask for --from mask, a
