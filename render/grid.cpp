@@ -283,7 +283,24 @@ void check_comparable(const CompiledMask& a, const CompiledMask& b,
       plural(b.heads, "head"), b.n, layout_with_offsets(b.layout), rule));
 }
 
+/// both / open in either; 1 when neither opens a cell.
+double jaccard(const PatternDiff::Plane& plane) {
+  const int64_t either = plane.only_a + plane.only_b + plane.both;
+  return either == 0 ? 1.0 : static_cast<double>(plane.both) / static_cast<double>(either);
+}
+
 }  // namespace
+
+PatternDiff::Plane PatternDiff::total() const {
+  Plane sum;
+  for (const Plane& plane : planes) {
+    sum.only_a += plane.only_a;
+    sum.only_b += plane.only_b;
+    sum.both += plane.both;
+  }
+  sum.jaccard = jaccard(sum);
+  return sum;
+}
 
 CompiledMask mask_difference(const CompiledMask& init, const CompiledMask& learned) {
   check_comparable(
@@ -379,9 +396,7 @@ PatternDiff compare_patterns(const CompiledMask& a, const CompiledMask& b) {
                                                              : 0.0F;
         }
       }
-      const int64_t either = plane.only_a + plane.only_b + plane.both;
-      plane.jaccard =
-          either == 0 ? 1.0 : static_cast<double>(plane.both) / static_cast<double>(either);
+      plane.jaccard = jaccard(plane);
       diff.planes.push_back(plane);
     }
   }

@@ -56,6 +56,9 @@ struct PatternDiff {
     double jaccard = 1;                        // both / open in either (1 when neither opens any)
   };
   std::vector<Plane> planes;  // one per (layer, head) of `cells`, in order
+
+  /// Every plane's counts summed, with their Jaccard overlap (layer and head 0).
+  Plane total() const;
 };
 
 /// Compares the open patterns of `a` and `b`. InputError naming both when their layouts differ or

@@ -167,25 +167,16 @@ std::pair<json, std::string> compare_distilled(const std::vector<SuiteEntry>& en
       config.spec = folder.file(kSpecFile);
       const CompiledMask distilled = load_spec(config);
       config.spec = (fs::path(options.source_dir) / entry.spec).string();
-      const PatternDiff diff = compare_patterns(distilled, load_spec(config));
-      int64_t only_a = 0, only_b = 0, both = 0;
-      for (const PatternDiff::Plane& plane : diff.planes) {
-        only_a += plane.only_a;
-        only_b += plane.only_b;
-        both += plane.both;
-      }
-      const int64_t either = only_a + only_b + both;
-      const double jaccard =
-          either == 0 ? 1.0 : static_cast<double>(both) / static_cast<double>(either);
+      const PatternDiff::Plane sum = compare_patterns(distilled, load_spec(config)).total();
       rows.push_back({{"row", entry.label},
                       {"seed", seed},
                       {"from", entry.distilled->row},
-                      {"only_distilled", only_a},
-                      {"only_written", only_b},
-                      {"both", both},
-                      {"jaccard", jaccard}});
+                      {"only_distilled", sum.only_a},
+                      {"only_written", sum.only_b},
+                      {"both", sum.both},
+                      {"jaccard", sum.jaccard}});
       table += fmt::format("| {} | {} | {} | {} | {} | {} | {:.3f} |\n", entry.label, seed,
-                           entry.distilled->row, only_a, only_b, both, jaccard);
+                           entry.distilled->row, sum.only_a, sum.only_b, sum.both, sum.jaccard);
     }
   }
   if (!table.empty()) {
