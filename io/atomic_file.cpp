@@ -14,6 +14,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <optional>
 #include <random>
@@ -46,6 +47,22 @@ static_assert(std::atomic<int>::is_always_lock_free, "the signal handler reads s
 
 TempSlot g_temp_slots[kTempSlots];  // NOLINT: shared with the signal handler by design
 
+// A process signal goes to any thread that does not block it. The thread creating a temporary
+// file holds the signals until the file is recorded, so one arriving then goes to another thread
+// (maskc's TBB workers) whose handler would not see the file yet. The two flags close that gap
+// (each side writes its own, then reads the other's, both sequentially consistent): a creator
+// that finds the handler already ending the process creates nothing, and a handler that finds a
+// creation under way waits for its record.
+std::atomic<int> g_creating{0};     // NOLINT: temporary files being created and recorded now
+std::atomic<bool> g_ending{false};  // NOLINT: a handler is removing the files and ending
+static_assert(std::atomic<bool>::is_always_lock_free, "the signal handler sets g_ending");
+
+/// Sleeps `ns` nanoseconds (async-signal-safe).
+void nap(long ns) {
+  const timespec pause{0, ns};
+  ::nanosleep(&pause, nullptr);
+}
+
 /// Records `path` for the signal handler; returns its slot, or -1 if none is free or the path
 /// is too long (the write still works, it is just not cleaned up on a signal).
 int register_temp(const std::string& path) {
@@ -65,6 +82,9 @@ void unregister_temp(int slot) {
 }
 
 extern "C" void remove_temps_and_reraise(int sig) {
+  g_ending.store(true);
+  // A creation takes microseconds; the bound only keeps a stuck one from holding the signal.
+  for (int waited = 0; g_creating.load() > 0 && waited < 2000; ++waited) nap(1'000'000);
   for (TempSlot& slot : g_temp_slots) {
     if (slot.state.load() == kActive) ::unlink(slot.path);
   }
@@ -156,6 +176,23 @@ class SignalsHeld {
   sigset_t previous_{};
 };
 
+/// Counts this thread in g_creating for its lifetime; if another thread's handler is already
+/// ending the process, creates nothing and waits for the end (that handler re-raises its signal
+/// within its bounded wait).
+class Creating {
+ public:
+  Creating() {
+    g_creating.fetch_add(1);
+    if (g_ending.load()) {
+      g_creating.fetch_sub(1);
+      for (;;) nap(1'000'000);
+    }
+  }
+  ~Creating() { g_creating.fetch_sub(1); }
+  Creating(const Creating&) = delete;
+  Creating& operator=(const Creating&) = delete;
+};
+
 /// A uniquely named file next to the target; removed on destruction unless renamed onto it.
 class TempFile {
  public:
@@ -166,6 +203,7 @@ class TempFile {
       // The signals that remove temporary files wait while the file is created and recorded: one
       // that came in between would leave the file behind (seen under load).
       const SignalsHeld held;
+      const Creating creating;
       // 0666 so the final file gets the usual umask-derived permissions.
       fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0666);
       const int error = errno;
@@ -270,6 +308,8 @@ void remove_temp_files_on_signals() {
     struct sigaction action {};
     action.sa_handler = remove_temps_and_reraise;
     sigemptyset(&action.sa_mask);
+    // One handler at a time per thread: a second signal waits until the first has ended us.
+    for (int held : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&action.sa_mask, held);
     action.sa_flags = SA_RESTART;
     ::sigaction(sig, &action, nullptr);
   }

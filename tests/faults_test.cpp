@@ -13,6 +13,7 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <thread>
 
 #include "core/error.h"
 #include "io/atomic_file.h"
@@ -178,6 +179,44 @@ TEST_F(FaultsTest, LockOfAKilledProcessIsFree) {
   ::close(ready[0]);
   ::close(ready[1]);
   EXPECT_NO_THROW(FolderLock{run});
+}
+
+// A signal ends a process by whichever of its threads does not block it. While the writing thread
+// creates and records its temporary file it holds the signals, so the kernel hands one to another
+// thread (maskc's TBB workers): that thread's handler must still find and remove the file. The
+// child writes small files in a loop, so its writing thread spends much of its time in that step;
+// the parent stops it at a different moment each round.
+TEST_F(FaultsTest, SignalTakenByAnotherThreadStillRemovesTheTemporaryFile) {
+  const std::string target = file("out.txt");
+  for (int round = 0; round < 300; ++round) {
+    int ready[2];
+    ASSERT_EQ(::pipe(ready), 0);
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      remove_temp_files_on_signals();
+      std::thread other([] {
+        for (;;) ::pause();
+      });
+      other.detach();
+      const char byte = 1;
+      if (::write(ready[1], &byte, 1) != 1) ::_exit(1);
+      for (;;) write_file_atomic(target, "x");
+    }
+    char byte = 0;
+    ASSERT_EQ(::read(ready[0], &byte, 1), 1);
+    ::close(ready[0]);
+    ::close(ready[1]);
+    ::usleep(static_cast<useconds_t>(200 + 7 * round));
+    ::kill(child, SIGTERM);
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM) << "round " << round;
+    for (const auto& entry : fs::directory_iterator(dir_)) {
+      ASSERT_EQ(entry.path().filename().string().find(".tmp-"), std::string::npos)
+          << "round " << round << " left " << entry.path().filename();
+    }
+  }
 }
 
 // A folder that cannot be created (its parent is a regular file) is a clear error, and the file
