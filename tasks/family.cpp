@@ -16,11 +16,41 @@ namespace {
 
 using nlohmann::json;
 
+/// Throws InputError unless each distilled row of `runs` (the rows of suite `suite`) reads a row
+/// listed before it that is not distilled itself.
+void check_distilled_rows(const std::string& suite, const std::vector<SuiteRun>& runs) {
+  std::set<std::string> earlier;
+  for (const SuiteRun& run : runs) {
+    if (run.distilled) {
+      const bool source_ok = earlier.contains(run.distilled->row) &&
+                             std::none_of(runs.begin(), runs.end(), [&](const SuiteRun& r) {
+                               return r.label == run.distilled->row && r.distilled;
+                             });
+      if (!source_ok) {
+        throw InputError(fmt::format(
+            "suite {}: row {} is distilled from no earlier undistilled row", suite, run.label));
+      }
+    }
+    earlier.insert(run.label);
+  }
+}
+
+/// Checks the distilled rows of `family`: its distill rows (which the `distill` suite gathers)
+/// and each of its own suites.
+void check_distilled_rows(const TaskFamily& family) {
+  check_distilled_rows("distill (family " + family.name + ")", family.distill);
+  for (const Suite& s : family.suites) check_distilled_rows(s.name, s.runs);
+}
+
 /// The families: the built-in ones, then those registered. Built once, on first use.
 std::deque<TaskFamily>& registry() {
-  static std::deque<TaskFamily> all = {boolean_family(),       arithmetic_family(),
-                                       vision_family(),        language_family(),
-                                       sequence_data_family(), truth_table_family()};
+  static std::deque<TaskFamily> all = [] {
+    std::deque<TaskFamily> built = {boolean_family(),       arithmetic_family(),
+                                    vision_family(),        language_family(),
+                                    sequence_data_family(), truth_table_family()};
+    for (const TaskFamily& family : built) check_distilled_rows(family);
+    return built;
+  }();
   return all;
 }
 
@@ -85,6 +115,7 @@ void register_family(TaskFamily family) {
   if (family.metrics.empty()) {
     throw InputError(fmt::format("task family '{}' reports no metric", family.name));
   }
+  check_distilled_rows(family);
   for (const TaskFamily& other : all) {
     if (other.name == family.name) {
       throw InputError(fmt::format("a task family '{}' exists already", family.name));
@@ -179,21 +210,6 @@ std::vector<Suite> suites() {
   std::vector<Suite> all = {demo, distill};
   for (const TaskFamily& family : families()) {
     all.insert(all.end(), family.suites.begin(), family.suites.end());
-  }
-  for (const Suite& s : all) {  // a distilled row reads a run that an earlier row trains
-    std::set<std::string> earlier;
-    for (const SuiteRun& run : s.runs) {
-      if (run.distilled) {
-        internal_check(earlier.contains(run.distilled->row) &&
-                           std::none_of(s.runs.begin(), s.runs.end(),
-                                        [&](const SuiteRun& r) {
-                                          return r.label == run.distilled->row && r.distilled;
-                                        }),
-                       "suite " + s.name + ": row " + run.label +
-                           " is distilled from no earlier undistilled row");
-      }
-      earlier.insert(run.label);
-    }
   }
   return all;
 }

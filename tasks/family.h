@@ -135,7 +135,8 @@ struct TaskFamily {
 /// Every family: the built-in ones (tasks/family.cpp) in order, then those registered (a deque:
 /// registering one keeps references to the others valid).
 const std::deque<TaskFamily>& families();
-/// Adds a family. InputError if its name, or one of its tasks, is taken, or it has no metric.
+/// Adds a family. InputError if its name, or one of its tasks, is taken, it has no metric, or a
+/// distilled row of its suites (or distill rows) reads no earlier undistilled row.
 void register_family(TaskFamily family);
 /// The family called `name`; nullptr if none.
 const TaskFamily* find_family(const std::string& name);
@@ -158,8 +159,8 @@ std::vector<std::string> task_names();
 InputError unknown_task(const std::string& task);
 
 /// The suites of `maskc reproduce`: `demo` (every family's demo runs, one seed), `distill` (every
-/// family's distill runs, 3 seeds), then each family's own. InputError (internal) for a suite whose
-/// distilled row names no earlier row of it, or a row that is itself distilled.
+/// family's distill runs, 3 seeds), then each family's own. (Each family's distilled rows are
+/// checked once, when the family is built or registered.)
 std::vector<Suite> suites();
 /// The suite `name`; InputError listing the suites if none.
 Suite suite(const std::string& name);

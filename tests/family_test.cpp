@@ -17,6 +17,7 @@
 #include "runtime/experiment.h"
 #include "runtime/regression_experiment.h"
 #include "tasks/family.h"
+#include "tests/test_util.h"
 #include "train/config.h"
 #include "train/data_experiment.h"
 #include "train/milestones.h"
@@ -183,6 +184,34 @@ TEST(TaskFamilies, RegisteringATakenNameOrTaskIsRefused) {
   clash.metrics = {};
   EXPECT_THROW(tasks::register_family(clash), InputError);
   EXPECT_THROW(training::register_experiment("no-such-family", nullptr), InputError);
+}
+
+// A registered family's distilled rows must read a row listed before them that trains a model
+// of its own; one that does not is refused when registered, naming the suite and the row.
+TEST(TaskFamilies, RegisteringADistilledRowWithoutAnEarlierSourceIsRefused) {
+  tasks::TaskFamily family;
+  family.name = "distill-order-check";
+  family.metrics = {{"accuracy", "accuracy", "accuracy", "%"}};
+  const tasks::SuiteRun source{"src", "parity2", "", "vanilla"};
+  const tasks::SuiteRun reader{"reader", "parity2",      "specs/gotu/parity2.mask",
+                               "mask",   json::object(), tasks::DistilledFrom{"src"}};
+  const tasks::SuiteRun chained{"chained", "parity2",      "specs/gotu/parity2.mask",
+                                "mask",    json::object(), tasks::DistilledFrom{"reader"}};
+  const auto refusal = [&](std::vector<tasks::SuiteRun> runs) {
+    tasks::TaskFamily f = family;
+    f.suites = {{"toy-suite", "", 1, std::move(runs)}};
+    return testing::input_error([&] { tasks::register_family(f); });
+  };
+  EXPECT_NE(refusal({reader, source}).find("suite toy-suite: row reader is distilled from no"),
+            std::string::npos);
+  EXPECT_NE(refusal({source, reader, chained}).find("row chained is distilled from no"),
+            std::string::npos);
+  family.distill = {reader};
+  EXPECT_NE(testing::input_error([&] {
+              tasks::register_family(family);
+            }).find("suite distill (family distill-order-check): row reader"),
+            std::string::npos);
+  for (const tasks::TaskFamily& f : tasks::families()) EXPECT_NE(f.name, family.name);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -55,11 +55,11 @@ fs::path distilled_spec(const SuiteEntry& entry, const SuiteOptions& options, ui
          fmt::format("{}-seed{}-{}-{}-{:g}.mask", d.row, seed, d.from, d.per, d.mass);
 }
 
-/// The spec of a distilled row's run with `seed`: distilled from its source run once (then reused),
-/// written atomically. InputError when the source run has not finished.
-fs::path ensure_distilled(const SuiteEntry& entry, const SuiteOptions& options, uint64_t seed) {
+/// Makes sure the spec of a distilled row's run with `seed` exists: distilled from its source run
+/// once (then reused), written atomically. InputError when the source run has not finished.
+void ensure_distilled(const SuiteEntry& entry, const SuiteOptions& options, uint64_t seed) {
   const fs::path path = distilled_spec(entry, options, seed);
-  if (fs::exists(path)) return path;
+  if (fs::exists(path)) return;
   const fs::path source = run_dir(options, entry.distilled->row, seed);
   if (!finished_run(source.string())) {
     throw InputError(fmt::format(
@@ -74,7 +74,6 @@ fs::path ensure_distilled(const SuiteEntry& entry, const SuiteOptions& options, 
   const Distillation distilled = distill_run(source.string(), distill);
   fs::create_directories(path.parent_path());
   write_file_atomic(path.string(), distilled.spec);
-  return path;
 }
 
 /// The config of the run of `entry` with `seed` in `dir`. A distilled row's spec is the one
@@ -88,8 +87,9 @@ TrainConfig run_config(const SuiteEntry& entry, const SuiteOptions& options, uin
   overrides["init"] = entry.init;
   overrides["out"] = dir.string();
   if (!entry.spec.empty()) overrides["spec"] = (fs::path(options.source_dir) / entry.spec).string();
-  if (entry.distilled && fs::exists(distilled_spec(entry, options, seed))) {
-    overrides["spec"] = distilled_spec(entry, options, seed).string();
+  if (entry.distilled) {
+    const fs::path distilled = distilled_spec(entry, options, seed);
+    if (fs::exists(distilled)) overrides["spec"] = distilled.string();
   }
   return resolve_config(entry.task, options.preset, overrides);
 }
