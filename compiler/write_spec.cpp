@@ -191,7 +191,9 @@ std::vector<std::string> shape_rules(const Layout& layout) {
       }
     }
     if (s.length >= 3 && s.length <= 64) {
-      for (int64_t w = 2; w < s.length; ++w)
+      // Around a cycle of L tokens no two are more than L / 2 apart: a wider window opens the
+      // whole span, which `S -> S` says plainly.
+      for (int64_t w = 2; w <= s.length / 2; ++w)
         rules.push_back(fmt::format("open cycle {} window {}", s.name, w));
     }
   }
@@ -363,6 +365,15 @@ std::string body(const SpecDraft& draft, const std::vector<Candidate>& all) {
   return out;
 }
 
+/// True when every plane opens every cell the hard mask leaves (the hard cells do not matter).
+bool opens_every_allowed_cell(const SpecDraft& draft) {
+  const size_t plane = static_cast<size_t>(draft.layout.size() * draft.layout.size());
+  for (size_t i = 0; i < draft.pattern.size(); ++i) {
+    if (draft.pattern[i] == 0 && !(draft.hard && (*draft.hard)[i % plane] != 0)) return false;
+  }
+  return true;
+}
+
 /// Compiles `text` and checks that it gives the draft's pattern and hard mask.
 void check_round_trip(const SpecDraft& draft, const std::string& text) {
   CompileOptions options;
@@ -411,9 +422,12 @@ std::string write_spec(const SpecDraft& draft) {
   for (const std::string& line : draft.comments) {
     text += line.empty() ? std::string("#\n") : fmt::format("# {}\n", line);
   }
-  text += fmt::format("mask {}\n\n{}\ndefault close\n", mask_name(draft.name), declarations(draft));
+  // Every plane open wherever the hard mask allows (a union of spread attention): one line says it.
+  const bool all_open = opens_every_allowed_cell(draft);
+  text += fmt::format("mask {}\n\n{}\ndefault {}\n", mask_name(draft.name), declarations(draft),
+                      all_open ? "open" : "close");
   for (const std::string& rule : hard_rules(draft)) text += rule + "\n";
-  text += body(draft, candidates(draft, header));
+  if (!all_open) text += body(draft, candidates(draft, header));
   check_round_trip(draft, text);
   return text;
 }

@@ -104,6 +104,25 @@ TEST(WriteSpec, SmallPatternAsExpectedText) {
             "for i in 1..4 { open x[i] -> x[i - 1] }\n");
 }
 
+// Planes open everywhere the hard mask allows (a distilled union of spread attention) are written
+// as `default open`, not as rules that happen to reach every cell (a cycle window as wide as its
+// span, `before x -> before x`, ...).
+TEST(WriteSpec, FullyOpenPlanesAreDefaultOpen) {
+  for (const std::string& layout :
+       {std::string("tokens cls, x[15] heads 2 default open"),
+        std::string("tokens a[3], eq, c[4] default open hard causal")}) {
+    const CompiledMask mask = compile_text("mask all " + layout);
+    const std::string text = write_spec(draft_of(mask));
+    EXPECT_NE(text.find("\ndefault open\n"), std::string::npos) << text;
+    EXPECT_EQ(text.find("\nopen "), std::string::npos) << text;  // no rule after it
+    expect_round_trip(draft_of(mask), text, layout);
+  }
+  // One closed cell: rules again, and a cycle window short of the whole span is written as one.
+  const std::string band = write_spec(
+      draft_of(compile_text("mask band tokens x[15] default close open cycle x window 7")));
+  EXPECT_NE(band.find("\ndefault close\nopen cycle x window 7\n"), std::string::npos) << band;
+}
+
 TEST(WriteSpec, RandomPatternsOnEveryKindOfLayout) {
   const std::vector<std::string> layouts = {
       "tokens a[3], plus, b[3], eq, c[4] digits a msb_first digits b msb_first digits c "
@@ -152,7 +171,8 @@ TEST(WriteSpec, DistilledOriginDropsFolderAndSeed) {
       "mask parity2\n";
   EXPECT_EQ(maskprior::distilled_origin(spec),
             "--from attention --mass 0.9 --rows 256 --per model; task parity2, init vanilla");
-  EXPECT_EQ(maskprior::distilled_origin("# distilled by `maskc distill d --from mask --per head`\nmask m\n"),
+  EXPECT_EQ(maskprior::distilled_origin(
+                "# distilled by `maskc distill d --from mask --per head`\nmask m\n"),
             "--from mask --per head");
   EXPECT_EQ(maskprior::distilled_origin("mask parity2\n"), std::nullopt);
   EXPECT_EQ(maskprior::distilled_origin("# distilled by `maskc distill d`\n"), std::nullopt);
