@@ -365,15 +365,6 @@ std::string body(const SpecDraft& draft, const std::vector<Candidate>& all) {
   return out;
 }
 
-/// True when every plane opens every cell the hard mask leaves (the hard cells do not matter).
-bool opens_every_allowed_cell(const SpecDraft& draft) {
-  const size_t plane = static_cast<size_t>(draft.layout.size() * draft.layout.size());
-  for (size_t i = 0; i < draft.pattern.size(); ++i) {
-    if (draft.pattern[i] == 0 && !(draft.hard && (*draft.hard)[i % plane] != 0)) return false;
-  }
-  return true;
-}
-
 /// Compiles `text` and checks that it gives the draft's pattern and hard mask.
 void check_round_trip(const SpecDraft& draft, const std::string& text) {
   CompileOptions options;
@@ -402,6 +393,14 @@ std::string mask_name(const std::string& name) {
 }
 
 }  // namespace
+
+bool opens_every_allowed_cell(const SpecDraft& draft) {
+  const size_t plane = static_cast<size_t>(draft.layout.size() * draft.layout.size());
+  for (size_t i = 0; i < draft.pattern.size(); ++i) {
+    if (draft.pattern[i] == 0 && !(draft.hard && (*draft.hard)[i % plane] != 0)) return false;
+  }
+  return true;
+}
 
 std::string write_spec(const SpecDraft& draft) {
   const int64_t n = draft.layout.size();

@@ -25,14 +25,19 @@ struct SpecDraft {
   std::vector<std::string> comments;  // the header's comment lines, without the leading '#'
 };
 
-/// Writes a .mask spec for `draft`: `default close`, the hard mask (`hard causal` when it is the
-/// causal one), and per plane (top level when every layer and head has the same pattern, else in
-/// `layer`/`head` blocks) the language's own shapes wherever one fits the pattern exactly —
-/// `diagonal`, whole spans and `before` spans, `align`/`product` of digit spans, `local` and
-/// `shift` on grids, `cycle`, constant offsets as a `for` loop — chosen greedily by the cells
-/// they add, then the rest as explicit rows and key ranges. Compiling the result gives exactly
-/// the pattern on every cell that is not hard (checked before returning: InternalError
-/// otherwise). InputError for a span name the language cannot spell.
+/// True when every plane of `draft` opens every cell its hard mask leaves: a spec of it is no
+/// prior.
+bool opens_every_allowed_cell(const SpecDraft& draft);
+
+/// Writes a .mask spec for `draft`: `default open` and the hard mask when opens_every_allowed_cell,
+/// else `default close`, the hard mask (`hard causal` when it is the causal one), and per plane
+/// (top level when every layer and head has the same pattern, else in `layer`/`head` blocks) the
+/// language's own shapes wherever one fits the pattern exactly — `diagonal`, whole spans and
+/// `before` spans, `align`/`product` of digit spans, `local` and `shift` on grids, `cycle`,
+/// constant offsets as a `for` loop — chosen greedily by the cells they add, then the rest as
+/// explicit rows and key ranges. Compiling the result gives exactly the pattern on every cell that
+/// is not hard (checked before returning: InternalError otherwise). InputError for a span name the
+/// language cannot spell.
 std::string write_spec(const SpecDraft& draft);
 
 /// The first line of the header `maskc distill` writes (train/distill.cpp): the command, then on

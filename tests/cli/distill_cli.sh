@@ -34,7 +34,9 @@ distill_mask_gives_back_the_spec() {
     fail "compile"
   "$maskc" train --task parity2 --n 6 --spec "$specs/gotu/parity2.mask" --init mask --epochs 1 \
     --batch-size 16 "${tiny[@]}" --out "$d/run" || fail "train"
-  "$maskc" distill "$d/run" --from mask -o "$d/back.mask" >"$d/out" || fail "distill: $(cat "$d/out")"
+  "$maskc" distill "$d/run" --from mask -o "$d/back.mask" >"$d/out" 2>"$d/err" ||
+    fail "distill: $(cat "$d/out")"
+  ! grep -q "warning" "$d/err" || fail "a prior that closes cells is not 'no prior': $(cat "$d/err")"
   grep -q "^# distilled by \`maskc distill" "$d/back.mask" || fail "header: $(cat "$d/back.mask")"
   "$maskc" diff "$d/back.mask" "$d/parity2.safetensors" >"$d/diff" || fail "diff"
   [[ $(grep -Ec '^ +[0-9]+ +[0-9]+ +0 +0 +[0-9]+ +1\.000$' "$d/diff") -ge 1 ]] &&
@@ -82,6 +84,14 @@ distill_attention_every_family() {
   grep -q "^digits a lsb_first$" "$d/plain.mask" && grep -q "^digits c lsb_first$" "$d/plain.mask" ||
     fail "plain digits: $(cat "$d/plain.mask")"
   "$maskc" compile "$d/plain.mask" -o "$d/plain.safetensors" >/dev/null || fail "compile plain"
+  # Keeping all of every row's attention opens every cell: said on stderr and in the header, and
+  # the spec is `default open` with the run's hard mask alone.
+  "$maskc" distill "$d/arith" --rows 16 --per model --mass 1 -o "$d/all.mask" >/dev/null \
+    2>"$d/err" || fail "distill --mass 1: $(cat "$d/err")"
+  grep -q "^maskc: warning: the distilled pattern opens every cell" "$d/err" || fail "$(cat "$d/err")"
+  grep -q "^# the pattern opens every cell: this spec is no prior" "$d/all.mask" &&
+    grep -q "^default open$" "$d/all.mask" && grep -q "^hard causal$" "$d/all.mask" &&
+    ! grep -q "^open " "$d/all.mask" || fail "all open: $(cat "$d/all.mask")"
 }
 
 # Bad run folders: not a run, unfinished, another version's config, no mask for --from mask, a
