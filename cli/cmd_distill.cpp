@@ -33,11 +33,7 @@ void run_distill(const DistillArgs& args) {
     std::cout << " of the attention";
   }
   std::cout << ")\n";
-  if (distilled.opens_everything) {
-    std::cerr << "maskc: warning: the distilled pattern opens every cell, so the spec is no prior "
-                 "(the attention is spread over whole rows; --per head or a lower --mass keeps "
-                 "less)\n";
-  }
+  if (!distilled.no_prior.empty()) std::cerr << "maskc: warning: " << distilled.no_prior << "\n";
 }
 
 }  // namespace

@@ -217,11 +217,13 @@ Distillation distill_run(const std::string& run_dir, const DistillOptions& optio
     draft.comments.push_back(
         "open: the cells whose learned M lies nearer the open value than the close value");
   }
-  distilled.opens_everything = opens_every_allowed_cell(draft);
-  if (distilled.opens_everything) {
-    draft.comments.push_back(
-        "the pattern opens every cell: this spec is no prior (the attention is spread over whole "
-        "rows; --per head or a lower --mass keeps less)");
+  if (opens_every_allowed_cell(draft)) {
+    distilled.no_prior = fmt::format(
+        "the distilled pattern opens every cell, so the spec is no prior ({})",
+        options.from == "attention"
+            ? "the attention is spread over whole rows; --per head or a lower --mass keeps less"
+            : "the learned M is nearer the open value everywhere");
+    draft.comments.push_back(distilled.no_prior);
   }
   distilled.spec = write_spec(draft);
   return distilled;

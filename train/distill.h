@@ -26,7 +26,7 @@ struct Distillation {
   std::vector<double> layer_mass;  // attention: the share of each layer's attention on the
                                    // pattern written for it (mean over rows and heads)
   int64_t rows = 0;                // probe rows averaged (attention)
-  bool opens_everything = false;   // every cell the hard mask leaves is open: no prior at all
+  std::string no_prior;  // set when every cell the hard mask leaves is open: says so, and why
 };
 
 /// The spec of run folder `run_dir`'s attention or learned M. InputError (nothing written) for a
