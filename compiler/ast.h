@@ -89,6 +89,11 @@ struct Shape {
   Selector c;  // align/product result
   bool has_a = false;  // diagonal and causal take an optional selector
   bool carry = false;
+  Pos carry_pos;  // align/product: position of `carry` (the last if repeated)
+  int carry_count = 0;
+  ExprPtr lag;  // align/product: `lag h` (null when not written)
+  Pos lag_pos;
+  int lag_count = 0;
   ExprPtr size;    // cycle window, local radius
   Pos radius_pos;  // local: position of `radius` (the last if repeated)
   int radius_count = 0;

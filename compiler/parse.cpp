@@ -47,13 +47,13 @@ using tree_selector = pegtl::parse_tree::selector<
         g::op_mod, g::range_index, g::range_begin, g::range_end, g::single_index, g::span_ref,
         g::before_item, g::group_item, g::sel_list, g::directed_shape, g::pair_shape,
         g::clique_shape, g::diagonal_shape, g::cycle_shape, g::align_shape, g::product_shape,
-        g::carry, g::local_shape, g::radius_option, g::metric_option, g::dilation_option,
-        g::kw_chebyshev, g::kw_manhattan, g::shift_shape, g::distance_shape, g::causal_shape,
-        g::at_value, g::open_rule, g::close_rule, g::set_rule, g::hard_rule, g::for_block,
-        g::head_block, g::heads_block, g::layer_block, g::layers_block, g::mask_decl, g::param_decl,
-        g::span_decl, g::tokens_decl, g::digits_decl, g::kw_lsb_first, g::kw_msb_first,
-        g::grid_decl, g::scale_item, g::scale_decl, g::kw_open, g::kw_close, g::layers_decl,
-        g::heads_decl, g::default_decl, g::spec_word>,
+        g::carry, g::lag_option, g::local_shape, g::radius_option, g::metric_option,
+        g::dilation_option, g::kw_chebyshev, g::kw_manhattan, g::shift_shape, g::distance_shape,
+        g::causal_shape, g::at_value, g::open_rule, g::close_rule, g::set_rule, g::hard_rule,
+        g::for_block, g::head_block, g::heads_block, g::layer_block, g::layers_block, g::mask_decl,
+        g::param_decl, g::span_decl, g::tokens_decl, g::digits_decl, g::kw_lsb_first,
+        g::kw_msb_first, g::grid_decl, g::scale_item, g::scale_decl, g::kw_open, g::kw_close,
+        g::layers_decl, g::heads_decl, g::default_decl, g::spec_word>,
     pegtl::parse_tree::fold_one::on<g::term, g::expr>>;
 
 ast::Pos pos_of(const Node& n) {
@@ -230,7 +230,19 @@ ast::Shape build_shape(const Node& n) {
     s.a = build_selector(*ch.at(0));
     s.b = build_selector(*ch.at(1));
     s.c = build_selector(*ch.at(2));
-    s.carry = ch.size() > 3 && ch[3]->is_type<g::carry>();
+    // Options come in any order; a repeated option keeps the position of its repetition, where
+    // the binder reports it.
+    for (size_t i = 3; i < ch.size(); ++i) {
+      const Node& opt = *ch[i];
+      if (opt.is_type<g::carry>()) {
+        s.carry = true;
+        s.carry_pos = pos_of(opt);
+        ++s.carry_count;
+      } else if (opt.is_type<g::lag_option>()) {
+        s.lag_pos = pos_of(opt);
+        if (s.lag_count++ == 0) s.lag = build_expr(*opt.children.at(0));
+      }
+    }
   } else if (n.is_type<g::local_shape>()) {
     s.kind = ast::ShapeKind::kLocal;
     s.a = build_selector(*ch.at(0));

@@ -221,6 +221,26 @@ void bind_cycle(const ast::Shape& shape, const Binding& b, BoundShape& out) {
   }
 }
 
+// align and product: three digit spans; `carry` and `lag` each at most once, the lag in
+// 0 .. (places of the result) - 1.
+void bind_digits(const ast::Shape& shape, const Binding& b, BoundShape& out) {
+  const char* name = shape.kind == ast::ShapeKind::kAlign ? "align" : "product";
+  out.digits_a = digit_operand(shape.a, b, "the first operand", name);
+  out.digits_b = digit_operand(shape.b, b, "the second operand", name);
+  out.digits_c = digit_operand(shape.c, b, "the result", name);
+  if (shape.carry_count > 1) b.source.fail(shape.carry_pos, "`carry` is given twice");
+  if (shape.lag_count > 1) b.source.fail(shape.lag_pos, "`lag` is given twice");
+  out.lag = 0;
+  if (!shape.lag) return;
+  out.lag = b.integer(*shape.lag, "the lag");
+  const int64_t places = out.digits_c.span->length;
+  if (out.lag && (*out.lag < 0 || *out.lag >= places)) {
+    b.source.fail(shape.lag->pos,
+                  fmt::format("lag {} must be in 0..{}: the result {} has {} place{}", *out.lag,
+                              places - 1, out.digits_c.span->name, places, places == 1 ? "" : "s"));
+  }
+}
+
 void bind_local(const ast::Shape& shape, const Binding& b, BoundShape& out) {
   out.grid = &grid_span(shape, b, "local");
   check_local_options(shape, b.source);
@@ -301,8 +321,11 @@ CellWrites digit_cells(const BoundShape& bound, WorkBudget& budget) {
   // each row lists at most every place of A and of B
   budget.add_listed(saturating_product(c.size(), a.size() + b.size()), shape.pos);
   CellWritesBuilder builder;
-  for (int64_t j = 0; j < static_cast<int64_t>(c.size()); ++j) {
-    const int64_t row = c[static_cast<size_t>(j)];
+  const int64_t lag = bound.lag.value_or(0);
+  // With `lag h`, the row of C[p] gets the operand places of C[p - h]; rows with p < h get none.
+  for (int64_t p = lag; p < static_cast<int64_t>(c.size()); ++p) {
+    const int64_t row = c[static_cast<size_t>(p)];
+    const int64_t j = p - lag;
     if (shape.kind == ast::ShapeKind::kAlign) {
       // C[j] -> A[j], B[j]; with carry also every lower place i < j.
       const int64_t lowest = shape.carry ? 0 : j;
@@ -498,13 +521,9 @@ BoundShape bind_shape(const ast::Shape& shape, const ast::Expr* distance_value, 
       bind_cycle(shape, binding, out);
       break;
     case ast::ShapeKind::kAlign:
-    case ast::ShapeKind::kProduct: {
-      const char* name = shape.kind == ast::ShapeKind::kAlign ? "align" : "product";
-      out.digits_a = digit_operand(shape.a, binding, "the first operand", name);
-      out.digits_b = digit_operand(shape.b, binding, "the second operand", name);
-      out.digits_c = digit_operand(shape.c, binding, "the result", name);
+    case ast::ShapeKind::kProduct:
+      bind_digits(shape, binding, out);
       break;
-    }
     case ast::ShapeKind::kLocal:
       bind_local(shape, binding, out);
       break;

@@ -38,6 +38,7 @@ struct BoundShape {
   /// the layout when none is written.
   std::optional<BoundSelector> a, b;
   SpanOperand digits_a, digits_b, digits_c;  // align, product: spans with a digit order
+  std::optional<int64_t> lag;                // align, product: `lag h` (0 when not written)
   const Span* grid = nullptr;                // local, shift: a span with a grid
   std::optional<int64_t> size;               // cycle: the window; local: the radius
   std::optional<int64_t> dilation;           // local (1 when not written)

@@ -46,6 +46,7 @@ template <> inline constexpr auto error_message<operand_comma> = "expected `,` b
 template <> inline constexpr auto error_message<operand_b> = "expected the second operand span";
 template <> inline constexpr auto error_message<operand_arrow> = "expected `->` before the result span";
 template <> inline constexpr auto error_message<operand_c> = "expected the result span (or `before SPAN`) after `->`";
+template <> inline constexpr auto error_message<lag_value> = "expected the lag (an expression) after `lag`";
 template <> inline constexpr auto error_message<radius_value> = "expected the radius (an expression) after `radius`";
 template <> inline constexpr auto error_message<metric_name> = "expected `chebyshev` or `manhattan` after `metric`";
 template <> inline constexpr auto error_message<dilation_value> = "expected the dilation (an expression) after `dilation`";

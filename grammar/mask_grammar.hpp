@@ -211,15 +211,22 @@ struct cycle_window_kw : seq<kw_window> {};
 struct cycle_window : seq<expr> {};
 struct cycle_shape : seq<kw_cycle, must<cycle_list>, must<cycle_window_kw>, must<cycle_window>> {};
 
-// digit_operands ::= sel_item ',' sel_item '->' sel_item ['carry']   (align and product)
+// digit_operands ::= sel_item ',' sel_item '->' sel_item { digit_option }   (align and product)
+// digit_option ::= 'carry' | 'lag' expr
+// `lag` is not reserved: only an option can follow the result span (every statement begins with
+// a reserved word), so `lag` stays free as a name.
 struct operand_a : seq<sel_item> {};
 struct operand_comma : seq<comma> {};
 struct operand_b : seq<sel_item> {};
 struct operand_arrow : seq<arrow> {};
 struct operand_c : seq<sel_item> {};
 struct carry : seq<kw_carry> {};
+struct lag_word : TAO_PEGTL_KEYWORD("lag") {};
+struct lag_value : seq<expr> {};
+struct lag_option : seq<lag_word, ws, must<lag_value>> {};
+struct digit_option : sor<carry, lag_option> {};
 struct digit_operands : seq<must<operand_a>, must<operand_comma>, must<operand_b>,
-                            must<operand_arrow>, must<operand_c>, opt<carry>> {};
+                            must<operand_arrow>, must<operand_c>, star<digit_option>> {};
 // align_shape ::= 'align' digit_operands
 struct align_shape : seq<kw_align, digit_operands> {};
 // product_shape ::= 'product' digit_operands

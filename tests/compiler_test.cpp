@@ -180,6 +180,43 @@ digits c lsb_first
             (Rows{"0000000", "0000000", "0000000", "0000000", "1010000", "1111000", "1111000"}));
 }
 
+TEST(CompilerRules, LagMovesTheOperandPlacesDownTheResult) {
+  // `lag h`: the row of c[p] gets what c[p - h] gets without it; c[0..h-1] get nothing.
+  const std::string spec = R"(tokens a[2], b[2], c[3]
+digits a lsb_first
+digits b lsb_first
+digits c lsb_first
+)";
+  EXPECT_EQ(pattern(compile(spec + "open product a, b -> c lag 0\n")),
+            pattern(compile(spec + "open product a, b -> c\n")));
+  EXPECT_EQ(pattern(compile(spec + "open product a, b -> c lag 1\n")),
+            (Rows{"0000000", "0000000", "0000000", "0000000", "0000000", "1010000", "1111000"}));
+  // carry with a lag: places i + k <= p - h; the options come in either order
+  const Rows lag_carry{"0000000", "0000000", "0000000", "0000000", "0000000", "0000000", "1010000"};
+  EXPECT_EQ(pattern(compile(spec + "open product a, b -> c lag 2 carry\n")), lag_carry);
+  EXPECT_EQ(pattern(compile(spec + "open product a, b -> c carry lag 2\n")), lag_carry);
+  EXPECT_EQ(pattern(compile(spec + "open align a, b -> c lag 1\n")),
+            (Rows{"0000000", "0000000", "0000000", "0000000", "0000000", "1010000", "0101000"}));
+  EXPECT_EQ(pattern(compile(spec + "open align a, b -> c carry lag 1\n")),
+            (Rows{"0000000", "0000000", "0000000", "0000000", "0000000", "1010000", "1111000"}));
+  // `lag` is not reserved: a parameter of that name is the lag's value
+  EXPECT_EQ(pattern(compile("param lag = 1\n" + spec + "open product a, b -> c lag lag\n")),
+            pattern(compile(spec + "open product a, b -> c lag 1\n")));
+}
+
+TEST(CompilerRules, LagFollowsTheDigitOrder) {
+  // The lag counts places, not tokens: with c stored msb first, `lag 1` moves the units
+  // products from c[2] (place 0) to c[1] (place 1).
+  const std::string spec = R"(tokens a[2], b[2], c[3]
+digits a lsb_first
+digits b lsb_first
+digits c msb_first
+open product a, b -> c lag 1
+)";
+  EXPECT_EQ(pattern(compile(spec)),
+            (Rows{"0000000", "0000000", "0000000", "0000000", "1111000", "1010000", "0000000"}));
+}
+
 TEST(CompilerRules, LocalMetricsAndDilation) {
   const std::string grid = "tokens p[9]\ngrid p 3 x 3\n";
   const Rows chebyshev = pattern(compile(grid + "open local p radius 1\n"));

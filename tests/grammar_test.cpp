@@ -53,6 +53,7 @@ TEST(Grammar, AcceptsEveryConstruct) {
       "open cycle x window 3\n",
       "open align a, b -> c\nopen align a, b -> before c carry\n",
       "open product a, b -> c carry\n",
+      "open product a, b -> before c lag 2\nopen align a, b -> c carry lag h + 1 at 3\n",
       "open local p radius 1\nopen local p radius 2 metric manhattan dilation 2\n"
       "open local p dilation 2 metric chebyshev radius 3\n",
       "open shift p by (1, -1)\n",

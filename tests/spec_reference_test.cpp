@@ -365,19 +365,31 @@ Reference addition(bool carry) {
   return r;
 }
 
-/// The tighter multiplication designs: diagonal; rows 7..12 see each other; the row predicting c[j]
-/// (7 + j) -> a place i (token 2 - i) and b place k (token 6 - k) for the pairs with
-/// i + k = j - offset(head): multiplication_nocarry has one head, offset 0;
-/// multiplication_heads four, head h offset h.
-Reference multiplication_design(const std::string& name, int64_t heads) {
+/// The tighter multiplication designs: diagonal; rows 7..12 see each other; the row predicting
+/// answer place j -> a place i and b place k for the pairs with i + k = j - offset(head):
+/// multiplication_nocarry has one head, offset 0; multiplication_heads four, head h offset h.
+/// As declared, the operands are stored msb first (a place i is token 2 - i, b place k token
+/// 6 - k) and the answer lsb first (place j is c[j], predicted by token 7 + j); `operands` and
+/// `answer` give other orders, as --digits (or train's --operand-order/--answer-order) would.
+Reference multiplication_design(const std::string& name, int64_t heads,
+                                DigitOrder operands = DigitOrder::kMsbFirst,
+                                DigitOrder answer = DigitOrder::kLsbFirst) {
   Reference r = arithmetic(name, "times", 6);
   r.heads = heads;
-  r.value = [](int64_t, int64_t head, int64_t q, int64_t k) {
+  r.spans[0].digits = operands;
+  r.spans[2].digits = operands;
+  r.spans[4].digits = answer;
+  const bool msb = operands == DigitOrder::kMsbFirst;
+  const bool lsb_answer = answer == DigitOrder::kLsbFirst;
+  r.value = [msb, lsb_answer](int64_t, int64_t head, int64_t q, int64_t k) {
     bool open = q == k || (within(q, 7, 6) && within(k, 7, 6));
     for (int64_t i = 0; i < 3; ++i) {
       for (int64_t kk = 0; kk < 3; ++kk) {
         const int64_t j = i + kk + head;
-        if (j < 6 && q == 7 + j && (k == 2 - i || k == 6 - kk)) open = true;
+        const int64_t a_token = msb ? 2 - i : i;
+        const int64_t b_token = msb ? 6 - kk : 4 + kk;
+        const int64_t row = 7 + (lsb_answer ? j : 5 - j);
+        if (j < 6 && q == row && (k == a_token || k == b_token)) open = true;
       }
     }
     return open ? 5.0 : -5.0;
@@ -716,6 +728,27 @@ TEST_P(SpecReference, EveryCellMatches) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllSpecs, SpecReference, testing::ValuesIn(all_cases()), case_name);
+
+/// The multiplication designs pair digits by place (`product`, with `lag` per head), so they follow
+/// the digit orders a task stores: every combination of operand and answer order.
+TEST(SpecReferenceDigitOrders, MultiplicationDesignsFollowTheDigitOrders) {
+  const std::vector<std::pair<std::string, int64_t>> designs = {{"multiplication_nocarry", 1},
+                                                                {"multiplication_heads", 4}};
+  for (const auto& [name, heads] : designs) {
+    for (const DigitOrder operands : {DigitOrder::kMsbFirst, DigitOrder::kLsbFirst}) {
+      for (const DigitOrder answer : {DigitOrder::kMsbFirst, DigitOrder::kLsbFirst}) {
+        SCOPED_TRACE(name +
+                     (operands == DigitOrder::kMsbFirst ? " operands msb" : " operands lsb") +
+                     (answer == DigitOrder::kMsbFirst ? ", answer msb" : ", answer lsb"));
+        CompileOptions options;
+        options.digit_orders = {{"a", operands}, {"b", operands}, {"c", answer}};
+        const fs::path path = fs::path(MASKPRIOR_SOURCE_DIR) / ("specs/arith/" + name + ".mask");
+        expect_matches(compile_file(path.string(), options),
+                       multiplication_design(name, heads, operands, answer));
+      }
+    }
+  }
+}
 
 /// The .mask files under `dir` (recursively or not), as paths relative to the source tree.
 std::set<std::string> mask_files(const fs::path& dir, bool recursive) {
