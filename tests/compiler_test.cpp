@@ -168,12 +168,15 @@ open align a, a -> before c
   EXPECT_EQ(pattern(m), (Rows{"00000", "00000", "01000", "10000", "00000"}));
 }
 
-TEST(CompilerRules, Product) {
-  const std::string spec = R"(tokens a[2], b[2], c[3]
+// Two 2-digit operands and a 3-digit result, all stored units first (tokens 0-1, 2-3, 4-6).
+const std::string kDigitsLsb = R"(tokens a[2], b[2], c[3]
 digits a lsb_first
 digits b lsb_first
 digits c lsb_first
 )";
+
+TEST(CompilerRules, Product) {
+  const std::string& spec = kDigitsLsb;
   EXPECT_EQ(pattern(compile(spec + "open product a, b -> c\n")),
             (Rows{"0000000", "0000000", "0000000", "0000000", "1010000", "1111000", "0101000"}));
   EXPECT_EQ(pattern(compile(spec + "open product a, b -> c carry\n")),
@@ -182,11 +185,7 @@ digits c lsb_first
 
 TEST(CompilerRules, LagMovesTheOperandPlacesDownTheResult) {
   // `lag h`: the row of c[p] gets what c[p - h] gets without it; c[0..h-1] get nothing.
-  const std::string spec = R"(tokens a[2], b[2], c[3]
-digits a lsb_first
-digits b lsb_first
-digits c lsb_first
-)";
+  const std::string& spec = kDigitsLsb;
   EXPECT_EQ(pattern(compile(spec + "open product a, b -> c lag 0\n")),
             pattern(compile(spec + "open product a, b -> c\n")));
   EXPECT_EQ(pattern(compile(spec + "open product a, b -> c lag 1\n")),
