@@ -187,7 +187,8 @@ std::string with_digits(const std::string& text, const std::string& operands,
 // for every shipped arithmetic spec and every pair of orders; and each non-default order moves
 // cells (the shapes follow digit places).
 TEST(ArithDigitOrders, OverrideEqualsHandWrittenDeclarations) {
-  for (const std::string name : {"addition", "addition_nocarry", "multiplication"}) {
+  for (const std::string name : {"addition", "addition_nocarry", "multiplication",
+                                 "multiplication_nocarry", "multiplication_heads"}) {
     std::ifstream file(spec_path(name + ".mask"));
     const std::string text((std::istreambuf_iterator<char>(file)), {});
     ASSERT_NE(text.find("digits c lsb_first"), std::string::npos) << name;
