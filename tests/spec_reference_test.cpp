@@ -25,6 +25,7 @@
 
 #include "compiler/compile.h"
 #include "core/compiled_mask.h"
+#include "core/layout.h"
 
 namespace maskprior {
 namespace {
@@ -737,9 +738,8 @@ TEST(SpecReferenceDigitOrders, MultiplicationDesignsFollowTheDigitOrders) {
   for (const auto& [name, heads] : designs) {
     for (const DigitOrder operands : {DigitOrder::kMsbFirst, DigitOrder::kLsbFirst}) {
       for (const DigitOrder answer : {DigitOrder::kMsbFirst, DigitOrder::kLsbFirst}) {
-        SCOPED_TRACE(name +
-                     (operands == DigitOrder::kMsbFirst ? " operands msb" : " operands lsb") +
-                     (answer == DigitOrder::kMsbFirst ? ", answer msb" : ", answer lsb"));
+        SCOPED_TRACE(name + " operands " + digit_order_keyword(operands) + ", answer " +
+                     digit_order_keyword(answer));
         CompileOptions options;
         options.digit_orders = {{"a", operands}, {"b", operands}, {"c", answer}};
         const fs::path path = fs::path(MASKPRIOR_SOURCE_DIR) / ("specs/arith/" + name + ".mask");
