@@ -1,17 +1,32 @@
 #!/usr/bin/env bash
 # Configures and builds maskprior in ./build (Release); binaries land in build/bin.
+# LibTorch, pybind11 and the Python interpreter come from the environment scripts/setup.sh makes
+# ($MASKPRIOR_VENV, default /opt/maskprior/venv): LibTorch through torch.utils.cmake_prefix_path.
+# ccache, when installed, caches compilations across clones (CCACHE_BASEDIR makes paths relative).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=${JOBS:-$(nproc)}
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DMASKPRIOR_WERROR=ON >/dev/null
+venv=${MASKPRIOR_VENV:-/opt/maskprior/venv}
+python=$venv/bin/python
+if [[ ! -x "$python" ]]; then
+  echo "build: no Python environment at $venv; run scripts/setup.sh first" >&2
+  exit 1
+fi
+torch_prefix=$("$python" -c 'import torch.utils; print(torch.utils.cmake_prefix_path)')
+pybind11_dir=$("$python" -m pybind11 --cmakedir)
+launcher=()
+if command -v ccache >/dev/null; then
+  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  export CCACHE_BASEDIR=$PWD CCACHE_NOHASHDIR=1
+fi
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DMASKPRIOR_WERROR=ON \
+  -DCMAKE_PREFIX_PATH="$torch_prefix" -DPython3_EXECUTABLE="$python" \
+  -Dpybind11_DIR="$pybind11_dir" "${launcher[@]}" >/dev/null
 cmake --build build -j "$jobs"
-# An editable install of the Python module for Debian's python3 (the interpreter it was built
-# for): a .pth file in its site directory that points at build/python, as `pip install -e` would.
+# An editable install of the Python module into the environment: a .pth file in its site
+# directory that points at build/python, as `pip install -e` would.
 if [[ -f build/python/maskprior/__init__.py ]]; then
-  site=$(/usr/bin/python3 -c 'import sysconfig; print(sysconfig.get_path("platlib"))')
-  if mkdir -p "$site" 2>/dev/null && echo "$PWD/build/python" >"$site/maskprior.pth" 2>/dev/null; then
-    echo "build: /usr/bin/python3 imports maskprior from $PWD/build/python ($site/maskprior.pth)"
-  else
-    echo "build: cannot write $site; use PYTHONPATH=$PWD/build/python /usr/bin/python3"
-  fi
+  site=$("$python" -c 'import sysconfig; print(sysconfig.get_path("platlib"))')
+  echo "$PWD/build/python" >"$site/maskprior.pth"
+  echo "build: $python imports maskprior from $PWD/build/python"
 fi

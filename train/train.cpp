@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <torch/torch.h>
+#include <torch/version.h>
 
 #include <algorithm>
 #include <chrono>
@@ -733,9 +734,19 @@ json resume(const std::string& run_dir, const json& overrides, const World* worl
 }
 
 void check_device_available(const std::string& device) {
-  if (device == "cuda" && !torch::cuda::is_available()) {
-    throw InputError("--device cuda: LibTorch has no CUDA support here or no GPU is present");
+  if (device != "cuda" || torch::cuda::is_available()) return;
+  if (!at::Context::hasCUDART()) {  // libtorch_cuda is not loaded: a CPU-only LibTorch
+    throw InputError(fmt::format(
+        "--device cuda: this maskc was built against a LibTorch without CUDA support (LibTorch "
+        "{}); use --device cpu (or auto), or rebuild with scripts/build.sh, which uses the "
+        "PyTorch wheel's CUDA-enabled LibTorch",
+        TORCH_VERSION));
   }
+  throw InputError(fmt::format(
+      "--device cuda: no GPU is present (this maskc's LibTorch {} has CUDA support, but the "
+      "CUDA driver reports no device); use --device cpu, or --device auto to take a GPU only "
+      "where there is one",
+      TORCH_VERSION));
 }
 
 }  // namespace maskprior::training

@@ -204,13 +204,17 @@ cli_outputs_are_checked() {
   "$maskc" show "$parity2" --png "$d/x.jpg" 2>"$d/err"
   [[ $? -eq 2 ]] && grep -q "x.jpg' does not end in .png" "$d/err" || fail "$(cat "$d/err")"
   test ! -e "$d/x.jpg" || fail "wrote x.jpg"
-  if ! /usr/bin/python3 -c 'import torch, sys; sys.exit(torch.cuda.is_available())'; then
+  if ! nvidia-smi -L >/dev/null 2>&1; then  # no GPU here: --device cuda is a clear error
+    "$maskc" train --task parity2 "${small[@]/cpu/cuda}" --out "$d/t" 2>"$d/err"
+    [[ $? -eq 1 ]] && grep -q -- "--device cuda: no GPU is present" "$d/err" ||
+      fail "train: $(cat "$d/err")"
+    test ! -e "$d/t" || fail "train --device cuda left a folder"
     "$maskc" reproduce demo --device cuda --out "$d/r" 2>"$d/err"
-    [[ $? -eq 1 ]] && grep -q -- "--device cuda: LibTorch has no CUDA support" "$d/err" ||
+    [[ $? -eq 1 ]] && grep -q -- "--device cuda: no GPU is present" "$d/err" ||
       fail "reproduce: $(cat "$d/err")"
     test ! -e "$d/r" || fail "reproduce --device cuda left a folder"
     "$maskc" sweep --grid lr=0.1 --out "$d/s" -- --task parity2 --device cuda 2>"$d/err"
-    [[ $? -eq 1 ]] && grep -q -- "--device cuda: LibTorch has no CUDA support" "$d/err" ||
+    [[ $? -eq 1 ]] && grep -q -- "--device cuda: no GPU is present" "$d/err" ||
       fail "sweep: $(cat "$d/err")"
   fi
   local out=$d/$'bell\a'

@@ -7,7 +7,9 @@ if(MASKPRIOR_WITH_TORCH)
   maskprior_test(your_data_test
     SOURCES your_data_test.cpp
     LIBS maskprior_train maskprior_compiler maskprior_io maskprior_tasks fmt::fmt)
+  find_package(Python3 REQUIRED COMPONENTS Interpreter)
   add_test(NAME your_data_cli
-    COMMAND sh ${PROJECT_SOURCE_DIR}/tests/cli/your_data_cli.sh $<TARGET_FILE:maskc> ${PROJECT_SOURCE_DIR})
+    COMMAND sh ${PROJECT_SOURCE_DIR}/tests/cli/your_data_cli.sh $<TARGET_FILE:maskc>
+      ${PROJECT_SOURCE_DIR} ${Python3_EXECUTABLE})
   set_tests_properties(your_data_cli PROPERTIES TIMEOUT 300)
 endif()

@@ -1,6 +1,7 @@
 """`pip install .` as the README says it (CTest `python_pip_install`): a fresh virtual environment
-(--system-site-packages, for Debian's numpy, torch and setuptools; no network: --no-index,
---no-build-isolation) installs maskprior from the source tree and imports it from there.
+that sees this interpreter's packages (numpy, torch and setuptools from the environment
+scripts/setup.sh makes; no network: --no-index, --no-build-isolation) installs maskprior from the
+source tree and imports it from there.
 MASKPRIOR_BUILD_DIR (the project's build folder) is reused by setup.py, so the extension is not
 compiled again."""
 import os
@@ -8,6 +9,7 @@ import pathlib
 import shutil
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import unittest
 
@@ -31,8 +33,15 @@ class PipInstallTest(unittest.TestCase):
     def test_install_into_a_fresh_venv_and_import(self):
         with tempfile.TemporaryDirectory() as tmp:
             venv = pathlib.Path(tmp) / "venv"
-            subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)],
-                           check=True, capture_output=True)
+            subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True,
+                           capture_output=True)
+            # This interpreter's packages behind the new environment's own, as
+            # --system-site-packages would give them were this interpreter not a venv itself.
+            site = subprocess.run([str(venv / "bin" / "python"), "-c",
+                                   "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                                  check=True, capture_output=True, text=True).stdout.strip()
+            parent = sorted({sysconfig.get_path("purelib"), sysconfig.get_path("platlib")})
+            (pathlib.Path(site) / "parent.pth").write_text("\n".join(parent) + "\n")
             env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
             env["PIP_NO_INDEX"] = "1"
             env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
