@@ -7,19 +7,22 @@
 - SDPA (F.scaled_dot_product_attention) and nn.MultiheadAttention: `sdpa_mask`, `mha_mask`, the
   float attn_mask in each one's shape, and `bool_mask` for the two boolean conventions (SDPA:
   True = may attend; nn.MultiheadAttention: True = may NOT attend).
-- Hugging Face: `hf_mask`, a 4-D additive mask [B, 1 or H, N, N] combined with a padding mask.
+- Hugging Face (transformers 5.x): `hf_mask`, a 4-D additive mask [B, 1 or H, N, N] combined
+  with a padding mask (transformers uses a 4-D mask as it is, in place of its causal mask);
+  `hf_attention` and `hf_register`, an attention function for transformers' AttentionInterface
+  that adds a prior's bias to the scores, gradients kept (a learnable MaskPrior trains).
 - JAX / NumPy: `numpy_arrays`, the bias and the hard pattern as NumPy arrays.
 
 `prior` is everywhere a CompiledMask (maskprior.compile), a maskprior.torch.MaskPrior (its M now,
 spread over its model's layers and heads) or a maskprior.torch.MaskedTransformer. The bias of a
 cell is log σ(M) and −inf on hard cells (and on causal cells of a causal MaskedTransformer).
-Everything but numpy_arrays needs PyTorch.
+Everything but numpy_arrays needs PyTorch; hf_register also transformers (tested with 5.25).
 """
 import numpy as np
 
 __all__ = ["dense_bias", "allowed", "score_mod", "mask_mod", "block_sparsity", "block_mask",
-           "sdpa_mask", "mha_mask", "bool_mask", "hf_mask", "numpy_arrays", "BLOCK_EMPTY",
-           "BLOCK_PARTIAL", "BLOCK_FULL"]
+           "sdpa_mask", "mha_mask", "bool_mask", "hf_mask", "hf_attention", "hf_register",
+           "numpy_arrays", "BLOCK_EMPTY", "BLOCK_PARTIAL", "BLOCK_FULL"]
 
 #: block_sparsity's kinds of block.
 BLOCK_EMPTY, BLOCK_PARTIAL, BLOCK_FULL = 0, 1, 2
@@ -45,7 +48,7 @@ def dense_bias(prior, layer=None):
     """The additive bias as a float32 torch tensor: [L, H, N, N] (the prior's own L and H: a
     spec's shared M stays [1, 1, N, N]; a MaskPrior's is its model's), or [H, N, N] of `layer`."""
     import torch
-    from .torch import MaskPrior, MaskedTransformer, _layer_index
+    from .torch import MaskPrior, MaskedTransformer
     if isinstance(prior, MaskPrior):
         bias = prior.bias().detach()
     elif isinstance(prior, MaskedTransformer):
@@ -55,8 +58,12 @@ def dense_bias(prior, layer=None):
         bias = bias.detach()
     else:
         bias = torch.from_numpy(numpy_arrays(prior)["bias"])
-    if layer is None:
-        return bias
+    return bias if layer is None else _bias_layer(bias, layer)
+
+
+def _bias_layer(bias, layer):
+    """Layer `layer` of a dense bias [L, H, N, N]: [H, N, N] (a layer-shared bias serves any)."""
+    from .torch import _layer_index
     return bias[_layer_index(bias, layer, max(bias.shape[0], layer + 1))]
 
 
@@ -169,11 +176,15 @@ def bool_mask(prior, convention="sdpa"):
     raise ValueError("convention must be 'sdpa' or 'mha', got %r" % (convention,))
 
 
-def hf_mask(prior, attention_mask=None, layer=0, per_head=None, dtype=None):
+def hf_mask(prior, attention_mask=None, layer=0, per_head=None, dtype=None, causal=False):
     """A Hugging Face 4-D additive attention mask [B, 1 or H, N, N]: the prior's bias plus, for
     each padded key (attention_mask [B, N] with 0 = padding, 1 = token), the dtype's most
     negative value; −inf becomes that value too, as transformers' own masks hold it. per_head
-    (default: whether the bias differs between heads) chooses [B, H, N, N] over [B, 1, N, N]."""
+    (default: whether the bias differs between heads) chooses [B, H, N, N] over [B, 1, N, N].
+
+    transformers (5.x: masking_utils.create_causal_mask) passes a 4-D mask through as it is, in
+    place of the causal and padding masks it would build: a decoder's spec must say
+    `hard causal`, or pass causal=True to mask the keys after each query here."""
     import torch
     dtype = dtype or torch.float32
     bias = dense_bias(prior, layer).to(dtype)
@@ -184,8 +195,85 @@ def hf_mask(prior, attention_mask=None, layer=0, per_head=None, dtype=None):
     if not per_head:
         bias = bias[:1]
     lowest = torch.finfo(dtype).min
+    if causal:
+        n = bias.shape[-1]
+        future = torch.ones(n, n, dtype=torch.bool, device=bias.device).triu(1)
+        bias = bias.masked_fill(future, float("-inf"))
     bias = bias.clamp(min=lowest).unsqueeze(0)
     if attention_mask is None:
         return bias
     padded = torch.as_tensor(attention_mask).to(bias.device) == 0  # [B, N]
     return bias.masked_fill(padded[:, None, None, :], lowest)
+
+
+def _layer_bias(prior):
+    """layer -> [H or 1, N, N]: a MaskPrior's bias as the autograd graph holds it (M trains),
+    anything else's dense bias, taken now."""
+    from .torch import MaskPrior
+    if isinstance(prior, MaskPrior):
+        return prior
+    bias = dense_bias(prior)
+    return lambda layer: _bias_layer(bias, layer)
+
+
+def hf_attention(prior):
+    """An attention function for transformers' AttentionInterface (5.x), with the signature of
+    its "eager" and "sdpa" ones: fn(module, query, key, value, attention_mask, scaling=None,
+    dropout=0.0, **kwargs) -> (output [B, N, H, d], weights [B, H, N, N]) for query, key and
+    value [B, H (or key-value heads), N, d]. It computes softmax(scaling · QKᵀ + attention_mask
+    + bias[module.layer_idx]) V, with the bias of the prior's layer (a MaskPrior's keeps its
+    gradient, so M trains with the model); a query block shorter than the keys (decoding with
+    a cache) reads the bias's last rows. The model's own causal and padding mask comes in
+    attention_mask: register the function with hf_register, which also gives transformers the
+    mask function to build it."""
+    import torch
+    bias_of = _layer_bias(prior)
+
+    def attention(module, query, key, value, attention_mask, scaling=None, dropout=0.0,
+                  **kwargs):
+        groups = query.shape[1] // key.shape[1]
+        if groups > 1:  # grouped-query attention: each key-value head serves `groups` heads
+            key, value = (t.repeat_interleave(groups, dim=1) for t in (key, value))
+        q_len, kv_len = query.shape[-2], key.shape[-2]
+        layer = getattr(module, "layer_idx", None)
+        if layer is None:
+            raise ValueError("maskprior attention: %s has no layer_idx" % type(module).__name__)
+        bias = bias_of(layer)
+        if kv_len > bias.shape[-1] or bias.shape[0] not in (1, query.shape[1]):
+            raise ValueError("maskprior attention: the prior's bias %s does not fit %d heads "
+                             "over %d keys" % (list(bias.shape), query.shape[1], kv_len))
+        bias = bias[:, kv_len - q_len:kv_len, :kv_len].to(query.device, query.dtype)
+        if scaling is None:
+            scaling = query.shape[-1] ** -0.5
+        scores = query @ key.transpose(-2, -1) * scaling + bias
+        if attention_mask is not None and attention_mask.dtype == torch.bool:
+            scores = scores.masked_fill(~attention_mask, torch.finfo(scores.dtype).min)
+        elif attention_mask is not None:
+            scores = scores + attention_mask[..., :kv_len]
+        weights = torch.softmax(scores, dim=-1, dtype=torch.float32).to(query.dtype)
+        weights = torch.nn.functional.dropout(weights, p=dropout, training=module.training)
+        return (weights @ value).transpose(1, 2).contiguous(), weights
+
+    return attention
+
+
+def hf_register(prior, name="maskprior"):
+    """Registers hf_attention(prior) as the attention implementation `name` in transformers'
+    AttentionInterface, and transformers' eager mask function (0 / the dtype's most negative
+    value, causal and padding) for it in AttentionMaskInterface: without one, transformers
+    builds no mask for an implementation it does not know and a decoder would see the future.
+    Returns name, for
+
+        model = AutoModelForCausalLM.from_config(config, attn_implementation=hf_register(prior))
+
+    The registries are global: registering another prior under the same name replaces it for
+    every model that uses the name. Train M by giving the prior's parameters to the optimizer
+    (they are not the model's). Pass the model a 2-D padding mask (or none), not hf_mask's 4-D
+    one, which would add the bias twice."""
+    if "/" in name or ":" in name:  # transformers reads such a name as a kernel on the Hub
+        raise ValueError("hf_register: name %r may hold neither '/' nor ':'" % (name,))
+    from transformers import AttentionInterface, AttentionMaskInterface
+    from transformers.masking_utils import eager_mask
+    AttentionInterface.register(name, hf_attention(prior))
+    AttentionMaskInterface.register(name, eager_mask)
+    return name

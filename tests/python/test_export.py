@@ -1,10 +1,12 @@
 """maskprior.torch broadcasting and maskprior.export against the dense mask (CTest
 `python_export`). PYTHONPATH holds build/python."""
+import contextlib
 import os
 import pathlib
 import subprocess
 import tempfile
 import unittest
+import warnings
 
 import numpy as np
 
@@ -27,6 +29,9 @@ ADDITION = ROOT / "specs" / "arith" / "addition.mask"
 LONG = "mask long\ntokens x[300]\nhard causal\nopen diagonal\nopen x[0] -> x[5]\n"
 HEADS = ("mask heads\ntokens x[6]\nheads 3\nhard causal\nopen diagonal\n"
          "head 1 { open x[3] -> x[1] }\n")
+# 2 heads over 200 tokens (2 blocks of 128, the last one 72): per-head bias for FlexAttention.
+HEADS200 = ("mask heads200\ntokens x[200]\nheads 2\nhard causal\nopen diagonal\n"
+            "head 1 { open x[150] -> x[3] }\n")
 
 
 def flex_attention_module():
@@ -35,6 +40,29 @@ def flex_attention_module():
         return flex_attention
     except ImportError:
         return None
+
+
+@contextlib.contextmanager
+def eager_flex():
+    """FlexAttention on the CPU without torch.compile, as the tests run it (PyTorch 2.15):
+    flex_attention then traces score_mod and mask_mod with dynamo's "eager" backend and runs an
+    unfused implementation that materialises the N × N scores; it works, and warns once that
+    torch.compile(flex_attention) would fuse it. That compiled path works on the CPU too
+    (inductor, with a C++ compiler) but costs about 20 s of compilation on this 2-core machine,
+    too slow for a unit test; both give the same numbers. The warning is silenced here."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="flex_attention called without torch.compile")
+        yield
+
+
+def dense_attention(q, k, v, bias):
+    """softmax(QKᵀ/√d + bias) V written out, for q, k, v [B, H, N, d]."""
+    return torch.softmax(q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5 + bias, -1) @ v
+
+
+def hard_only(bias):
+    """The bias with the prior taken out: 0 where a cell may be attended to, −inf elsewhere."""
+    return torch.zeros_like(bias).masked_fill(torch.isneginf(bias), float("-inf"))
 
 
 @unittest.skipIf(torch is None, "needs PyTorch")
@@ -183,6 +211,13 @@ class ExportTest(unittest.TestCase):
         self.assertEqual(tuple(heads.shape), (2, 3, 6, 6))
         with self.assertRaises(ValueError):
             export.hf_mask(self.priors()["heads"], per_head=False)
+        spec = maskprior.compile("mask open\ntokens x[6]\nopen diagonal\nopen x[1] -> x[4]\n")
+        plain = export.hf_mask(spec, padding[:, :6])
+        causal = export.hf_mask(spec, padding[:, :6], causal=True)  # keys after the query
+        future = torch.ones(6, 6, dtype=torch.bool).triu(1)
+        self.assertTrue((plain[:, :, future] > lowest).any())
+        self.assertTrue((causal[:, :, future] == lowest).all())
+        self.assertTrue(torch.equal(causal[:, :, ~future], plain[:, :, ~future]))
 
     def test_numpy_arrays_equal_the_torch_bias(self):
         c = self.priors()["spec"]
@@ -209,17 +244,98 @@ class ExportTest(unittest.TestCase):
                 self.assertEqual(dtype, "I32")
                 np.testing.assert_array_equal(array, want.numpy(), err_msg=name)
 
+    def test_sdpa_equals_dense_attention_with_the_bias(self):
+        priors = self.priors()
+        per_head = priors["prior"]  # [2 layers, 3 heads]: M made to differ by head
+        with torch.no_grad():
+            per_head.M.add_(torch.randn_like(per_head.M))
+        for name, p, heads in (("per-head", per_head, 3), ("shared", priors["spec"], 2)):
+            mask = export.sdpa_mask(p, layer=1)
+            bias = export.dense_bias(p, 1)
+            self.assertEqual(tuple(mask.shape), (1, bias.shape[0]) + tuple(bias.shape[1:]))
+            n = bias.shape[-1]
+            q, k, v = (torch.randn(2, heads, n, 8) for _ in range(3))
+            out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+            torch.testing.assert_close(out, dense_attention(q, k, v, bias), msg=name)
+            double = export.sdpa_mask(p, layer=1, dtype=torch.float64)
+            out64 = F.scaled_dot_product_attention(q.double(), k.double(), v.double(),
+                                                   attn_mask=double)
+            torch.testing.assert_close(out64, dense_attention(q.double(), k.double(), v.double(),
+                                                              bias.double()), msg=name)
+            by_bool = F.scaled_dot_product_attention(q, k, v,
+                                                     attn_mask=export.bool_mask(p, "sdpa"))
+            torch.testing.assert_close(by_bool, dense_attention(q, k, v, hard_only(bias)))
+            self.assertFalse(torch.allclose(by_bool, out, atol=1e-3), name)  # the prior counts
+
+    def flex_priors(self):
+        """Priors for FlexAttention: N = 300 and 200 (not multiples of 128), 6; shared and
+        per-head bias (a MaskPrior whose M differs by head)."""
+        prior = MaskPrior(maskprior.compile(HEADS200), layers=2, heads=2, sharing="head")
+        with torch.no_grad():
+            prior.M.add_(torch.randn_like(prior.M))
+        return {"long": maskprior.compile(LONG), "heads200": maskprior.compile(HEADS200),
+                "prior": prior, "heads": self.priors()["heads"]}
+
     @unittest.skipIf(torch is None or flex_attention_module() is None,
                      "needs PyTorch with FlexAttention (torch.nn.attention.flex_attention, "
                      "PyTorch >= 2.5); this one is %s" % getattr(torch, "__version__", None))
     def test_flex_attention_equals_dense_attention(self):
         flex = flex_attention_module()
-        p = maskprior.compile(LONG)
-        q, k, v = (torch.randn(1, 2, 300, 16) for _ in range(3))
-        out = flex.flex_attention(q, k, v, score_mod=export.score_mod(p),
-                                  block_mask=export.block_mask(p))
-        want = torch.softmax(q @ k.transpose(-2, -1) / 4 + export.dense_bias(p, 0), -1) @ v
-        torch.testing.assert_close(out, want, atol=1e-4, rtol=1e-4)
+        for name, p in self.flex_priors().items():
+            bias = export.dense_bias(p, 1)
+            n = bias.shape[-1]
+            q, k, v = (torch.randn(2, 3 if name == "heads" else 2, n, 16) for _ in range(3))
+            want = dense_attention(q, k, v, bias)
+            with eager_flex():
+                alone = flex.flex_attention(q, k, v, score_mod=export.score_mod(p, layer=1))
+                blocked = flex.flex_attention(q, k, v, score_mod=export.score_mod(p, layer=1),
+                                              block_mask=export.block_mask(p))
+                created = flex.create_block_mask(export.mask_mod(p), None, None, n, n,
+                                                 device="cpu")
+                hard = flex.flex_attention(q, k, v, block_mask=created)
+                both = flex.flex_attention(q, k, v, score_mod=export.score_mod(p, layer=1),
+                                           block_mask=created)
+            for what, out in (("score_mod", alone), ("score_mod + block_mask", blocked),
+                              ("score_mod + create_block_mask", both)):
+                torch.testing.assert_close(out, want, atol=1e-5, rtol=1e-5,
+                                           msg="%s: %s" % (name, what))
+            torch.testing.assert_close(hard, dense_attention(q, k, v, hard_only(bias)),
+                                       atol=1e-5, rtol=1e-5, msg="%s: mask_mod" % name)
+
+    @staticmethod
+    def block_sets(mask, prefix):
+        """Per query block, the set of kv blocks of a BlockMask that are partial ("") or full
+        ("full_")."""
+        num = getattr(mask, prefix + "kv_num_blocks")[0, 0].tolist()
+        indices = getattr(mask, prefix + "kv_indices")[0, 0].tolist()
+        return [set(row[:count]) for row, count in zip(indices, num)]
+
+    @unittest.skipIf(torch is None or flex_attention_module() is None,
+                     "needs PyTorch with FlexAttention (torch.nn.attention.flex_attention, "
+                     "PyTorch >= 2.5); this one is %s" % getattr(torch, "__version__", None))
+    def test_block_mask_agrees_with_create_block_mask(self):
+        # create_block_mask pads N to a multiple of the block size and counts the padding as
+        # masked: a block of the last (short) block row or column whose real cells are all
+        # allowed is "partial" there, "full" in ours (which passes the true seq_lengths). Both
+        # keep the same blocks, and full in theirs is full in ours.
+        flex = flex_attention_module()
+        for name, p in self.flex_priors().items():
+            n = export.allowed(p).shape[-1]
+            for size in (64, 128):
+                ours = export.block_mask(p, block_size=size)
+                with eager_flex():
+                    theirs = flex.create_block_mask(export.mask_mod(p), None, None, n, n,
+                                                    device="cpu", BLOCK_SIZE=size)
+                self.assertEqual(tuple(ours.seq_lengths), (n, n))
+                last = (n - 1) // size
+                rows = zip(self.block_sets(ours, ""), self.block_sets(ours, "full_"),
+                           self.block_sets(theirs, ""), self.block_sets(theirs, "full_"))
+                for row, (partial, full, their_partial, their_full) in enumerate(rows):
+                    where = "%s, block size %d, row %d" % (name, size, row)
+                    self.assertEqual(partial | full, their_partial | their_full, where)
+                    self.assertLessEqual(their_full, full, where)
+                    for column in full - their_full:
+                        self.assertIn(last, (row, column), where)
 
 
 if __name__ == "__main__":
