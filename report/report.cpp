@@ -16,6 +16,7 @@
 #include "io/json_file.h"
 #include "render/plot.h"
 #include "report/stats.h"
+#include "runfolder/archive.h"
 #include "tasks/family.h"
 
 namespace maskprior::report {
@@ -66,6 +67,22 @@ std::vector<fs::path> run_folders(const fs::path& root) {
     return natural_less(a.string(), b.string());
   });
   return folders;
+}
+
+/// The run folders under root and the archived runs (scan root, folder), in natural order of
+/// their paths below their scan roots.
+std::vector<std::pair<fs::path, fs::path>> run_folders_and_archives(
+    const fs::path& root, const runfolder::ExtractedRuns& archived) {
+  std::vector<std::pair<fs::path, fs::path>> all;
+  for (const fs::path& dir : run_folders(root)) all.emplace_back(root, dir);
+  if (!archived.tree().empty()) {
+    for (const fs::path& dir : run_folders(archived.tree())) all.emplace_back(archived.tree(), dir);
+  }
+  std::stable_sort(all.begin(), all.end(), [](const auto& a, const auto& b) {
+    return natural_less(fs::relative(a.second, a.first).generic_string(),
+                        fs::relative(b.second, b.first).generic_string());
+  });
+  return all;
 }
 
 /// The task family of a run: InputError naming the run when its task is none we know.
@@ -269,7 +286,8 @@ std::vector<ReportRow> read_rows(const std::string& root_text, std::vector<LeftO
   };
   std::vector<RunRecord> runs;
   uint64_t metrics_budget = kMaxReportMetricsBytes;
-  for (const fs::path& dir : run_folders(root)) {
+  const runfolder::ExtractedRuns archived(root);
+  for (const auto& [scan_root, dir] : run_folders_and_archives(root, archived)) {
     std::error_code error;
     const uintmax_t size = fs::file_size(dir / "metrics.jsonl", error);
     if (!error && size > metrics_budget) {
@@ -290,8 +308,9 @@ std::vector<ReportRow> read_rows(const std::string& root_text, std::vector<LeftO
     }
     if (!run) continue;
     if (!error) metrics_budget -= std::min<uint64_t>(size, metrics_budget);
-    const fs::path parent = dir == root ? dir : dir.parent_path();
-    run->row = parent == root ? "" : fs::relative(parent, root).generic_string();
+    if (scan_root != root) run->dir = archived.display(dir);
+    const fs::path parent = dir == scan_root ? dir : dir.parent_path();
+    run->row = parent == scan_root ? "" : fs::relative(parent, scan_root).generic_string();
     if (run->row == ".") run->row.clear();  // root given as "runs/"
     runs.push_back(std::move(*run));
   }

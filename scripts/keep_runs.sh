@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
-# Copies the small files of every run under a results folder into the repository, so a reported
-# number can be checked: config.json, summary.json, metrics.jsonl, steps.csv and spec.mask (the
-# spec the run trained on; `maskc report` pools runs on distilled specs by its header) of each run,
-# the folder's results.md/results.json, and the specs `maskc reproduce distill` distilled
-# (distilled/). Weights, checkpoints and masks stay behind.
+# Keeps the runs under a results folder in the repository as one archive, so a reported number
+# can be checked: DEST/runs.jsonl.gz (runfolder/archive.h: one JSON line per run, its path and the
+# exact text of its config.json, summary.json, metrics.jsonl, steps.csv and spec.mask), beside the
+# folder's results.md/results.json and the specs `maskc reproduce distill` distilled
+# (distilled/). Weights, checkpoints and masks stay behind. `maskc report DEST` reads the archive
+# as it reads run folders. Runs already in DEST's archive stay unless a run of the same path
+# replaces them, so a study cell can grow by seeds.
 #   bash scripts/keep_runs.sh RESULTS_FOLDER DEST
 #   bash scripts/keep_runs.sh runs/study/addition-bf16 docs/results/study/addition-bf16
 # A Boolean task with n inputs records 2^n Fourier coefficients per evaluation (n = 15: 8 MB of
 # metrics.jsonl a run). The kept copies hold the FOURIER_KEEP (default 64) largest in magnitude of
-# each record's "fourier" object, and say so in "fourier_kept": {"kept": K, "of": N}; everything
-# else is copied byte for byte.
+# each record's "fourier" object, and say so in "fourier_kept": {"kept": K, "of": N}; every other
+# file is kept byte for byte.
 set -euo pipefail
 if [[ $# -ne 2 || ! -d $1 ]]; then
   echo "usage: scripts/keep_runs.sh RESULTS_FOLDER DEST   (RESULTS_FOLDER: a reproduce/sweep --out)" >&2
@@ -18,58 +20,72 @@ fi
 src=${1%/}
 dest=${2%/}
 keep=${FOURIER_KEEP:-64}
-python=/usr/bin/python3
+python=/usr/bin/python3  # the standard library alone: json, gzip
 
-# Copies JSON or JSON-lines file $1 to $2, trimming oversized "fourier" objects.
-copy_json() {
-  if ! grep -q '"fourier"' "$1"; then
-    cp "$1" "$2"
-    return
-  fi
-  "$python" - "$1" "$2" "$keep" <<'PY'
-import json, sys
-src, dst, keep = sys.argv[1], sys.argv[2], int(sys.argv[3])
-trimmed = False
+mkdir -p "$dest"
+"$python" - "$src" "$dest" "$keep" <<'PY'
+import gzip, io, json, os, sys
+
+src, dest, keep = sys.argv[1], sys.argv[2], int(sys.argv[3])
+FILES = ["config.json", "summary.json", "metrics.jsonl", "steps.csv", "spec.mask"]
+ARCHIVE = os.path.join(dest, "runs.jsonl.gz")
+
+
 def trim(record):
-    global trimmed
     f = record.get("fourier")
     if isinstance(f, dict) and len(f) > keep:
-        trimmed = True
         top = sorted(f, key=lambda k: -abs(f[k]) if isinstance(f[k], (int, float)) else 0)[:keep]
         record["fourier"] = {k: f[k] for k in sorted(top)}
         record["fourier_kept"] = {"kept": keep, "of": len(f)}
-    return record
-with open(src) as text:
-    content = text.read()
-with open(dst + ".tmp", "w") as out:
-    if src.endswith(".jsonl"):
-        for line in content.splitlines():
-            out.write(json.dumps(trim(json.loads(line)), separators=(",", ":")) + "\n")
-    else:
-        json.dump(trim(json.loads(content)), out, indent=2)
-        out.write("\n")
-import os, shutil
-if trimmed:
-    os.replace(dst + ".tmp", dst)
-else:  # nothing to trim: the file as it was
-    os.remove(dst + ".tmp")
-    shutil.copyfile(src, dst)
-PY
-}
+        return True
+    return False
 
-found=0
-while IFS= read -r -d '' summary; do
-  run=$(dirname "$summary")
-  to="$dest/runs/${run#"$src"/}"
-  mkdir -p "$to"
-  for f in config.json steps.csv spec.mask; do
-    if [[ -f $run/$f ]]; then cp "$run/$f" "$to/"; fi
-  done
-  for f in summary.json metrics.jsonl; do
-    if [[ -f $run/$f ]]; then copy_json "$run/$f" "$to/$f"; fi
-  done
-  found=$((found + 1))
-done < <(find "$src" -name summary.json -print0 | sort -z)
+
+def kept_text(name, text):
+    """The file's text, its Fourier objects trimmed (and then rewritten) when they are larger."""
+    if name not in ("summary.json", "metrics.jsonl") or '"fourier"' not in text:
+        return text
+    if name.endswith(".jsonl"):
+        records = [json.loads(line) for line in text.splitlines() if line.strip()]
+        if not any([trim(r) for r in records]):
+            return text
+        return "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in records)
+    record = json.loads(text)
+    return json.dumps(record, indent=2) + "\n" if trim(record) else text
+
+
+runs = {}
+if os.path.exists(ARCHIVE):
+    with gzip.open(ARCHIVE, "rt", encoding="utf-8") as old:
+        for line in old:
+            if line.strip():
+                run = json.loads(line)
+                runs[run["path"]] = run
+found = 0
+for folder, _, names in sorted(os.walk(src)):
+    if "summary.json" not in names or "config.json" not in names:
+        continue
+    files = {}
+    for name in FILES:
+        if name in names:
+            with open(os.path.join(folder, name), encoding="utf-8", newline="") as f:
+                files[name] = kept_text(name, f.read())
+    path = os.path.join("runs", os.path.relpath(folder, src)).replace(os.sep, "/")
+    runs[path] = {"path": path, "files": files}
+    found += 1
+if found == 0:
+    sys.exit("keep_runs: no finished run (summary.json) under %s" % src)
+buffer = io.BytesIO()
+with gzip.GzipFile(fileobj=buffer, mode="wb", mtime=0, compresslevel=9) as out:
+    for path in sorted(runs):
+        out.write((json.dumps(runs[path], ensure_ascii=False, sort_keys=True) + "\n")
+                  .encode("utf-8"))
+with open(ARCHIVE + ".tmp", "wb") as f:
+    f.write(buffer.getvalue())
+os.replace(ARCHIVE + ".tmp", ARCHIVE)
+print("keep_runs: %d runs of %s -> %s (%d runs, %d bytes)"
+      % (found, src, ARCHIVE, len(runs), len(buffer.getvalue())))
+PY
 for f in results.md results.json; do
   if [[ -f $src/$f ]]; then cp "$src/$f" "$dest/"; fi
 done
@@ -77,8 +93,3 @@ if [[ -d $src/distilled ]]; then
   mkdir -p "$dest/distilled"
   cp "$src"/distilled/*.mask "$dest/distilled/"
 fi
-if ((found == 0)); then
-  echo "keep_runs: no finished run (summary.json) under $src" >&2
-  exit 1
-fi
-echo "keep_runs: $found runs of $src -> $dest/runs"

@@ -22,7 +22,26 @@ from serve_util import Server, maskc_compile_error, read_npy_float32, wait_until
 
 MASKC, SOURCE = sys.argv[1], sys.argv[2]
 SPECS = os.path.join(SOURCE, "specs")
-RUN = os.path.join(SOURCE, "docs/results/gotu-quick/runs/threesym-mimetic/seed0")
+# A finished run of the committed quick GOTU suite, read from its archive (runs/archive.h).
+ARCHIVE = os.path.join(SOURCE, "docs/results/gotu-quick/runs.jsonl.gz")
+RUN = "runs/threesym-mimetic/seed0"
+
+
+def archived_runs():
+    """{path: {file name: text}} of every run in ARCHIVE."""
+    import gzip
+    with gzip.open(ARCHIVE, "rt", encoding="utf-8") as archive:
+        return {run["path"]: run["files"] for run in map(json.loads, archive)}
+
+
+def run_file(name):
+    """The text of file `name` of the archived run RUN."""
+    return archived_runs()[RUN][name]
+
+
+def copy_run_file(name, folder):
+    with open(os.path.join(folder, name), "w", encoding="utf-8", newline="") as f:
+        f.write(run_file(name))
 # A 1,024-token spec: a 32 x 32 image grid, each patch open to its 5 x 5 neighbourhood.
 LONG_SPEC = """mask grid1024
 param side = 32
@@ -176,7 +195,7 @@ def case_error_marks_line(server, browser, served):
 
 def write_run(folder, records, running=True):
     os.makedirs(folder, exist_ok=True)
-    shutil.copy(os.path.join(RUN, "config.json"), folder)
+    copy_run_file("config.json", folder)
     with open(os.path.join(folder, "metrics.jsonl"), "w") as f:
         f.writelines(records)
     if running:
@@ -184,7 +203,7 @@ def write_run(folder, records, running=True):
 
 
 def case_dashboard_curve_updates(server, browser, served):
-    records = open(os.path.join(RUN, "metrics.jsonl")).readlines()
+    records = run_file("metrics.jsonl").splitlines(keepends=True)
     run = os.path.join(served, "runs/a")
     write_run(run, records[:2])
     browser.open(server.url + "#dashboard")
@@ -210,7 +229,7 @@ def case_dashboard_curve_updates(server, browser, served):
         f.write(spec + "open x[2] -> x[3]\n")
     subprocess.run([MASKC, "compile", "learned.mask", "-o", "mask.safetensors"], cwd=run,
                    check=True, capture_output=True)
-    shutil.copy(os.path.join(RUN, "summary.json"), run)
+    copy_run_file("summary.json", run)
     os.remove(os.path.join(run, ".lock"))
     browser.wait_for(f"{status} === 'finished'")
     diff = browser.wait_for("window.maskprior.diffCells()")
@@ -262,7 +281,15 @@ def case_screenshots(server, browser, served):
                      clickCount=1)
     browser.screenshot(os.path.join(out, "serve-playground.png"))
     specs.stop()
-    runs_dir = sys.argv[5] if len(sys.argv) > 5 else os.path.join(SOURCE, "docs/results/gotu-quick")
+    runs_dir = sys.argv[5] if len(sys.argv) > 5 else None
+    if runs_dir is None:  # the quick GOTU suite's runs, unpacked from their archive
+        runs_dir = os.path.join(served, "gotu-quick")
+        for path, files in archived_runs().items():
+            os.makedirs(os.path.join(runs_dir, path))
+            for name, text in files.items():
+                with open(os.path.join(runs_dir, path, name), "w", encoding="utf-8",
+                          newline="") as f:
+                    f.write(text)
     with Server(MASKC, runs_dir) as runs:
         browser.open(runs.url + "#dashboard")
         browser.wait_for("window.maskprior.curves().length > 0")

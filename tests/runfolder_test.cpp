@@ -1,0 +1,133 @@
+// The runs layer: the archive of a results folder (runfolder/archive.h) read back exactly, and
+// every malformed archive refused with the file, line and what is wrong.
+#include <gtest/gtest.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "core/error.h"
+#include "runfolder/archive.h"
+#include "runfolder/run_files.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using maskprior::InputError;
+namespace runfolder = maskprior::runfolder;
+
+class RunsArchiveTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("runfolder_test_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  /// Writes `text` gzip-compressed to DIR/name.
+  fs::path gzip(const std::string& name, const std::string& text) {
+    const fs::path path = dir_ / name;
+    fs::create_directories(path.parent_path());
+    gzFile out = gzopen(path.c_str(), "wb");
+    EXPECT_NE(out, nullptr);
+    EXPECT_EQ(gzwrite(out, text.data(), static_cast<unsigned>(text.size())),
+              static_cast<int>(text.size()));
+    gzclose(out);
+    return path;
+  }
+  std::string refusal(const fs::path& archive) {
+    try {
+      runfolder::read_archive(archive);
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "accepted";
+  }
+  fs::path dir_;
+};
+
+std::string slurp(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+TEST_F(RunsArchiveTest, ReadsRunsAndExtractsTheirFilesByteForByte) {
+  const std::string config = "{\n  \"task\": \"parity2\"\n}\n";
+  const std::string metrics = "{\"step\":0}\r\n{\"step\":1}\n";  // kept as it was, CR and all
+  gzip("cell/runs.jsonl.gz", "{\"path\":\"runs/init=mask/seed0\",\"files\":{\"config.json\":" +
+                                 nlohmann::json(config).dump() +
+                                 ",\"metrics.jsonl\":" + nlohmann::json(metrics).dump() +
+                                 "}}\n\n{\"path\":\"runs/init=mask/seed1\",\"files\":{}}\n");
+  const auto read = runfolder::read_archive(dir_ / "cell" / runfolder::kArchiveFile);
+  ASSERT_EQ(read.size(), 2u);
+  EXPECT_EQ(read[0].path, "runs/init=mask/seed0");
+  EXPECT_EQ(read[0].files.at("config.json"), config);
+  EXPECT_EQ(runfolder::find_archives(dir_), std::vector<fs::path>{dir_ / "cell" / "runs.jsonl.gz"});
+  const fs::path into = dir_ / "out";
+  fs::create_directories(into);
+  EXPECT_EQ(runfolder::extract_archives(dir_, into), 2u);
+  EXPECT_EQ(slurp(into / "cell/runs/init=mask/seed0/config.json"), config);
+  EXPECT_EQ(slurp(into / "cell/runs/init=mask/seed0/metrics.jsonl"), metrics);
+  EXPECT_TRUE(fs::is_directory(into / "cell/runs/init=mask/seed1"));
+}
+
+TEST_F(RunsArchiveTest, ExtractedRunsLiveInAPrivateFolderRemovedAfterwards) {
+  gzip("study/a/runs.jsonl.gz", "{\"path\":\"runs/seed0\",\"files\":{\"summary.json\":\"{}\"}}\n");
+  fs::path tree;
+  {
+    const runfolder::ExtractedRuns extracted(dir_ / "study");
+    tree = extracted.tree();
+    EXPECT_EQ(tree.filename(), "study");  // named as the results folder: the same row labels
+    EXPECT_TRUE(fs::is_regular_file(tree / "a/runs/seed0/summary.json"));
+    EXPECT_EQ(extracted.display(tree / "a/runs/seed0"),
+              (dir_ / "study" / "a/runs/seed0").string() + " (archived)");
+    EXPECT_EQ(fs::status(tree.parent_path()).permissions() & fs::perms::all, fs::perms::owner_all);
+  }
+  EXPECT_FALSE(fs::exists(tree));
+  EXPECT_TRUE(runfolder::ExtractedRuns(dir_ / "nothing-here").tree().empty());
+}
+
+TEST_F(RunsArchiveTest, RefusesWhatNoArchiveOfRunsHolds) {
+  const auto refused = [&](const std::string& name, const std::string& text) {
+    return refusal(gzip(name + "/runs.jsonl.gz", text));
+  };
+  EXPECT_NE(refused("a", "{\"path\":\"../x\",\"files\":{}}\n").find(":1: path '../x' is not a"),
+            std::string::npos);
+  EXPECT_NE(refused("b", "{\"path\":\"/etc\",\"files\":{}}\n").find("path '/etc' is not"),
+            std::string::npos);
+  EXPECT_NE(refused("c", "\n{\"path\":\"x\",\"files\":{\"weights.safetensors\":\"\"}}\n")
+                .find(":2: 'weights.safetensors' is no file an archived run keeps"),
+            std::string::npos);
+  EXPECT_NE(refused("d", "{\"path\":\"x\",\"files\":{}}\n{\"path\":\"x\",\"files\":{}}\n")
+                .find(":2: run 'x' is in the archive twice"),
+            std::string::npos);
+  EXPECT_NE(refused("e", "[1, 2]\n").find(":1: not a run"), std::string::npos);
+  EXPECT_NE(refused("f", "{\"path\":\"x\",\"files\":{\"config.json\":3}}\n")
+                .find("the text of config.json is not a string"),
+            std::string::npos);
+  EXPECT_NE(refused("g", "{\"path\": tru").find("runs.jsonl.gz:1:"), std::string::npos);
+  EXPECT_NE(refused("h", std::string(600, '[')).find("nested"), std::string::npos);
+  std::ofstream(dir_ / "i.jsonl.gz") << "\x1f\x8b not really gzip";
+  EXPECT_NE(refusal(dir_ / "i.jsonl.gz").find("not a readable gzip file"), std::string::npos);
+  fs::create_directories(dir_ / "j.jsonl.gz");
+  EXPECT_NE(refusal(dir_ / "j.jsonl.gz").find("not a regular file"), std::string::npos);
+  const fs::path big = gzip("k/runs.jsonl.gz", std::string(3 << 20, ' '));
+  try {
+    runfolder::read_archive(big, 1 << 20);
+    ADD_FAILURE() << "a 3 MiB archive read under a 1 MiB cap";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("more than 1 MiB decompressed"), std::string::npos);
+  }
+}
+
+}  // namespace
