@@ -25,7 +25,7 @@ packages=(
   nlohmann-json3-dev libgtest-dev libgmock-dev libssl-dev libssl3 libpng-dev libpng16-16
   zlib1g-dev libbenchmark-dev libbenchmark1debian libgloo-dev libcpp-httplib-dev
   libplplot-dev libplplotcxx15 libplplot17 libqsastime0 libcsirocsa0 libcsironn0 libqhull-r8.0
-  libshp2 libltdl7 plplot-driver-cairo fonts-dejavu-core
+  libshp2 libltdl7 plplot-driver-cairo fonts-dejavu-core libbrotli-dev libbrotli1
 )
 
 if [[ "${1:-}" == "fetch" ]]; then
