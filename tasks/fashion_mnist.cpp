@@ -68,10 +68,6 @@ std::vector<std::string> vision_task_names() {
   return {kFashionMnistTask};
 }
 
-bool is_vision_task(const std::string& name) {
-  return name == kFashionMnistTask;
-}
-
 Layout fashion_mnist_layout() {
   Layout layout = make_layout({{"cls", 1}, {"p", kPatchGrid * kPatchGrid}});
   layout.spans[1].grid = std::pair{kPatchGrid, kPatchGrid};

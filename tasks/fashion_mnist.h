@@ -33,7 +33,6 @@ struct FashionMnist {
 
 /// The vision tasks by name (fashion-mnist).
 std::vector<std::string> vision_task_names();
-bool is_vision_task(const std::string& name);
 
 /// `cls, p[49]` with p on a 7×7 grid.
 Layout fashion_mnist_layout();

@@ -54,10 +54,6 @@ std::vector<std::string> language_task_names() {
   return {kFortunesTask};
 }
 
-bool is_language_task(const std::string& name) {
-  return name == kFortunesTask;
-}
-
 std::vector<CorpusFile> read_text_corpus(const std::string& dir) {
   const fs::path folder = dir.empty() ? fs::path(kFortunesDir) : fs::path(dir);
   const std::vector<std::string> names = corpus_names(folder, dir);

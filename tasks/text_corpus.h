@@ -34,7 +34,6 @@ struct CorpusSplit {
 
 /// The language tasks by name (fortunes-char).
 std::vector<std::string> language_task_names();
-bool is_language_task(const std::string& name);
 
 /// The corpus files of `dir` ("" = the fortunes package's folder), sorted by name: every regular
 /// file that is not a symbolic link (fortunes' `NAME.u8` links repeat NAME) and not a strfile
