@@ -10,9 +10,10 @@
 namespace maskprior::runtime {
 namespace {
 
-/// A function of OpenBLAS found among the libraries already loaded, or nullptr.
+/// A function of the BLAS (OpenBLAS, or the MKL inside the wheel's libtorch_cpu) found among the
+/// libraries already loaded, or nullptr.
 template <typename Function>
-Function* openblas_function(const char* name) {
+Function* blas_function(const char* name) {
   return reinterpret_cast<Function*>(dlsym(RTLD_DEFAULT, name));
 }
 
@@ -24,14 +25,19 @@ constexpr int kTrimThreshold = 1 << 30;
 }  // namespace
 
 std::string blas_core() {
-  auto* name = openblas_function<char*()>("openblas_get_corename");
-  return name != nullptr ? std::string(name()) : std::string();
+  if (auto* name = blas_function<char*()>("openblas_get_corename")) return name();
+  if (auto* version = blas_function<void(char*, int)>("MKL_Get_Version_String")) {
+    char text[256] = {};
+    version(text, sizeof text - 1);
+    return text;
+  }
+  return "";
 }
 
 int prepare_host(int threads) {
   const int count = threads > 0 ? threads : all_cores();
   torch::set_num_threads(count);
-  if (auto* set = openblas_function<void(int)>("openblas_set_num_threads")) set(count);
+  if (auto* set = blas_function<void(int)>("openblas_set_num_threads")) set(count);
 #ifdef __GLIBC__
   // Both only tune; a libc that refuses them leaves the defaults, which work.
   mallopt(M_MMAP_THRESHOLD, kLargestMmapThreshold);
@@ -41,8 +47,9 @@ int prepare_host(int threads) {
 }
 
 int blas_threads() {
-  auto* get = openblas_function<int()>("openblas_get_num_threads");
-  return get != nullptr ? get() : 0;
+  if (auto* get = blas_function<int()>("openblas_get_num_threads")) return get();
+  if (auto* get = blas_function<int()>("mkl_get_max_threads")) return get();
+  return 0;
 }
 
 }  // namespace maskprior::runtime

@@ -13,10 +13,10 @@ using maskprior::all_cores;
 
 /// Prepares this process for training or benchmarking on `threads` CPU threads (0 = every core)
 /// and returns the count set:
-/// - LibTorch's intra-op threads, and OpenBLAS's where OpenBLAS is loaded: LibTorch's setting
-///   does not reach the BLAS its matrix products call when that is OpenBLAS (Debian's libtorch
-///   links the system `libblas.so.3`, which OpenBLAS's pthread build provides), and OpenBLAS keeps
-///   one thread per core that spins between calls, so "1 thread" ran every GEMM on every core.
+/// - LibTorch's intra-op threads (which set MKL's too: the PyTorch wheel's LibTorch carries MKL),
+///   and OpenBLAS's where a LibTorch calls OpenBLAS: LibTorch's setting does not reach it
+///   (Debian's libtorch 1.13 linked the system `libblas.so.3`), and OpenBLAS keeps one thread per
+///   core that spins between calls, so "1 thread" ran every GEMM on every core.
 /// - glibc's allocator keeps freed blocks of up to 32 MiB for reuse: a training step allocates
 ///   and frees its activations (MBs each) every step, and above glibc's default thresholds each
 ///   one came as fresh pages from the kernel (page faults and zeroing, ~8% of a step's CPU time
@@ -26,11 +26,13 @@ int prepare_host(int threads);
 /// The memory this machine can give a new allocation now (core/machine.h).
 using maskprior::available_memory_bytes;
 
-/// OpenBLAS's thread count in this process, or 0 if OpenBLAS is not loaded.
+/// The BLAS's thread count in this process: OpenBLAS's where it is loaded, else MKL's (the
+/// PyTorch wheel's LibTorch), else 0.
 int blas_threads();
 
-/// The OpenBLAS kernel set in use ("Haswell", "Cooperlake", ...), or "" if OpenBLAS is not
-/// loaded. OpenBLAS picks it for the CPU at load time unless OPENBLAS_CORETYPE names one.
+/// The BLAS in use: OpenBLAS's kernel set ("Haswell", "Cooperlake", ...; OpenBLAS picks it for
+/// the CPU at load time unless OPENBLAS_CORETYPE names one), else "MKL" with MKL's version where
+/// LibTorch carries MKL, else "".
 std::string blas_core();
 
 }  // namespace maskprior::runtime

@@ -1,8 +1,8 @@
-// The built-in task families' descriptors (tasks/family.h), one file each; tasks/family.cpp lists
-// them. Internal to the tasks layer.
+// The built-in task families' descriptors (tasks/descriptor.h), one file each; tasks/family.cpp
+// lists them. Internal to the tasks layer.
 #pragma once
 
-#include "tasks/family.h"
+#include "tasks/descriptor.h"
 
 namespace maskprior::tasks {
 

@@ -279,15 +279,24 @@ TEST(AttentionTest, FusedEqualsTheMatmulPathInValueAndGradient) {
 // ---------------------------------------------------------------------------------------------
 // Spec tensors and init names
 
-TEST(HostTest, ThreadCountReachesLibTorchAndOpenBlas) {
-  // LibTorch's set_num_threads alone leaves OpenBLAS (Debian's BLAS for libtorch) on every core.
+TEST(HostTest, ThreadCountReachesLibTorchAndItsBlas) {
+  // The BLAS's own thread count follows: MKL's in the PyTorch wheel's LibTorch (set by LibTorch),
+  // OpenBLAS's where a LibTorch calls OpenBLAS (set by prepare_host).
   const int before = torch::get_num_threads();
   (void)torch::mm(torch::ones({64, 64}), torch::ones({64, 64}));  // the BLAS in use is loaded
+  const bool known_blas = at::hasMKL() || !runtime::blas_core().empty();
   for (const int threads : {1, 2}) {
     EXPECT_EQ(runtime::prepare_host(threads), threads);
     EXPECT_EQ(torch::get_num_threads(), threads);
     const int blas = runtime::blas_threads();
-    EXPECT_TRUE(blas == 0 || blas == threads) << "OpenBLAS threads " << blas << " for " << threads;
+    if (known_blas) {
+      EXPECT_EQ(blas, threads) << runtime::blas_core();
+    } else {
+      EXPECT_EQ(blas, 0);
+    }
+  }
+  if (at::hasMKL()) {
+    EXPECT_NE(runtime::blas_core().find("Math Kernel Library"), std::string::npos);
   }
   EXPECT_EQ(runtime::prepare_host(0), runtime::all_cores());
   runtime::prepare_host(before);

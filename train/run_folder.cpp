@@ -12,7 +12,6 @@
 #include "io/json_file.h"
 #include "io/mask_file.h"
 #include "tasks/sequence_file.h"
-#include "train/step_log.h"
 
 namespace maskprior::training {
 

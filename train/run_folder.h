@@ -49,6 +49,8 @@ inline constexpr const char* kWeightsFile = "weights.safetensors";
 inline constexpr const char* kMaskFile = "mask.safetensors";
 inline constexpr const char* kTestRowsFile = "test_rows.safetensors";
 inline constexpr const char* kSpecFile = "spec.mask";
+inline constexpr const char* kStepsJsonFile = "steps.jsonl";  // the step log (train/step_log.h)
+inline constexpr const char* kStepsCsvFile = "steps.csv";
 
 class RunFolder {
  public:

@@ -12,8 +12,6 @@
 
 namespace maskprior::training {
 
-inline constexpr const char* kStepsJsonFile = "steps.jsonl";
-inline constexpr const char* kStepsCsvFile = "steps.csv";
 /// The first line of steps.csv.
 inline constexpr const char* kStepsCsvHeader = "step,loss,lr,grad_norm,seconds";
 

@@ -2,12 +2,13 @@
 # `maskc sweep` end to end (tests/cmake/sweep.cmake): one row per combination of settings, resume
 # and reuse, Slurm array shards, a --data sweep, usage errors, --dry-run, ranks under maskc launch.
 # Tiny parity2 runs, one thread each. One case per CTest test.
-# Usage: sweep_cli.sh MASKC SOURCE_DIR CASE
+# Usage: sweep_cli.sh MASKC SOURCE_DIR CASE PYTHON
 set -u  # no pipefail: a case greps what a failing maskc prints
 maskc=$1
 source_dir=$2
 spec=$source_dir/specs/gotu/parity2.mask
 case_name=$3
+python=$4
 small=(--task parity2 --spec "$spec" --n 6 --dim 16 --depth 1 --heads 1 --head-dim 8 --mlp 16
   --epochs 2 --batch-size 8 --threads 1 --device cpu -q)
 d=$(mktemp -d)
@@ -29,7 +30,7 @@ rows_one_per_setting() {
     [[ $(table_rows s/results.md | grep -c "^| $name *| 2 ") -eq 1 ]] || fail "row $name"
   done
   [[ $(table_rows s/results.md | wc -l) -eq 4 ]] || fail "$(cat s/results.md)"
-  python3 - s/results.json <<'PY' || fail "results.json"
+  "$python" - s/results.json <<'PY' || fail "results.json"
 import json, sys
 rows = json.load(open(sys.argv[1]))["rows"]
 assert len(rows) == 4, rows
@@ -41,13 +42,19 @@ PY
   test -f s/REPORT.md || fail "no REPORT.md"
   grep -q 'plots/parity2-by-lr.png' s/REPORT.md || fail "no plot against lr"
   test -s s/plots/parity2-by-lr.png || fail "plot file"
-  # scripts/keep_runs.sh keeps the small files of each run, byte for byte (parity2 has only 4
-  # Fourier coefficients), and a report reads the copies; weights stay behind.
+  # scripts/keep_runs.sh keeps the small files of each run in one archive (runs.jsonl.gz), byte
+  # for byte (parity2 has only 4 Fourier coefficients), and a report reads it; weights stay behind.
   bash "$source_dir/scripts/keep_runs.sh" s kept >log || fail "keep_runs: $(cat log)"
-  [[ $(find kept/runs -name summary.json | wc -l) -eq 8 ]] || fail "kept $(find kept)"
-  cmp s/init=mask,lr=0.01/seed1/metrics.jsonl kept/runs/init=mask,lr=0.01/seed1/metrics.jsonl ||
-    fail "metrics changed"
-  test -z "$(find kept -name '*.safetensors' -o -name 'checkpoint*')" || fail "weights kept"
+  "$python" - kept/runs.jsonl.gz s >log <<'PY' || fail "archive: $(cat log)"
+import gzip, json, sys
+runs = {r["path"]: r["files"] for r in map(json.loads, gzip.open(sys.argv[1], "rt"))}
+assert len(runs) == 8 and all("summary.json" in f for f in runs.values()), sorted(runs)
+kept = runs["runs/init=mask,lr=0.01/seed1"]["metrics.jsonl"]
+assert kept == open(sys.argv[2] + "/init=mask,lr=0.01/seed1/metrics.jsonl").read(), "changed"
+assert not any(n.endswith(".safetensors") or n.startswith("checkpoint")
+               for f in runs.values() for n in f), "weights kept"
+PY
+  test "$(ls kept)" = "$(printf 'results.json\nresults.md\nruns.jsonl.gz')" || fail "kept $(ls kept)"
   "$maskc" report kept >log || fail "report of kept runs: $(cat log)"
   [[ $(grep -c '^| runs/init=' kept/REPORT.md) -eq 8 ]] || fail "$(cat kept/REPORT.md)"  # results, settings
   bash "$source_dir/scripts/keep_runs.sh" nothing-here kept2 2>/dev/null
@@ -66,7 +73,7 @@ resume_reuses_finished_runs() {
   test -f s/init=vanilla/seed0/summary.json || fail "not resumed"
   test -f s/init=mask/seed0/summary.json || fail "not trained"
   # Resumed, not restarted: step 0 was measured once.
-  python3 -c 'import json, sys
+  "$python" -c 'import json, sys
 steps = [json.loads(line)["step"] for line in open(sys.argv[1])]
 assert steps.count(0) == 1 and steps == sorted(steps), steps' s/init=vanilla/seed0/metrics.jsonl ||
     fail "restarted"

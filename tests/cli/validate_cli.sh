@@ -3,11 +3,12 @@
 # examples/your-data (running_sum.mask; make_data.py writes its table), read by default at the
 # rows that predict the answer, judged under both feedback rules, from a truth table and from
 # declared dependencies (--depends); mistakes in --depends and --feedback. One case per CTest test.
-# Usage: validate_cli.sh MASKC SOURCE_DIR CASE
+# Usage: validate_cli.sh MASKC SOURCE_DIR CASE PYTHON
 set -u  # no pipefail: a case greps what a failing maskc prints
 maskc=$1
 examples=$2/examples/your-data
 case_name=$3
+python=$4
 d=$(mktemp -d)
 trap 'rm -rf "$d"' EXIT
 cd "$d" || exit 1
@@ -29,7 +30,7 @@ sums=$examples/running_sum.mask
 # A 3-digit running sum's table (1,000 rows). No --readout: outputs are read at eq, c[0], c[1].
 # The strict rule fails (c[1]'s row sees a[1] and c[0], not a[0]); --feedback state passes.
 running_sum_table() {
-  python3 "$examples/make_data.py" --task running-sum --digits 3 --train 10 --test 10 \
+  "$python" "$examples/make_data.py" --task running-sum --digits 3 --train 10 --test 10 \
     --table sums.csv || fail "make_data.py"
   expect 1 "output y1 (read at c[0])" "$sums" -D k=3 --truth-table sums.csv
   grep -qF "  feedback     token: c[0] to c[2] fed back (3 answer tokens) carry only themselves" \
@@ -53,7 +54,7 @@ running_sum_depends() {
   expect 0 "(feedback rule: state)" "$sums" --depends "c[i]: a[..i+1]" --feedback state
   "$maskc" validate "$sums" --depends "c[i]: a[..i+1]" --feedback state --json >report.json ||
     fail "--json: $(cat report.json)"
-  python3 - report.json <<'PY' || fail "report.json: $(cat report.json)"
+  "$python" - report.json <<'PY' || fail "report.json: $(cat report.json)"
 import json, sys
 r = json.load(open(sys.argv[1]))
 assert r["ok"] and r["declared"] and r["support"] is None, r
@@ -82,7 +83,7 @@ depends_mistakes() {
 # A decoder's table without --readout is read where the answer is predicted (reverse.mask), and a
 # spec with neither cls nor `hard causal` says so without blaming --readout.
 decoder_default_readout() {
-  python3 "$examples/make_data.py" --digits 3 --train 10 --test 10 --table rev.csv ||
+  "$python" "$examples/make_data.py" --digits 3 --train 10 --test 10 --table rev.csv ||
     fail "make_data.py"
   expect 0 "output y0 (read at eq)" "$examples/reverse.mask" -D k=3 --truth-table rev.csv
   printf 'mask plain\ntokens a[3], eq, c[3]\nopen diagonal\n' >plain.mask

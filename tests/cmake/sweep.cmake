@@ -3,11 +3,12 @@
 # (tests/cli/sweep_cli.sh, one CTest test per case: tiny parity2 and --data runs).
 maskprior_test(sweep_test SOURCES sweep_test.cpp
   LIBS maskprior_train maskprior_report fmt::fmt)
+find_package(Python3 REQUIRED COMPONENTS Interpreter)
 foreach(_case rows_one_per_setting resume_reuses_finished_runs array_shards_cover_every_run
     data_file_sweep bad_grid_is_usage_error dry_run_writes_nothing reproduce_dry_run_writes_nothing
     launch_splits_the_runs)
   add_test(NAME sweep_cli_${_case}
     COMMAND bash ${PROJECT_SOURCE_DIR}/tests/cli/sweep_cli.sh $<TARGET_FILE:maskc>
-      ${PROJECT_SOURCE_DIR} ${_case})
+      ${PROJECT_SOURCE_DIR} ${_case} ${Python3_EXECUTABLE})
   set_tests_properties(sweep_cli_${_case} PROPERTIES TIMEOUT 120)
 endforeach()
