@@ -1,11 +1,11 @@
-#!/usr/bin/python3
+#!/opt/maskprior/venv/bin/python
 """Time from start to the first training step of `maskc train`: runs it with --stop-after 1 into
 a temporary folder and prints wall and CPU seconds (the process's user + system time, read from
 /proc at that moment) at two points: the header ("TASK INIT on DEVICE: ..."; process, LibTorch,
 data and model ready) and init.json written (step 0 evaluated; the first step comes next); and
 the wall time to the end.
 
-  /usr/bin/python3 bench/first_step.py -- --task addition --preset paper \\
+  /opt/maskprior/venv/bin/python bench/first_step.py -- --task addition --preset paper \\
       --spec specs/arith/addition.mask --init mask --threads 1
 """
 import argparse
