@@ -18,6 +18,9 @@ launcher=()
 if command -v ccache >/dev/null; then
   launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
   export CCACHE_BASEDIR=$PWD CCACHE_NOHASHDIR=1
+  # LibTorch's files compile through a precompiled <torch/torch.h>: ccache caches those only
+  # with these sloppinesses (its manual, "Precompiled headers").
+  export CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime
 fi
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DMASKPRIOR_WERROR=ON \
   -DCMAKE_PREFIX_PATH="$torch_prefix" -DPython3_EXECUTABLE="$python" \
