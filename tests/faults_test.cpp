@@ -201,7 +201,16 @@ TEST_F(FaultsTest, SignalTakenByAnotherThreadStillRemovesTheTemporaryFile) {
       other.detach();
       const char byte = 1;
       if (::write(ready[1], &byte, 1) != 1) ::_exit(1);
-      for (;;) write_file_atomic(target, "x");
+      // The child never returns into GoogleTest: an exception there would run this fixture's
+      // TearDown in the child and remove the parent's folder (the "No such file or directory"
+      // of a later round under load). A write can fail only once the parent's SIGTERM is being
+      // handled by the other thread (its handler removed the temporary file before the rename),
+      // so the child waits for that signal to end it.
+      try {
+        for (;;) write_file_atomic(target, "x");
+      } catch (...) {
+        for (;;) ::pause();
+      }
     }
     char byte = 0;
     ASSERT_EQ(::read(ready[0], &byte, 1), 1);
