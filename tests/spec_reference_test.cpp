@@ -328,69 +328,76 @@ Reference cyclic3(int64_t n) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Arithmetic specs: a[3] (tokens 0..2), op (3), b[3] (4..6), eq (7), c[len] (8..). Operands are
-// msb_first, so place i of a is token 2 - i and of b is token 6 - i; c is lsb_first, so c[j] is
-// place j and the row that predicts it (`before c`) is token 7 + j. Open 5, close -5; hard causal.
+// Arithmetic specs of n-digit operands (`param n`, 3 by default): a[n] (tokens 0..n-1), op (n),
+// b[n] (n+1..2n), eq (2n+1), c[len] (2n+2..). Operands are msb_first, so place i of a is token
+// n-1-i and of b is token 2n-i; c is lsb_first, so c[j] is place j and the row that predicts it
+// (`before c`) is token 2n+1+j. Open 5, close -5; hard causal. `param_n`: the spec declares n
+// (the shipped specs do; the pass corpus's 3-digit copy does not).
 
-Reference arithmetic(const std::string& name, const std::string& op, int64_t c_len) {
+Reference arithmetic(const std::string& name, const std::string& op, int64_t n, int64_t c_len,
+                     bool param_n) {
   Reference r;
   r.name = name;
   r.open = 5.0;
   r.close = -5.0;
-  r.spans = {{"a", 0, 3, std::nullopt, DigitOrder::kMsbFirst},
-             {op, 3, 1},
-             {"b", 4, 3, std::nullopt, DigitOrder::kMsbFirst},
-             {"eq", 7, 1},
-             {"c", 8, c_len, std::nullopt, DigitOrder::kLsbFirst}};
+  r.spans = {{"a", 0, n, std::nullopt, DigitOrder::kMsbFirst},
+             {op, n, 1},
+             {"b", n + 1, n, std::nullopt, DigitOrder::kMsbFirst},
+             {"eq", 2 * n + 1, 1},
+             {"c", 2 * n + 2, c_len, std::nullopt, DigitOrder::kLsbFirst}};
+  if (param_n) r.params = {{"n", static_cast<double>(n)}};
   r.hard = [](int64_t q, int64_t k) { return k > q; };  // hard causal
   return r;
 }
 
-/// addition (carry = true): diagonal; the row predicting c[j] (7 + j) -> places i <= j of a and b
-/// (align ... carry; a and b have no place 3); rows 7..10 see each other (before c -> before c).
-/// addition_nocarry (carry = false): diagonal; row 7 + j -> place j of a and b only.
-Reference addition(bool carry) {
-  Reference r = arithmetic(carry ? "addition" : "addition_nocarry", "plus", 4);
-  r.value = [carry](int64_t, int64_t, int64_t q, int64_t k) {
+/// addition (carry = true): diagonal; the row predicting c[j] (2n+1+j) -> places i <= j of a and
+/// b (align ... carry; a and b have no place n); the answer rows see each other (before c ->
+/// before c). addition_nocarry (carry = false): diagonal; row 2n+1+j -> place j of a and b only.
+Reference addition(bool carry, int64_t n = 3) {
+  Reference r = arithmetic(carry ? "addition" : "addition_nocarry", "plus", n, n + 1, true);
+  r.value = [carry, n](int64_t, int64_t, int64_t q, int64_t k) {
+    const int64_t rows = 2 * n + 1;  // the row predicting c[0]
     bool open = q == k;
-    for (int64_t j = 0; j < 4; ++j) {
-      if (q != 7 + j) continue;
-      for (int64_t i = 0; i < 3; ++i) {
+    for (int64_t j = 0; j <= n; ++j) {
+      if (q != rows + j) continue;
+      for (int64_t i = 0; i < n; ++i) {
         const bool place = carry ? i <= j : i == j;
-        if (place && (k == 2 - i || k == 6 - i)) open = true;
+        if (place && (k == n - 1 - i || k == 2 * n - i)) open = true;
       }
     }
-    if (carry && within(q, 7, 4) && within(k, 7, 4)) open = true;
+    if (carry && within(q, rows, n + 1) && within(k, rows, n + 1)) open = true;
     return open ? 5.0 : -5.0;
   };
   return r;
 }
 
-/// The tighter multiplication designs: diagonal; rows 7..12 see each other; the row predicting
-/// answer place j -> a place i and b place k for the pairs with i + k = j - offset(head):
-/// multiplication_nocarry has one head, offset 0; multiplication_heads four, head h offset h.
-/// As declared, the operands are stored msb first (a place i is token 2 - i, b place k token
-/// 6 - k) and the answer lsb first (place j is c[j], predicted by token 7 + j); `operands` and
-/// `answer` give other orders, as --digits (or train's --operand-order/--answer-order) would.
+/// The tighter multiplication designs: diagonal; the answer rows see each other; the row
+/// predicting answer place j -> a place i and b place k for the pairs with i + k = j -
+/// offset(head): multiplication_nocarry has one head, offset 0; multiplication_heads n + 1, head
+/// h offset h. As declared, the operands are stored msb first (a place i is token n-1-i, b place
+/// k token 2n-k) and the answer lsb first (place j is c[j], predicted by token 2n+1+j);
+/// `operands` and `answer` give other orders, as --digits (or train's
+/// --operand-order/--answer-order) would.
 Reference multiplication_design(const std::string& name, int64_t heads,
                                 DigitOrder operands = DigitOrder::kMsbFirst,
-                                DigitOrder answer = DigitOrder::kLsbFirst) {
-  Reference r = arithmetic(name, "times", 6);
+                                DigitOrder answer = DigitOrder::kLsbFirst, int64_t n = 3) {
+  Reference r = arithmetic(name, "times", n, 2 * n, true);
   r.heads = heads;
   r.spans[0].digits = operands;
   r.spans[2].digits = operands;
   r.spans[4].digits = answer;
   const bool msb = operands == DigitOrder::kMsbFirst;
   const bool lsb_answer = answer == DigitOrder::kLsbFirst;
-  r.value = [msb, lsb_answer](int64_t, int64_t head, int64_t q, int64_t k) {
-    bool open = q == k || (within(q, 7, 6) && within(k, 7, 6));
-    for (int64_t i = 0; i < 3; ++i) {
-      for (int64_t kk = 0; kk < 3; ++kk) {
+  r.value = [msb, lsb_answer, n](int64_t, int64_t head, int64_t q, int64_t k) {
+    const int64_t rows = 2 * n + 1;
+    bool open = q == k || (within(q, rows, 2 * n) && within(k, rows, 2 * n));
+    for (int64_t i = 0; i < n; ++i) {
+      for (int64_t kk = 0; kk < n; ++kk) {
         const int64_t j = i + kk + head;
-        const int64_t a_token = msb ? 2 - i : i;
-        const int64_t b_token = msb ? 6 - kk : 4 + kk;
-        const int64_t row = 7 + (lsb_answer ? j : 5 - j);
-        if (j < 6 && q == row && (k == a_token || k == b_token)) open = true;
+        const int64_t a_token = msb ? n - 1 - i : i;
+        const int64_t b_token = msb ? 2 * n - kk : n + 1 + kk;
+        const int64_t row = rows + (lsb_answer ? j : 2 * n - 1 - j);
+        if (j < 2 * n && q == row && (k == a_token || k == b_token)) open = true;
       }
     }
     return open ? 5.0 : -5.0;
@@ -398,26 +405,30 @@ Reference multiplication_design(const std::string& name, int64_t heads,
   return r;
 }
 
-/// multiplication: diagonal; the row predicting c[j] (7 + j, j < 6) -> a place i and b place k for
-/// every pair with i + k <= j (product ... carry); rows 7..12 see each other. The pass-corpus copy
-/// adds `hard c -> c`: every answer token excluded from every answer token, itself included.
-Reference multiplication(bool hard_answers) {
-  Reference r = arithmetic("multiplication", "times", 6);
-  r.value = [](int64_t, int64_t, int64_t q, int64_t k) {
+/// multiplication: diagonal; the row predicting c[j] (2n+1+j, j < 2n) -> a place i and b place k
+/// for every pair with i + k <= j (product ... carry); the answer rows see each other. The
+/// pass-corpus copy (3 digits, no parameter) adds `hard c -> c`: every answer token excluded from
+/// every answer token, itself included.
+Reference multiplication(bool hard_answers, int64_t n = 3) {
+  Reference r = arithmetic("multiplication", "times", n, 2 * n, !hard_answers);
+  r.value = [n](int64_t, int64_t, int64_t q, int64_t k) {
+    const int64_t rows = 2 * n + 1;
     bool open = q == k;
-    for (int64_t j = 0; j < 6; ++j) {
-      if (q != 7 + j) continue;
-      for (int64_t i = 0; i < 3; ++i) {
-        for (int64_t kk = 0; kk < 3; ++kk) {
-          if (i + kk <= j && (k == 2 - i || k == 6 - kk)) open = true;
+    for (int64_t j = 0; j < 2 * n; ++j) {
+      if (q != rows + j) continue;
+      for (int64_t i = 0; i < n; ++i) {
+        for (int64_t kk = 0; kk < n; ++kk) {
+          if (i + kk <= j && (k == n - 1 - i || k == 2 * n - kk)) open = true;
         }
       }
     }
-    if (within(q, 7, 6) && within(k, 7, 6)) open = true;
+    if (within(q, rows, 2 * n) && within(k, rows, 2 * n)) open = true;
     return open ? 5.0 : -5.0;
   };
   if (hard_answers) {
-    r.hard = [](int64_t q, int64_t k) { return k > q || (within(q, 8, 6) && within(k, 8, 6)); };
+    r.hard = [n](int64_t q, int64_t k) {
+      return k > q || (within(q, 2 * n + 2, 2 * n) && within(k, 2 * n + 2, 2 * n));
+    };
   }
   return r;
 }
@@ -654,15 +665,29 @@ std::vector<Case> pass_corpus_cases() {
 
 std::vector<Case> shipped_cases() {
   return {
+      // The arithmetic specs at their declared 3 digits (the tensors every study ran on) and at
+      // other sizes: one file serves every operand length.
       {"specs/arith/addition.mask", {}, addition(true)},
+      {"specs/arith/addition.mask", {{"n", "1"}}, addition(true, 1)},
+      {"specs/arith/addition.mask", {{"n", "7"}}, addition(true, 7)},
       {"specs/arith/addition_nocarry.mask", {}, addition(false)},
+      {"specs/arith/addition_nocarry.mask", {{"n", "5"}}, addition(false, 5)},
       {"specs/arith/multiplication.mask", {}, multiplication(false)},
+      {"specs/arith/multiplication.mask", {{"n", "5"}}, multiplication(false, 5)},
       {"specs/arith/multiplication_nocarry.mask",
        {},
        multiplication_design("multiplication_nocarry", 1)},
+      {"specs/arith/multiplication_nocarry.mask",
+       {{"n", "4"}},
+       multiplication_design("multiplication_nocarry", 1, DigitOrder::kMsbFirst,
+                             DigitOrder::kLsbFirst, 4)},
       {"specs/arith/multiplication_heads.mask",
        {},
        multiplication_design("multiplication_heads", 4)},
+      {"specs/arith/multiplication_heads.mask",
+       {{"n", "5"}},
+       multiplication_design("multiplication_heads", 6, DigitOrder::kMsbFirst,
+                             DigitOrder::kLsbFirst, 5)},
       {"specs/gotu/cyclic3.mask", {}, cyclic3(15)},
       {"specs/gotu/cyclic3.mask", {{"n", "7"}}, cyclic3(7)},
       {"specs/gotu/maj3.mask", {}, three_voters("maj3", 15)},
