@@ -50,13 +50,25 @@ def libtorch_of_python():
                           text=True).stdout.strip()
 
 
+def blas_name(run):
+    """The BLAS a run used, comparable between maskc and PyTorch: maskc's step_bench prints MKL's
+    version string ("Intel(R) oneAPI Math Kernel Library Version 2024.2-Product ..."), the
+    reference "MKL 2024.2" and MKL's branch; OpenBLAS's kernel set is compared as it is."""
+    core = run.get("blas_core", "")
+    match = re.search(r"Math Kernel Library Version (\d+\.\d+)", core)
+    if match:
+        return "MKL " + match.group(1)
+    if run.get("blas", "").startswith("MKL"):
+        return " ".join(run["blas"].split()[:2])
+    return f"{run.get('blas', '')} {core}".strip()
+
+
 def check_kernels(size, results):
     """Warns where the runs did not multiply their matrices with the same kernels. OpenBLAS names
     its kernel set in each run (`blas_core`); maskc does not see MKL, which the PyPI wheel links
     into libtorch_cpu.so, so an empty maskc `blas_core` is left out (main() checks that maskc
     and PyTorch load the same libtorch_cpu.so instead)."""
-    kernels = sorted({f"{r.get('blas', '')} {r.get('blas_core', '')}".strip()
-                      for impl in IMPLS for r in results[impl]
+    kernels = sorted({blas_name(r) for impl in IMPLS for r in results[impl]
                       if r.get("blas_core", "")})
     if len(kernels) > 1:
         print(f"warning: {size}: the runs used different BLAS kernels {kernels}", file=sys.stderr)
