@@ -6,12 +6,12 @@
 #include <zlib.h>
 
 #include <algorithm>
-#include <fstream>
 #include <memory>
 #include <set>
 #include <string_view>
 
 #include "core/error.h"
+#include "io/atomic_file.h"
 #include "io/json_file.h"
 #include "runfolder/run_files.h"
 
@@ -126,28 +126,32 @@ std::vector<fs::path> find_archives(const fs::path& root) {
   return found;
 }
 
-size_t extract_archives(const fs::path& root, const fs::path& into) {
+namespace {
+
+/// Writes the runs of `archives` (found under `root`) as run folders under `into`.
+size_t extract(const std::vector<fs::path>& archives, const fs::path& root, const fs::path& into) {
   size_t count = 0;
-  for (const fs::path& archive : find_archives(root)) {
+  for (const fs::path& archive : archives) {
     const fs::path place = into / fs::relative(archive.parent_path(), root);
     for (const ArchivedRun& run : read_archive(archive)) {
       const fs::path dir = place / run.path;
       fs::create_directories(dir);
-      for (const auto& [name, text] : run.files) {
-        std::ofstream out(dir / name, std::ios::binary);
-        out << text;
-        if (!out.flush()) {
-          throw InputError(fmt::format("cannot write {}", (dir / name).string()));
-        }
-      }
+      for (const auto& [name, text] : run.files) write_file_atomic((dir / name).string(), text);
       ++count;
     }
   }
   return count;
 }
 
+}  // namespace
+
+size_t extract_archives(const fs::path& root, const fs::path& into) {
+  return extract(find_archives(root), root, into);
+}
+
 ExtractedRuns::ExtractedRuns(const fs::path& root) : root_(root) {
-  if (find_archives(root).empty()) return;
+  const std::vector<fs::path> archives = find_archives(root);
+  if (archives.empty()) return;
   std::string pattern = (fs::temp_directory_path() / "maskc-runs-XXXXXX").string();
   if (::mkdtemp(pattern.data()) == nullptr) {
     throw InputError(
@@ -161,7 +165,7 @@ ExtractedRuns::ExtractedRuns(const fs::path& root) : root_(root) {
   tree_ = base_ / folder.filename();
   try {
     fs::create_directories(tree_);
-    extract_archives(root, tree_);
+    extract(archives, root, tree_);
   } catch (...) {
     std::error_code ignored;
     fs::remove_all(base_, ignored);
