@@ -351,10 +351,50 @@ void draw_token_axis(plstream& pls, const CompiledMask& mask, const char* side, 
 }  // namespace
 
 void write_plot_png(const std::string& path, const PlotSpec& plot) {
-  check_series(plot);
-  ranges(plot);  // throws before anything is drawn
-  const PlotSpec literal = literal_texts(plot);
-  write_png_with(path, plot.width, plot.height, [&](plstream& pls) { render(pls, literal); });
+  write_plots_png(path, {plot}, /*columns=*/1);
+}
+
+void write_plots_png(const std::string& path, const std::vector<PlotSpec>& panels, int columns) {
+  if (panels.empty()) throw InputError(fmt::format("[plot] no panel to draw into {}", path));
+  if (columns < 1) {
+    throw InputError(fmt::format("[plot] {} columns of panels for {}: at least 1", columns, path));
+  }
+  int width = 0, height = 0;
+  std::vector<PlotSpec> literal;
+  for (const PlotSpec& plot : panels) {
+    check_series(plot);
+    ranges(plot);  // throws before anything is drawn
+    width = std::max(width, plot.width);
+    height = std::max(height, plot.height);
+    literal.push_back(literal_texts(plot));
+  }
+  const int64_t count = static_cast<int64_t>(panels.size());
+  const int64_t across = std::min<int64_t>(columns, count), down = (count + across - 1) / across;
+  if (across * width > kMostPlotPixels || down * height > kMostPlotPixels) {
+    throw InputError(fmt::format(
+        "[plot] {} panels of {}x{} pixels in {} columns would make {} a {}x{} pixel image, more "
+        "than {} a side: draw fewer panels per file",
+        count, width, height, across, path, across * width, down * height, kMostPlotPixels));
+  }
+  const int page_width = static_cast<int>(across * width),
+            page_height = static_cast<int>(down * height);
+  write_png_with(path, page_width, page_height, [&](plstream& pls) {
+    if (count > 1) {
+      pls.ssub(static_cast<PLINT>(across), static_cast<PLINT>(down));
+      // PLplot sizes text, markers and ticks by the page (plP_subpInit: 4, 4, 3 and 1.5 times the
+      // mean side of the page / 200 mm, divided by √(subpages down)); the legend draws at these
+      // defaults. Each panel gets the sizes of a page of its own.
+      PLFLT text_default = 0, text_now = 0;
+      pls.gchr(text_default, text_now);
+      const double unit = text_default / 4 * (width + height) / (page_width + page_height) *
+                          std::sqrt(static_cast<double>(down));
+      pls.schr(4 * unit, 1);
+      pls.ssym(4 * unit, 1);
+      pls.smaj(3 * unit, 1);
+      pls.smin(1.5 * unit, 1);
+    }
+    for (const PlotSpec& plot : literal) render(pls, plot);
+  });
 }
 
 MaskFigure write_mask_figure(const CompiledMask& mask, int64_t layer, int64_t head,

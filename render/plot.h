@@ -1,5 +1,5 @@
 // Line plots as PNG files (PLplot, cairo PNG driver): learning curves, accuracy per init with the
-// spread over seeds, accuracy against a swept setting. One figure per file.
+// spread over seeds, accuracy against a swept setting. One figure, or a grid of panels, per file.
 #pragma once
 
 #include <cstdint>
@@ -33,6 +33,16 @@ struct PlotSpec {
 /// Throws InputError for a plot with no finite point or mismatched series lengths, and
 /// InputError naming the path when the file cannot be written.
 void write_plot_png(const std::string& path, const PlotSpec& plot);
+
+/// The largest side of a write_plots_png image, in pixels (cairo's image limit is 32767).
+constexpr int kMostPlotPixels = 32000;
+
+/// Draws `panels` into one PNG file `path` (small multiples), left to right and top to bottom in
+/// `columns` columns (fewer when there are fewer panels), each panel with its own title and as
+/// large as write_plot_png draws it alone (the largest width and height of the panels); written
+/// atomically. Throws InputError as write_plot_png does for any panel, before anything is
+/// written, and for no panels, columns < 1, or an image more than kMostPlotPixels a side.
+void write_plots_png(const std::string& path, const std::vector<PlotSpec>& panels, int columns = 2);
 
 /// What write_mask_figure drew.
 struct MaskFigure {

@@ -466,6 +466,51 @@ TEST(Plot, BandsShadeTheSpread) {
   EXPECT_EQ(read_text(dir / "plain.png"), read_text(dir / "none.png"));
 }
 
+// Small multiples: panels two a row, each as large as a plot alone, in one file; a panel that
+// cannot be drawn is an error before anything is written.
+TEST(Plot, PanelsShareOneFile) {
+  const fs::path dir = fresh_dir("plot-panels");
+  std::vector<PlotSpec> panels(3);
+  for (size_t i = 0; i < panels.size(); ++i) {
+    panels[i].title = fmt::format("panel {}", i);
+    panels[i].series.push_back({"a", {0, 1, 2}, {1, 2, 1.5 + static_cast<double>(i)}, {}, {}});
+  }
+  write_plots_png((dir / "three.png").string(), panels);
+  EXPECT_TRUE(is_png(dir / "three.png", 1800, 1120));
+  write_plots_png((dir / "column.png").string(), panels, /*columns=*/1);
+  EXPECT_TRUE(is_png(dir / "column.png", 900, 1680));
+  write_plots_png((dir / "one.png").string(), {panels[0]});
+  EXPECT_TRUE(is_png(dir / "one.png", 900, 560));
+  write_plot_png((dir / "alone.png").string(), panels[0]);
+  EXPECT_EQ(read_text(dir / "one.png"), read_text(dir / "alone.png"));
+
+  panels[1].series[0].y = {1};
+  EXPECT_NE(testing::input_error([&] {
+              write_plots_png((dir / "bad.png").string(), panels);
+            }).find("'a' of 'panel 1' has mismatched lengths"),
+            std::string::npos);
+  panels[1].series[0].y = {NAN, NAN, NAN};
+  EXPECT_NE(testing::input_error([&] {
+              write_plots_png((dir / "bad.png").string(), panels);
+            }).find("'panel 1' has no finite point"),
+            std::string::npos);
+  EXPECT_NE(testing::input_error([&] {
+              write_plots_png((dir / "bad.png").string(), {});
+            }).find("no panel"),
+            std::string::npos);
+  EXPECT_NE(testing::input_error([&] {
+              write_plots_png((dir / "bad.png").string(), {panels[0]}, /*columns=*/0);
+            }).find("0 columns"),
+            std::string::npos);
+  // 60 panels down are 33,600 pixels: more than cairo draws.
+  EXPECT_NE(testing::input_error([&] {
+              write_plots_png((dir / "bad.png").string(), std::vector<PlotSpec>(60, panels[0]),
+                              /*columns=*/1);
+            }).find("draw fewer panels"),
+            std::string::npos);
+  EXPECT_FALSE(fs::exists(dir / "bad.png"));
+}
+
 TEST(Plot, TextIsDrawnLiterally) {
   PlotSpec plot;
   plot.title = "bad \xff\xfe utf-8 \x1b[31m and #u #[0x2192] escapes";
