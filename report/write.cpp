@@ -346,17 +346,54 @@ void check_plots_folder(const fs::path& root) {
       plots.string(), status.type() == fs::file_type::symlink ? "a symlink" : "not a folder"));
 }
 
-/// Draws `plot` into root/plots/NAME.png and returns its Markdown image line; "" when there is
-/// nothing to draw.
-std::string figure(const fs::path& root, const std::string& name, PlotSpec plot) {
-  std::erase_if(plot.series, [](const PlotSeries& s) {
-    return std::none_of(s.y.begin(), s.y.end(), [](double v) { return std::isfinite(v); });
-  });
-  if (plot.series.empty()) return "";
+/// Panels of a figure file, two a row; a figure of more is split into NAME.png, NAME-2.png, ...
+/// (an image of 25 panels down is 14,000 pixels tall).
+constexpr int kFigureColumns = 2;
+constexpr size_t kMostPanels = 50;
+
+/// A panel of a figure, and what the figure's alt text calls it ("" for a figure of one plot).
+struct Panel {
+  std::string name;
+  PlotSpec plot;
+};
+
+bool has_finite_y(const PlotSeries& s) {
+  return std::any_of(s.y.begin(), s.y.end(), [](double v) { return std::isfinite(v); });
+}
+
+/// Draws `panels` (those with something to draw) into root/plots/NAME.png and returns its
+/// Markdown image line, the alt text `title` and, when they have names, "panels: " and theirs;
+/// "" when there is nothing to draw.
+std::string figure(const fs::path& root, const std::string& name, const std::string& title,
+                   std::vector<Panel> panels) {
+  for (Panel& panel : panels) std::erase_if(panel.plot.series, std::not_fn(has_finite_y));
+  std::erase_if(panels, [](const Panel& panel) { return panel.plot.series.empty(); });
+  if (panels.empty()) return "";
   fs::create_directories(root / "plots");  // write_report has checked what stands there
-  const std::string file = "plots/" + file_name(name) + ".png";
-  write_plot_png((root / file).string(), plot);
-  return fmt::format("![{}]({})\n\n", inert(plot.title), file);
+  const size_t files = (panels.size() + kMostPanels - 1) / kMostPanels;
+  std::string out;
+  for (size_t k = 0; k < files; ++k) {
+    const std::string file =
+        "plots/" + file_name(k == 0 ? name : fmt::format("{}-{}", name, k + 1)) + ".png";
+    std::vector<PlotSpec> plots;
+    std::vector<std::string> names;
+    for (size_t i = k * kMostPanels; i < std::min(panels.size(), (k + 1) * kMostPanels); ++i) {
+      plots.push_back(panels[i].plot);
+      if (!panels[i].name.empty()) names.push_back(panels[i].name);
+    }
+    write_plots_png((root / file).string(), plots, kFigureColumns);
+    out +=
+        fmt::format("![{}{}{}]({})\n\n", inert(title),
+                    names.empty() ? "" : inert(fmt::format(", panels: {}", fmt::join(names, ", "))),
+                    files > 1 ? fmt::format(" ({} of {})", k + 1, files) : "", file);
+  }
+  return out;
+}
+
+/// One plot in root/plots/NAME.png (see above), its title the alt text.
+std::string figure(const fs::path& root, const std::string& name, PlotSpec plot) {
+  const std::string title = plot.title;
+  return figure(root, name, title, {{"", std::move(plot)}});
 }
 
 /// The metric per row: one marker per seed and the mean ± std; or, when the rows sweep the train
@@ -432,8 +469,8 @@ std::string value_text(const json& value) {
 /// The metric against one swept setting `x`: one line per combination of the other settings in
 /// which rows differ (a grid of init × x: one line per init); numbers on a numeric axis (log when
 /// they span 100×), anything else as categories.
-std::string setting_figure(const fs::path& root, const TaskSection& section, const std::string& key,
-                           const std::string& x, const std::vector<std::string>& differing) {
+PlotSpec setting_plot(const TaskSection& section, const std::string& key, const std::string& x,
+                      const std::vector<std::string>& differing) {
   const double scale = is_share(section, key) ? 100.0 : 1.0;
   bool numeric = true;
   double low = INFINITY, high = -INFINITY;
@@ -480,20 +517,21 @@ std::string setting_figure(const fs::path& root, const TaskSection& section, con
     }
     plot.series.push_back(std::move(series));
   }
-  return figure(root, section.name() + "-by-" + x, plot);
+  return plot;
 }
 
-/// One setting_figure per setting the rows differ in, but init (the lines), the train fraction
-/// (final_figure) and the spec's digest.
+/// One figure of the section, NAME-by-setting.png: a setting_plot per setting the rows differ in,
+/// but init (the lines), the train fraction (final_figure) and the spec's digest.
 std::string setting_figures(const fs::path& root, const TaskSection& section,
                             const std::string& key) {
   const std::vector<std::string> differing = differing_settings(section);
-  std::string out;
+  std::vector<Panel> panels;
   for (const std::string& x : differing) {
     if (x == "init" || x == "train_fraction" || x == "spec_sha256") continue;
-    out += setting_figure(root, section, key, x, differing);
+    panels.push_back({x, setting_plot(section, key, x, differing)});
   }
-  return out;
+  return figure(root, section.name() + "-by-setting",
+                fmt::format("{}: {} against a setting", section.title(), key), std::move(panels));
 }
 
 /// Learning curves, prior mass and mask drift over training, one line per row.
@@ -531,11 +569,12 @@ double fourier_value(const json& record, const std::string& name) {
   return c != fourier->end() && c->is_number() ? c->get<double>() : NAN;
 }
 
-/// Boolean rows: the learned Fourier coefficients over training, one plot per row. A row with
-/// more than kMaxFourierCurves coefficients draws those largest in magnitude at the last
-/// evaluation (the largest over its seeds), and its title says how many it drew.
+/// Boolean rows: the learned Fourier coefficients over training, one figure of the section,
+/// NAME-fourier.png, with a panel per row. A row with more than kMaxFourierCurves coefficients
+/// draws those largest in magnitude at the last evaluation (the largest over its seeds), and its
+/// panel's title says how many it drew. The alt text names the panels.
 std::string fourier_figures(const fs::path& root, const TaskSection& section) {
-  std::string out;
+  std::vector<Panel> panels;
   for (const ReportRow* row : section.rows) {
     std::map<std::string, double> largest;  // coefficient → its largest |value| at a run's end
     for (const RunRecord& run : row->runs) {
@@ -565,9 +604,11 @@ std::string fourier_figures(const fs::path& root, const TaskSection& section) {
       plot.series.push_back(mean_curve(
           *row, [&](const json& record) { return fourier_value(record, name); }, name));
     }
-    out += figure(root, row->label + "-fourier", plot);
+    panels.push_back({row->label + which, std::move(plot)});
   }
-  return out;
+  return figure(root, section.name() + "-fourier",
+                fmt::format("{}: learned Fourier coefficients", section.title()),
+                std::move(panels));
 }
 
 std::string section_text(const fs::path& root, const TaskSection& section,

@@ -178,12 +178,70 @@ TEST(Report, TablesPaperColumnMdiAndPlots) {
   EXPECT_NE(text.find("`parity2.mask`: MDI not excluded by the mask"), std::string::npos) << text;
   EXPECT_EQ(text.find("stopped"), std::string::npos) << text;
   for (const char* plot : {"parity2-final", "parity2-accuracy", "parity2-prior-mass",
-                           "parity2-mask-drift", "parity2-mask-fourier", "addition-sweep"}) {
+                           "parity2-mask-drift", "addition-sweep"}) {
     const fs::path png = root / "plots" / (std::string(plot) + ".png");
     EXPECT_TRUE(is_png(png, 900, 560)) << png;
     EXPECT_NE(text.find(fmt::format("(plots/{}.png)", plot)), std::string::npos) << plot;
   }
   EXPECT_FALSE(fs::exists(root / "plots" / "addition-final.png"));  // a sweep instead
+  // The learned Fourier coefficients of both rows: one figure, a panel per row.
+  EXPECT_NE(
+      text.find("![parity2: learned Fourier coefficients, panels: parity2-mask, parity2-vanilla]"
+                "(plots/parity2-fourier.png)"),
+      std::string::npos)
+      << text;
+  EXPECT_TRUE(is_png(root / "plots" / "parity2-fourier.png", 1800, 560));
+}
+
+/// The files in root/plots, sorted.
+std::vector<std::string> plot_files(const fs::path& root) {
+  std::vector<std::string> names;
+  for (const auto& entry : fs::directory_iterator(root / "plots")) {
+    names.push_back(entry.path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// A section draws the metric against every setting its rows differ in as one figure, a panel per
+// setting, and the Fourier coefficients as one figure, a panel per row; a figure of more than 50
+// panels goes on in a second file.
+TEST(Report, FiguresHaveAPanelPerSettingAndPerRow) {
+  const fs::path root = fresh_dir("panels");
+  for (const auto& [lr, dim] : {std::pair{1e-3, 64}, {1e-2, 64}, {1e-3, 32}}) {
+    json config = parity2_config("mask");
+    config["lr"] = lr;
+    config["dim"] = dim;
+    write_run(root / fmt::format("lr{}-dim{}", lr, dim) / "seed0", config,
+              {{"accuracy", 0.9}, {"steps", 100}}, {{0, 0.5}, {100, 0.9}}, "accuracy");
+  }
+  const std::string text = read_text(write_report({root.string(), kSource, ""}));
+  EXPECT_NE(
+      text.find(
+          "![parity2: accuracy against a setting, panels: dim, lr](plots/parity2-by-setting.png)"),
+      std::string::npos)
+      << text;
+  EXPECT_TRUE(is_png(root / "plots" / "parity2-by-setting.png", 1800, 560));
+  EXPECT_TRUE(is_png(root / "plots" / "parity2-fourier.png", 1800, 1120));
+  EXPECT_EQ(plot_files(root),
+            (std::vector<std::string>{"parity2-accuracy.png", "parity2-by-setting.png",
+                                      "parity2-final.png", "parity2-fourier.png",
+                                      "parity2-mask-drift.png", "parity2-prior-mass.png"}));
+
+  const fs::path many = fresh_dir("many-panels");
+  for (int k = 0; k < 51; ++k) {
+    json config = parity2_config("mask");
+    config["lr"] = 1e-4 * (k + 1);
+    write_run(many / fmt::format("lr{}", k) / "seed0", config, {{"accuracy", 0.9}, {"steps", 100}},
+              {{0, 0.5}, {100, 0.9}}, "accuracy");
+  }
+  const std::string split = read_text(write_report({many.string(), kSource, ""}));
+  EXPECT_NE(split.find(", lr49 (1 of 2)](plots/parity2-fourier.png)\n\n![parity2: learned "
+                       "Fourier coefficients, panels: lr50 (2 of 2)](plots/parity2-fourier-2.png)"),
+            std::string::npos)
+      << split;
+  EXPECT_TRUE(is_png(many / "plots" / "parity2-fourier.png", 1800, 25 * 560));
+  EXPECT_TRUE(is_png(many / "plots" / "parity2-fourier-2.png", 900, 560));
 }
 
 // cyclic3 at n = 15 records 2^15 coefficients an evaluation: the plot draws the largest few,
@@ -200,11 +258,12 @@ TEST(Report, AFourierPlotDrawsTheLargestCoefficients) {
   }
   metrics.close();
   const std::string text = read_text(write_report({root.string(), kSource, ""}));
-  EXPECT_NE(text.find("![parity2-mask: learned Fourier coefficients (the 8 largest of 4096)]"
-                      "(plots/parity2-mask-fourier.png)"),
-            std::string::npos)
+  EXPECT_NE(
+      text.find("![parity2: learned Fourier coefficients, panels: parity2-mask (the 8 largest "
+                "of 4096)](plots/parity2-fourier.png)"),
+      std::string::npos)
       << text;
-  EXPECT_TRUE(is_png(root / "plots" / "parity2-mask-fourier.png", 900, 560));
+  EXPECT_TRUE(is_png(root / "plots" / "parity2-fourier.png", 900, 560));
 }
 
 TEST(Report, ErrorsNameTheFolderOrFile) {

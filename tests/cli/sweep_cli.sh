@@ -40,8 +40,9 @@ for row in rows:
     assert row["label"] == f"init={init},lr={lr}", row
 PY
   test -f s/REPORT.md || fail "no REPORT.md"
-  grep -q 'plots/parity2-by-lr.png' s/REPORT.md || fail "no plot against lr"
-  test -s s/plots/parity2-by-lr.png || fail "plot file"
+  grep -q 'against a setting, panels: lr](plots/parity2-by-setting.png)' s/REPORT.md ||
+    fail "no plot against lr"
+  test -s s/plots/parity2-by-setting.png || fail "plot file"
   # scripts/keep_runs.sh keeps the small files of each run in one archive (runs.jsonl.gz), byte
   # for byte (parity2 has only 4 Fourier coefficients), and a report reads it; weights stay behind.
   bash "$source_dir/scripts/keep_runs.sh" s kept >log || fail "keep_runs: $(cat log)"
