@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -261,10 +262,10 @@ std::string read_bytes(const std::string& file) {
 
 namespace {
 
-/// Draws with `draw` (a plstream set up for a pngcairo file of the given size) and writes the PNG
-/// to `path` atomically.
-void write_png_with(const std::string& path, int width, int height,
-                    const std::function<void(plstream&)>& draw) {
+/// The PNG that `draw` draws on a plstream set up for a pngcairo file of the given size; `path`
+/// (the file it is for) names it in errors.
+std::string draw_png(const std::string& path, int width, int height,
+                     const std::function<void(plstream&)>& draw) {
   namespace fs = std::filesystem;
   const fs::path scratch =
       fs::temp_directory_path() /
@@ -293,7 +294,13 @@ void write_png_with(const std::string& path, int width, int height,
                     "plplot-driver-cairo, installed?)",
                     path));
   }
-  write_file_atomic(path, bytes);
+  return bytes;
+}
+
+/// Draws with `draw` as draw_png does and writes the PNG to `path` atomically.
+void write_png_with(const std::string& path, int width, int height,
+                    const std::function<void(plstream&)>& draw) {
+  write_file_atomic(path, draw_png(path, width, height, draw));
 }
 
 /// The mean of the non-hard cells of each block of `b` × `b` cells (NaN where all are hard), as
@@ -376,25 +383,30 @@ void write_plots_png(const std::string& path, const std::vector<PlotSpec>& panel
         "than {} a side: draw fewer panels per file",
         count, width, height, across, path, across * width, down * height, kMostPlotPixels));
   }
-  const int page_width = static_cast<int>(across * width),
-            page_height = static_cast<int>(down * height);
-  write_png_with(path, page_width, page_height, [&](plstream& pls) {
-    if (count > 1) {
-      pls.ssub(static_cast<PLINT>(across), static_cast<PLINT>(down));
-      // PLplot sizes text, markers and ticks by the page (plP_subpInit: 4, 4, 3 and 1.5 times the
-      // mean side of the page / 200 mm, divided by √(subpages down)); the legend draws at these
-      // defaults. Each panel gets the sizes of a page of its own.
-      PLFLT text_default = 0, text_now = 0;
-      pls.gchr(text_default, text_now);
-      const double unit = text_default / 4 * (width + height) / (page_width + page_height) *
-                          std::sqrt(static_cast<double>(down));
-      pls.schr(4 * unit, 1);
-      pls.ssym(4 * unit, 1);
-      pls.smaj(3 * unit, 1);
-      pls.smin(1.5 * unit, 1);
+  if (count == 1) {
+    write_png_with(path, width, height, [&](plstream& pls) { render(pls, literal.front()); });
+    return;
+  }
+  // Each panel is drawn as a page of its own and copied into its place: on PLplot's subpages text
+  // is sized by the whole page, and a long legend runs into the next panel.
+  RgbImage page;
+  page.width = across * width;
+  page.height = down * height;
+  const auto bytes = static_cast<uint64_t>(page.width * page.height * 3);
+  allocate_or_throw(bytes, "a figure of plots", [&] { page.rgb.assign(bytes, 255); });
+  for (int64_t i = 0; i < count; ++i) {
+    const PlotSpec& plot = literal[static_cast<size_t>(i)];
+    const RgbImage panel = decode_png(
+        draw_png(path, plot.width, plot.height, [&](plstream& pls) { render(pls, plot); }), path);
+    internal_check(panel.width <= width && panel.height <= height, "a panel larger than asked");
+    const int64_t left = i % across * width, top = i / across * height;
+    for (int64_t y = 0; y < panel.height; ++y) {
+      std::memcpy(&page.rgb[static_cast<size_t>(((top + y) * page.width + left) * 3)],
+                  &panel.rgb[static_cast<size_t>(y * panel.width * 3)],
+                  static_cast<size_t>(panel.width * 3));
     }
-    for (const PlotSpec& plot : literal) render(pls, plot);
-  });
+  }
+  write_file_atomic(path, encode_png(page, path));
 }
 
 MaskFigure write_mask_figure(const CompiledMask& mask, int64_t layer, int64_t head,

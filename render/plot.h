@@ -34,14 +34,15 @@ struct PlotSpec {
 /// InputError naming the path when the file cannot be written.
 void write_plot_png(const std::string& path, const PlotSpec& plot);
 
-/// The largest side of a write_plots_png image, in pixels (cairo's image limit is 32767).
+/// The largest side of a write_plots_png image, in pixels: 3 bytes a pixel in memory, and larger
+/// images are more than browsers reliably show.
 constexpr int kMostPlotPixels = 32000;
 
 /// Draws `panels` into one PNG file `path` (small multiples), left to right and top to bottom in
-/// `columns` columns (fewer when there are fewer panels), each panel with its own title and as
-/// large as write_plot_png draws it alone (the largest width and height of the panels); written
-/// atomically. Throws InputError as write_plot_png does for any panel, before anything is
-/// written, and for no panels, columns < 1, or an image more than kMostPlotPixels a side.
+/// `columns` columns (fewer when there are fewer panels), each panel as write_plot_png draws it
+/// alone, in a cell of the largest width and height of the panels; written atomically. Throws
+/// InputError as write_plot_png does for any panel, before anything is written, and for no
+/// panels, columns < 1, or an image more than kMostPlotPixels a side.
 void write_plots_png(const std::string& path, const std::vector<PlotSpec>& panels, int columns = 2);
 
 /// What write_mask_figure drew.

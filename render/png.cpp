@@ -8,6 +8,7 @@
 #include <cstring>
 #include <vector>
 
+#include "core/error.h"
 #include "io/atomic_file.h"
 #include "render/grid.h"
 
@@ -67,44 +68,61 @@ std::vector<uint8_t> block_colours(const CompiledMask& mask, int64_t layer, int6
   return blocks;
 }
 
-/// The image's RGB pixels: each block drawn as a square of pixels_per_cell pixels a side.
-std::vector<uint8_t> enlarge(const std::vector<uint8_t>& blocks, const PngReport& report,
-                             int64_t cells_side) {
+/// The image: each block drawn as a square of pixels_per_cell pixels a side.
+RgbImage enlarge(const std::vector<uint8_t>& blocks, const PngReport& report, int64_t cells_side) {
   const int64_t p = report.pixels_per_cell;
-  std::vector<uint8_t> pixels(static_cast<size_t>(report.side * report.side * 3));
+  RgbImage image{report.side, report.side,
+                 std::vector<uint8_t>(static_cast<size_t>(report.side * report.side * 3))};
   for (int64_t y = 0; y < report.side; ++y) {
     for (int64_t x = 0; x < report.side; ++x) {
-      std::memcpy(&pixels[static_cast<size_t>((y * report.side + x) * 3)],
+      std::memcpy(&image.rgb[static_cast<size_t>((y * report.side + x) * 3)],
                   &blocks[static_cast<size_t>(((y / p) * cells_side + x / p) * 3)], 3);
     }
   }
-  return pixels;
+  return image;
 }
 
-/// The PNG encoding of a square RGB image of `side` pixels; `path` names it in errors.
-std::string encode_png(const std::vector<uint8_t>& pixels, int64_t side, const std::string& path) {
+}  // namespace
+
+std::string encode_png(const RgbImage& rgb, const std::string& path) {
+  internal_check(rgb.rgb.size() == static_cast<size_t>(rgb.width * rgb.height * 3),
+                 "RGB image of the wrong size");
   png_image image;
   std::memset(&image, 0, sizeof image);
   image.version = PNG_IMAGE_VERSION;
-  image.width = static_cast<png_uint_32>(side);
-  image.height = static_cast<png_uint_32>(side);
+  image.width = static_cast<png_uint_32>(rgb.width);
+  image.height = static_cast<png_uint_32>(rgb.height);
   image.format = PNG_FORMAT_RGB;
   png_alloc_size_t size = 0;
-  const auto stride = static_cast<png_int_32>(side * 3);
-  if (!png_image_write_to_memory(&image, nullptr, &size, /*convert_to_8_bit=*/0, pixels.data(),
+  const auto stride = static_cast<png_int_32>(rgb.width * 3);
+  if (!png_image_write_to_memory(&image, nullptr, &size, /*convert_to_8_bit=*/0, rgb.rgb.data(),
                                  stride, /*colormap=*/nullptr)) {
     throw InputError(fmt::format("cannot draw '{}': {}", path, image.message));
   }
   std::string encoded(size, '\0');
   if (!png_image_write_to_memory(&image, encoded.data(), &size, /*convert_to_8_bit=*/0,
-                                 pixels.data(), stride, /*colormap=*/nullptr)) {
+                                 rgb.rgb.data(), stride, /*colormap=*/nullptr)) {
     throw InputError(fmt::format("cannot draw '{}': {}", path, image.message));
   }
   encoded.resize(size);
   return encoded;
 }
 
-}  // namespace
+RgbImage decode_png(const std::string& bytes, const std::string& path) {
+  png_image image;
+  std::memset(&image, 0, sizeof image);
+  image.version = PNG_IMAGE_VERSION;
+  if (!png_image_begin_read_from_memory(&image, bytes.data(), bytes.size())) {
+    throw InputError(fmt::format("cannot draw '{}': {}", path, image.message));
+  }
+  image.format = PNG_FORMAT_RGB;
+  RgbImage rgb{image.width, image.height, std::vector<uint8_t>(PNG_IMAGE_SIZE(image))};
+  if (!png_image_finish_read(&image, /*background=*/nullptr, rgb.rgb.data(), /*row_stride=*/0,
+                             /*colormap=*/nullptr)) {
+    throw InputError(fmt::format("cannot draw '{}': {}", path, image.message));
+  }
+  return rgb;
+}
 
 double block_mean(const CompiledMask& mask, int64_t layer, int64_t head, int64_t block_q,
                   int64_t block_k, int64_t b) {
@@ -128,7 +146,7 @@ PngReport write_png_heatmap(const CompiledMask& mask, int64_t layer, int64_t hea
   const PngReport report = plan(mask, layer, head, options);
   const int64_t cells_side = blocks_per_side(mask.n, report.cells_per_pixel);
   const std::vector<uint8_t> blocks = block_colours(mask, layer, head, report, cells_side);
-  write_file_atomic(path, encode_png(enlarge(blocks, report, cells_side), report.side, path));
+  write_file_atomic(path, encode_png(enlarge(blocks, report, cells_side), path));
   return report;
 }
 

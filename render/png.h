@@ -1,9 +1,10 @@
-// A PNG heatmap of one (layer, head) of a compiled mask.
+// A PNG heatmap of one (layer, head) of a compiled mask, and RGB images to and from PNG.
 // Rows are queries, columns are keys, as everywhere in maskprior.
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/compiled_mask.h"
 
@@ -32,5 +33,18 @@ double block_mean(const CompiledMask& mask, int64_t layer, int64_t head, int64_t
 /// centred at 0 (white), scaled by the largest |M|, hard-excluded cells black.
 PngReport write_png_heatmap(const CompiledMask& mask, int64_t layer, int64_t head,
                             const std::string& path, const PngOptions& options = {});
+
+/// An RGB image: 3 bytes a pixel, rows top to bottom.
+struct RgbImage {
+  int64_t width = 0, height = 0;
+  std::vector<uint8_t> rgb;
+};
+
+/// The PNG encoding of `image`; InputError naming `path` (the file it is for) when libpng fails.
+std::string encode_png(const RgbImage& image, const std::string& path);
+
+/// The pixels of the PNG `bytes` (any colour type, as RGB); InputError naming `path` when they
+/// are not a PNG.
+RgbImage decode_png(const std::string& bytes, const std::string& path);
 
 }  // namespace maskprior
