@@ -1,4 +1,4 @@
-// `maskc sweep`: a grid of training settings times seeds (train/sweep.h), its flags and the
+// `maskc sweep`: a grid of training settings times seeds (experiments/sweep.h), its flags and the
 // Slurm array script of --emit-slurm.
 #include <fmt/format.h>
 #include <unistd.h>
@@ -16,10 +16,10 @@
 #include "core/error.h"
 #include "core/machine.h"
 #include "core/text.h"
+#include "experiments/sweep.h"
 #include "io/atomic_file.h"
 #include "report/report.h"
 #include "train/distributed.h"
-#include "train/sweep.h"
 
 namespace maskprior::cli {
 

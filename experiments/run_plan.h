@@ -1,7 +1,7 @@
 // Running a list of training runs into their run folders: `maskc reproduce`'s suites and
 // `maskc sweep`'s grids. Finished runs are reused, interrupted ones resumed; the runs go one after
-// another in this process, or in --jobs forked processes (train/jobs.h), or split across the ranks
-// of `maskc launch` / torchrun / srun (rank r takes runs r, r + W, ...; rank 0 waits for the
+// another in this process, or in --jobs forked processes (experiments/jobs.h), or split across the
+// ranks of `maskc launch` / torchrun / srun (rank r takes runs r, r + W, ...; rank 0 waits for the
 // others through the rendezvous store), or across the tasks of a Slurm array (no store: each task
 // its share).
 #pragma once

@@ -1,4 +1,4 @@
-#include "train/run_plan.h"
+#include "experiments/run_plan.h"
 
 #include <fmt/format.h>
 
@@ -15,11 +15,11 @@
 #include "core/error.h"
 #include "core/interrupt.h"
 #include "core/text.h"
+#include "experiments/jobs.h"
 #include "io/atomic_file.h"
 #include "io/json_file.h"
 #include "train/config.h"
 #include "train/interrupt.h"
-#include "train/jobs.h"
 #include "train/run_folder.h"
 #include "train/train.h"
 
@@ -157,7 +157,7 @@ bool run_in_order(const std::vector<PlannedRun>& runs, std::ostream& out,
       std::cerr << fmt::format("maskc: {}: {}\n", run.name, e.what());
       return true;
     } catch (const std::exception& e) {
-      // As a --jobs child reports it (train/jobs.cpp).
+      // As a --jobs child reports it (experiments/jobs.cpp).
       std::cerr << fmt::format("maskc: error in {}: {}\n", run.name, e.what());
       failed.insert(run.name);
     }
