@@ -1,13 +1,13 @@
 // `maskc reproduce`: runs a suite of training runs (experiments/reproduce.h) and prints its tables.
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <iostream>
 
 #include "cli/commands.h"
 #include "cli/share_dir.h"
 #include "core/machine.h"
 #include "core/text.h"
+#include "experiments/placement.h"
 #include "experiments/reproduce.h"
 #include "report/report.h"
 #include "tasks/family.h"
@@ -58,14 +58,10 @@ training::SuiteOptions suite_options(const ReproduceFlags& flags, bool jobs_give
   // (experiments/reproduce.h), with the machine's cores shared among its ranks unless --jobs or
   // --threads say otherwise.
   options.world = training::world_from_environment();
-  if (options.world && options.world->size > 1) {
-    const int cores = all_cores();
-    if (!jobs_given) options.jobs = std::max(1, cores / options.world->local_size);
-    if (flags.threads == 0) {
-      options.overrides["threads"] =
-          std::max(1, cores / (options.jobs * options.world->local_size));
-    }
-  }
+  const training::Placement placement = training::place_on_cores(
+      options.world, all_cores(), options.jobs, jobs_given, options.overrides.contains("threads"));
+  options.jobs = placement.jobs;
+  if (placement.threads) options.overrides["threads"] = *placement.threads;
   return options;
 }
 

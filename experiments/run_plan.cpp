@@ -16,6 +16,7 @@
 #include "core/interrupt.h"
 #include "core/text.h"
 #include "experiments/jobs.h"
+#include "experiments/placement.h"
 #include "io/atomic_file.h"
 #include "io/json_file.h"
 #include "train/config.h"
@@ -49,7 +50,7 @@ std::set<int> stages_of(const std::vector<PlannedRun>& runs) {
 bool run_in_parallel(const std::vector<PlannedRun>& runs, const PlanOptions& options,
                      std::ostream& out, std::set<std::string>& failed, int rank, int ranks) {
   json execution = {{"progress", false}};
-  if (!options.threads_given) execution["threads"] = std::max(1, all_cores() / options.jobs);
+  if (!options.threads_given) execution["threads"] = threads_per_run(all_cores(), options.jobs);
   for (const int stage : stages_of(runs)) {  // a stage's runs start once the earlier ones ended
     std::vector<Job> jobs;
     for (size_t i = 0; i < runs.size(); ++i) {
@@ -183,7 +184,7 @@ std::optional<double> time_run(TrainConfig config, const PlanOptions& options, s
   config.progress = false;
   config.stop_after = kProbeSteps;
   if (options.jobs > 1 && !options.threads_given) {
-    config.threads = std::max(1, all_cores() / options.jobs);
+    config.threads = threads_per_run(all_cores(), options.jobs);
   }
   const int threads = config.threads > 0 ? config.threads : all_cores();  // as prepare_host
   const json summary = train(config);

@@ -50,7 +50,8 @@ struct PlanShard {
 struct PlanOptions {
   std::string command;  // "reproduce", "sweep": in messages and the store's keys
   int jobs = 1;         // runs at once, each in a forked process
-  /// Unless the plan's runs set threads: each forked run gets cores / jobs.
+  /// Unless the plan's runs set threads: each forked run gets cores / jobs (threads_per_run,
+  /// experiments/placement.h).
   bool threads_given = false;
   std::optional<World> world;      // size > 1: split across the ranks (rendezvous)
   std::optional<PlanShard> shard;  // a Slurm array task's share
