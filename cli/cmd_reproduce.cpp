@@ -1,18 +1,18 @@
-// `maskc reproduce`: runs a suite of training runs (train/reproduce.h) and prints its tables.
+// `maskc reproduce`: runs a suite of training runs (experiments/reproduce.h) and prints its tables.
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <iostream>
 
 #include "cli/commands.h"
 #include "cli/share_dir.h"
 #include "core/machine.h"
 #include "core/text.h"
+#include "experiments/placement.h"
+#include "experiments/reproduce.h"
 #include "report/report.h"
 #include "tasks/family.h"
 #include "train/config.h"
 #include "train/presets.h"
-#include "train/reproduce.h"
 
 namespace maskprior::cli {
 
@@ -54,17 +54,14 @@ training::SuiteOptions suite_options(const ReproduceFlags& flags, bool jobs_give
   if (flags.eval_every >= 0) options.overrides["eval_every"] = flags.eval_every;
   options.jobs = flags.jobs;
   if (!flags.data_dir.empty()) options.overrides["data_dir"] = flags.data_dir;
-  // Under `maskc launch`, torchrun or Slurm: this rank's share of the runs (train/reproduce.h),
-  // with the machine's cores shared among its ranks unless --jobs or --threads say otherwise.
+  // Under `maskc launch`, torchrun or Slurm: this rank's share of the runs
+  // (experiments/reproduce.h), with the machine's cores shared among its ranks unless --jobs or
+  // --threads say otherwise.
   options.world = training::world_from_environment();
-  if (options.world && options.world->size > 1) {
-    const int cores = all_cores();
-    if (!jobs_given) options.jobs = std::max(1, cores / options.world->local_size);
-    if (flags.threads == 0) {
-      options.overrides["threads"] =
-          std::max(1, cores / (options.jobs * options.world->local_size));
-    }
-  }
+  const training::Placement placement = training::place_on_cores(
+      options.world, all_cores(), options.jobs, jobs_given, options.overrides.contains("threads"));
+  options.jobs = placement.jobs;
+  if (placement.threads) options.overrides["threads"] = *placement.threads;
   return options;
 }
 

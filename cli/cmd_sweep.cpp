@@ -1,4 +1,4 @@
-// `maskc sweep`: a grid of training settings times seeds (train/sweep.h), its flags and the
+// `maskc sweep`: a grid of training settings times seeds (experiments/sweep.h), its flags and the
 // Slurm array script of --emit-slurm.
 #include <fmt/format.h>
 #include <unistd.h>
@@ -16,10 +16,11 @@
 #include "core/error.h"
 #include "core/machine.h"
 #include "core/text.h"
+#include "experiments/placement.h"
+#include "experiments/sweep.h"
 #include "io/atomic_file.h"
 #include "report/report.h"
 #include "train/distributed.h"
-#include "train/sweep.h"
 
 namespace maskprior::cli {
 
@@ -126,12 +127,10 @@ void place(training::SweepOptions& options, bool jobs_given) {
     return;
   }
   options.world = training::world_from_environment();
-  if (!options.world || options.world->size <= 1) return;
-  const int cores = all_cores();
-  if (!jobs_given) options.jobs = std::max(1, cores / options.world->local_size);
-  if (!options.base.contains("threads")) {
-    options.base["threads"] = std::max(1, cores / (options.jobs * options.world->local_size));
-  }
+  const training::Placement placement = training::place_on_cores(
+      options.world, all_cores(), options.jobs, jobs_given, options.base.contains("threads"));
+  options.jobs = placement.jobs;
+  if (placement.threads) options.base["threads"] = *placement.threads;
 }
 
 std::string shell_quote(const std::string& text) {

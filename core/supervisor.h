@@ -1,9 +1,9 @@
 // Child processes under one supervisor: `maskc reproduce --jobs N` runs each run of a suite in a
-// forked child (train/jobs.h), `maskc launch` starts the ranks of a job as processes of
-// maskc-runtime (cli/cmd_launch.cpp). The supervisor starts the children, at most `parallel` at
+// forked child (experiments/jobs.h), `maskc launch` starts the ranks of a job as processes
+// of maskc-runtime (cli/cmd_launch.cpp). The supervisor starts the children, at most `parallel` at
 // once; passes SIGINT and SIGTERM on to them; waits for each; and reports how each ended as a
 // shell does (the exit code, or 128 + the signal that ended it). It lives in core because the
-// light `maskc`, which never links LibTorch, runs it as well as the training layer.
+// light `maskc`, which never links LibTorch, runs it as well as the experiments layer.
 #pragma once
 
 #include <chrono>

@@ -2,8 +2,8 @@
 # Builds maskprior with AddressSanitizer + UndefinedBehaviorSanitizer in ./build-asan
 # (RelWithDebInfo) and runs the whole CTest suite under them; any sanitizer report fails the run.
 #   bash scripts/sanitize.sh                  (without LibTorch: the default; in ./build-asan)
-#   bash scripts/sanitize.sh --with-torch     (LibTorch ON: adds runtime/, train/, maskc-runtime
-#                                             and their tests, in ./build-asan-torch)
+#   bash scripts/sanitize.sh --with-torch     (LibTorch ON: adds runtime/, train/, experiments/,
+#                                             maskc-runtime and their tests, in ./build-asan-torch)
 #   MASKPRIOR_WITH_TORCH=ON bash scripts/sanitize.sh  (the same as --with-torch)
 #   JOBS=N sets the build's parallelism (default: nproc); extra arguments go to ctest (-R, -E).
 # With LibTorch, LeakSanitizer reads scripts/lsan-torch.supp: leaks inside LibTorch's own

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "experiments/reproduce.h"
 #include "report/report.h"
 #include "runtime/experiment.h"
 #include "runtime/regression_experiment.h"
@@ -22,7 +23,6 @@
 #include "train/data_experiment.h"
 #include "train/milestones.h"
 #include "train/presets.h"
-#include "train/reproduce.h"
 #include "train/train.h"
 
 namespace maskprior {

@@ -1,15 +1,15 @@
-// `maskc sweep`'s grid (train/sweep.h) and the settings `maskc report` pools by (report/report.h):
-// parsing --grid against the config table, combinations and their folder names, and that the
-// report's execution keys are the config table's resumable rows.
+// `maskc sweep`'s grid (experiments/sweep.h) and the settings `maskc report` pools by
+// (report/report.h): parsing --grid against the config table, combinations and their folder names,
+// and that the report's execution keys are the config table's resumable rows.
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "experiments/sweep.h"
 #include "report/report.h"
 #include "tests/test_util.h"
 #include "train/config.h"
-#include "train/sweep.h"
 
 namespace maskprior::training {
 namespace {

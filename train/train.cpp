@@ -597,7 +597,8 @@ json Run::stop(int received) {
                   {"wall_seconds", wall()}};
   if (received != 0) summary["signal"] = received;
   if (!writer()) summary["rank"] = group_->rank();
-  // What the whole run would take, as this session measured it (train/run_plan.h dry runs).
+  // What the whole run would take, as this session measured it (the dry runs of
+  // experiments/run_plan.h).
   summary["timing"] = {
       {"setup_seconds", setup_seconds_},
       {"evaluation_seconds", evaluation_seconds_},

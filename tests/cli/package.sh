@@ -31,7 +31,7 @@ public_headers_include_only_public() {
   test -f "$d/include/maskprior/core/layout.h"
   local h
   for h in compiler/ast.h compiler/work.h compiler/shapes.h compiler/parse.h core/supervisor.h \
-    tasks/idx_file.h report/stats.h train/jobs.h runtime/attention.h; do
+    tasks/idx_file.h report/stats.h experiments/jobs.h runtime/attention.h; do
     if test -e "$d/include/maskprior/$h"; then
       echo "$h is internal but installed" >&2
       exit 1

@@ -1,8 +1,8 @@
-# Tests of `maskc sweep` (train/sweep.h) and the grouping `maskc report` and the sweep's tables
-# share: the grid, its folder names, checks before any run (sweep_test, no training); end to end
-# (tests/cli/sweep_cli.sh, one CTest test per case: tiny parity2 and --data runs).
+# Tests of `maskc sweep` (experiments/sweep.h) and the grouping `maskc report` and the sweep's
+# tables share: the grid, its folder names, checks before any run (sweep_test, no training); end
+# to end (tests/cli/sweep_cli.sh, one CTest test per case: tiny parity2 and --data runs).
 maskprior_test(sweep_test SOURCES sweep_test.cpp
-  LIBS maskprior_train maskprior_report fmt::fmt)
+  LIBS maskprior_experiments maskprior_train maskprior_report fmt::fmt)
 find_package(Python3 REQUIRED COMPONENTS Interpreter)
 foreach(_case rows_one_per_setting resume_reuses_finished_runs array_shards_cover_every_run
     data_file_sweep bad_grid_is_usage_error dry_run_writes_nothing reproduce_dry_run_writes_nothing

@@ -28,14 +28,14 @@ struct SuiteOptions {
   std::string source_dir;         // the folder that holds specs/ (maskc's share folder)
   nlohmann::json overrides;       // applied to every run (threads, device, epochs, ...)
   std::vector<std::string> only;  // keep only entries whose label contains one of these
-  int jobs = 1;                   // runs at once, each in its own process (train/jobs.h)
+  int jobs = 1;                   // runs at once, each in its own process (experiments/jobs.h)
   /// Several ranks (`maskc launch`, torchrun, Slurm): rank r trains runs r, r + W, ... of the
   /// suite (each in one process), rank 0 waits for the others and writes the tables. The results
   /// folder must be shared.
   std::optional<World> world;
 };
 
-/// Runs (or resumes, or reuses finished) every run of the suite (train/run_plan.h), prints
+/// Runs (or resumes, or reuses finished) every run of the suite (experiments/run_plan.h), prints
 /// progress and the tables (report/results.h) to `out`, and writes results.json and results.md
 /// into options.out. Returns results.json's content;
 /// "interrupted": true if a run was stopped (Ctrl-C) — rerunning the same command continues.
@@ -45,7 +45,7 @@ nlohmann::json run_suite(const SuiteOptions& options, std::ostream& out);
 
 /// `maskc reproduce --dry-run`: prints every run of the suite (finished, or to run) and an
 /// estimate of the time the runs to run take, from a few steps of one run of each row timed here
-/// (train/run_plan.h dry_run_plan). Writes nothing; returns dry_run_plan's result.
+/// (experiments/run_plan.h dry_run_plan). Writes nothing; returns dry_run_plan's result.
 nlohmann::json dry_run_suite(const SuiteOptions& options, std::ostream& out);
 
 }  // namespace maskprior::training

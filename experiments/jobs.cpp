@@ -1,4 +1,4 @@
-#include "train/jobs.h"
+#include "experiments/jobs.h"
 
 #include <fmt/format.h>
 

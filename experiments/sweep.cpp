@@ -1,4 +1,4 @@
-#include "train/sweep.h"
+#include "experiments/sweep.h"
 
 #include <fmt/format.h>
 
@@ -15,6 +15,7 @@
 
 #include "core/error.h"
 #include "core/text.h"
+#include "experiments/run_plan.h"
 #include "io/atomic_file.h"
 #include "io/json_file.h"
 #include "io/lock_file.h"
@@ -22,7 +23,6 @@
 #include "report/results.h"
 #include "train/config.h"
 #include "train/interrupt.h"
-#include "train/run_plan.h"
 #include "train/train.h"
 
 namespace maskprior::training {

@@ -2,8 +2,8 @@
 // that says what a run learns: init, lr, spec, data, ...) times seeds, for any task or your own
 // data. Each combination's runs go into a folder named by its settings
 // (OUT/init=mask,lr=0.001/seed0), resumable like `maskc reproduce` and run by the same machinery
-// (train/run_plan.h: --jobs, ranks, Slurm array tasks); results.md has one row per combination
-// (report/: only seeds pool).
+// (experiments/run_plan.h: --jobs, ranks, Slurm array tasks); results.md has one row per
+// combination (report/: only seeds pool).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -57,7 +57,7 @@ void check_sweep_inputs(const std::vector<SweepPoint>& points, const SweepOption
 
 /// Prints every run of the sweep (folder, finished or not) and an estimate of the time the
 /// unfinished ones take, from a few steps of one run of each combination timed in this process
-/// (train/run_plan.h dry_run_plan; nothing is written). Returns dry_run_plan's result.
+/// (experiments/run_plan.h dry_run_plan; nothing is written). Returns dry_run_plan's result.
 nlohmann::json dry_run_sweep(const SweepOptions& options, std::ostream& out);
 
 /// Runs (or resumes, or reuses finished) every run of the sweep, writes results.json and

@@ -1,7 +1,7 @@
 // Running a list of training runs into their run folders: `maskc reproduce`'s suites and
 // `maskc sweep`'s grids. Finished runs are reused, interrupted ones resumed; the runs go one after
-// another in this process, or in --jobs forked processes (train/jobs.h), or split across the ranks
-// of `maskc launch` / torchrun / srun (rank r takes runs r, r + W, ...; rank 0 waits for the
+// another in this process, or in --jobs forked processes (experiments/jobs.h), or split across the
+// ranks of `maskc launch` / torchrun / srun (rank r takes runs r, r + W, ...; rank 0 waits for the
 // others through the rendezvous store), or across the tasks of a Slurm array (no store: each task
 // its share).
 #pragma once
@@ -50,7 +50,8 @@ struct PlanShard {
 struct PlanOptions {
   std::string command;  // "reproduce", "sweep": in messages and the store's keys
   int jobs = 1;         // runs at once, each in a forked process
-  /// Unless the plan's runs set threads: each forked run gets cores / jobs.
+  /// Unless the plan's runs set threads: each forked run gets cores / jobs (threads_per_run,
+  /// experiments/placement.h).
   bool threads_given = false;
   std::optional<World> world;      // size > 1: split across the ranks (rendezvous)
   std::optional<PlanShard> shard;  // a Slurm array task's share

@@ -1,4 +1,4 @@
-#include "train/reproduce.h"
+#include "experiments/reproduce.h"
 
 #include <fmt/format.h>
 
@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "core/text.h"
+#include "experiments/run_plan.h"
 #include "io/atomic_file.h"
 #include "io/json_file.h"
 #include "io/lock_file.h"
@@ -20,7 +21,6 @@
 #include "train/distill.h"
 #include "train/interrupt.h"
 #include "train/run_folder.h"
-#include "train/run_plan.h"
 #include "train/run_spec.h"
 #include "train/train.h"
 

@@ -1,4 +1,4 @@
-#include "train/run_plan.h"
+#include "experiments/run_plan.h"
 
 #include <fmt/format.h>
 
@@ -15,11 +15,12 @@
 #include "core/error.h"
 #include "core/interrupt.h"
 #include "core/text.h"
+#include "experiments/jobs.h"
+#include "experiments/placement.h"
 #include "io/atomic_file.h"
 #include "io/json_file.h"
 #include "train/config.h"
 #include "train/interrupt.h"
-#include "train/jobs.h"
 #include "train/run_folder.h"
 #include "train/train.h"
 
@@ -49,7 +50,7 @@ std::set<int> stages_of(const std::vector<PlannedRun>& runs) {
 bool run_in_parallel(const std::vector<PlannedRun>& runs, const PlanOptions& options,
                      std::ostream& out, std::set<std::string>& failed, int rank, int ranks) {
   json execution = {{"progress", false}};
-  if (!options.threads_given) execution["threads"] = std::max(1, all_cores() / options.jobs);
+  if (!options.threads_given) execution["threads"] = threads_per_run(all_cores(), options.jobs);
   for (const int stage : stages_of(runs)) {  // a stage's runs start once the earlier ones ended
     std::vector<Job> jobs;
     for (size_t i = 0; i < runs.size(); ++i) {
@@ -157,7 +158,7 @@ bool run_in_order(const std::vector<PlannedRun>& runs, std::ostream& out,
       std::cerr << fmt::format("maskc: {}: {}\n", run.name, e.what());
       return true;
     } catch (const std::exception& e) {
-      // As a --jobs child reports it (train/jobs.cpp).
+      // As a --jobs child reports it (experiments/jobs.cpp).
       std::cerr << fmt::format("maskc: error in {}: {}\n", run.name, e.what());
       failed.insert(run.name);
     }
@@ -183,7 +184,7 @@ std::optional<double> time_run(TrainConfig config, const PlanOptions& options, s
   config.progress = false;
   config.stop_after = kProbeSteps;
   if (options.jobs > 1 && !options.threads_given) {
-    config.threads = std::max(1, all_cores() / options.jobs);
+    config.threads = threads_per_run(all_cores(), options.jobs);
   }
   const int threads = config.threads > 0 ? config.threads : all_cores();  // as prepare_host
   const json summary = train(config);
