@@ -3,6 +3,7 @@
 #include <torch/version.h>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -105,6 +106,62 @@ torch::Tensor sinusoids(int64_t n, int64_t dim) {
   table.index_put_({torch::indexing::Slice(), torch::indexing::Slice(1, dim, 2)},
                    torch::cos(angle).narrow(1, 0, dim / 2));
   return table.to(torch::kFloat);
+}
+
+/// InputError unless `prior` fits size `length` of a model of `config` (set_sized_priors). With
+/// learnable values, `shape` gets their [L', H'] at the first size and must equal it at others.
+void check_sized_prior(const ModelConfig& config, int64_t length, const SizedPrior& prior,
+                       int64_t rule_count, bool learnable, std::vector<int64_t>& shape) {
+  const auto fail = [&](const std::string& why) {
+    throw InputError(fmt::format("[set_sized_priors] size {}: {}", length, why));
+  };
+  const int64_t n = config.seq_len;
+  if (length < 1 || length > n || (config.patch_features > 0 && length != n)) {
+    fail(config.patch_features > 0 ? fmt::format("a patch model has one length, {}", n)
+                                   : fmt::format("the model runs lengths 1 to {}", n));
+  }
+  const auto& v = prior.values;
+  if (v.defined() &&
+      !(v.dim() == 4 && v.is_floating_point() && (v.size(0) == 1 || v.size(0) == config.depth) &&
+        (v.size(1) == 1 || v.size(1) == config.heads) && v.size(2) == length &&
+        v.size(3) == length)) {
+    fail(fmt::format(
+        "values {} do not fit a model with depth {} and {} heads (expected float "
+        "[1 or {}, 1 or {}, {}, {}])",
+        shape_text(v), config.depth, config.heads, config.depth, config.heads, length, length));
+  }
+  if (v.defined() && learnable) {
+    const auto& r = prior.rules;
+    if (!r.defined() || r.scalar_type() != torch::kLong || r.sizes() != v.sizes()) {
+      fail(fmt::format("a learnable prior needs rules int64 {} like its values, got {}",
+                       shape_text(v), r.defined() ? shape_text(r) : "none"));
+    }
+    if (rule_count < 1 || r.min().item<int64_t>() < 0 || r.max().item<int64_t>() >= rule_count) {
+      fail(fmt::format("rules must lie in [0, rule_count = {}), got [{}, {}]", rule_count,
+                       r.min().item<int64_t>(), r.max().item<int64_t>()));
+    }
+    if (shape.empty()) shape = {v.size(0), v.size(1)};
+    if (shape[0] != v.size(0) || shape[1] != v.size(1)) {
+      fail(
+          fmt::format("values {} have other layers or heads than another size's [{}, {}, T, T]; "
+                      "learnable rule offsets are shared by every size",
+                      shape_text(v), shape[0], shape[1]));
+    }
+  }
+  const auto& h = prior.hard;
+  if (!h.defined()) return;
+  if (h.dim() != 2 || h.size(0) != length || h.size(1) != length) {
+    fail(fmt::format("hard mask {} is not [{}, {}]", shape_text(h), length, length));
+  }
+  auto excluded = h.to(torch::kBool).cpu();
+  if (config.readout == Readout::kCausalLm) {
+    excluded = excluded | torch::ones({length, length}, torch::kBool).triu(/*diagonal=*/1);
+  }
+  const auto all_out = excluded.all(/*dim=*/1).nonzero();
+  if (all_out.size(0) > 0) {
+    fail(fmt::format("the hard mask excludes every key of query row {}; softmax of nothing",
+                     all_out[0][0].item<int64_t>()));
+  }
 }
 
 }  // namespace
@@ -270,6 +327,7 @@ int64_t MaskedTransformerImpl::sequence_length(const torch::Tensor& ids) const {
         "other lengths takes priors per size (set_sized_priors)",
         t, mask_.defined() ? "mask" : "hard mask", n));
   }
+  if (!priors_.empty()) prior_of(t);  // InputError for a length without a prior
   return t;
 }
 
@@ -311,19 +369,21 @@ bool MaskedTransformerImpl::fused(const torch::Tensor& x) const {
 }
 
 torch::Tensor MaskedTransformerImpl::excluded_bias(int64_t length) {
-  if (!hard_.defined() && !causal_.defined()) return {};
+  // A hard mask of N tokens (set_hard_mask), or the sized prior's of T.
+  const auto& hard = priors_.empty() ? hard_ : prior_of(length).hard;
+  if (!hard.defined() && !causal_.defined()) return {};
   const std::vector<std::pair<const void*, int64_t>> key = {
-      source_key(hard_),
+      source_key(hard),
       source_key(causal_),
       {nullptr, static_cast<int64_t>(position_embedding_.device().type())}};
   auto& cached = excluded_cache_[length];
   if (cached.key != key) {
     torch::NoGradGuard no_grad;
-    // The causal mask of T tokens is the top-left T × T of N's; a hard mask has length N only.
+    // The causal mask of T tokens is the top-left T × T of N's.
     const auto causal =
         causal_.defined() ? causal_.narrow(0, 0, length).narrow(1, 0, length) : causal_;
-    auto excluded = hard_.defined() ? hard_ : causal;
-    if (hard_.defined() && causal.defined()) excluded = hard_ | causal;
+    auto excluded = hard.defined() ? hard : causal;
+    if (hard.defined() && causal.defined()) excluded = hard | causal;
     cached.value = torch::zeros(excluded.sizes(), position_embedding_.options())
                        .masked_fill(excluded, -std::numeric_limits<float>::infinity());
     cached.key = key;
@@ -333,6 +393,7 @@ torch::Tensor MaskedTransformerImpl::excluded_bias(int64_t length) {
 
 torch::Tensor MaskedTransformerImpl::attention_bias(int64_t length) {
   const auto excluded = excluded_bias(length);
+  if (!priors_.empty()) return sized_bias(length, excluded);
   if (!mask_.defined()) {
     return excluded.defined() ? excluded.view({1, 1, length, length}) : excluded;
   }
@@ -350,6 +411,90 @@ torch::Tensor MaskedTransformerImpl::attention_bias(int64_t length) {
     bias_cache_.key = key;
   }
   return bias_cache_.value;
+}
+
+torch::Tensor MaskedTransformerImpl::sized_bias(int64_t length, const torch::Tensor& excluded) {
+  if (!prior_of(length).values.defined()) {  // hard only
+    return excluded.defined() ? excluded.view({1, 1, length, length}) : excluded;
+  }
+  const bool fixed =
+      !(rule_offsets_.defined() && rule_offsets_.requires_grad() && torch::GradMode::is_enabled());
+  if (!fixed) {
+    auto bias = F::logsigmoid(prior_at(length));  // [L', H', T, T], with gradient to the offsets
+    return excluded.defined() ? bias + excluded : bias;
+  }
+  const auto& prior = prior_of(length);
+  const std::vector<std::pair<const void*, int64_t>> key = {
+      source_key(prior.values), source_key(prior.rules), source_key(rule_offsets_),
+      source_key(excluded)};
+  auto& cached = prior_bias_cache_[length];
+  if (cached.key != key) {
+    torch::NoGradGuard no_grad;
+    auto bias = F::logsigmoid(prior_at(length));
+    cached.value = excluded.defined() ? bias + excluded : bias;
+    cached.key = key;
+  }
+  return cached.value;
+}
+
+const SizedPrior& MaskedTransformerImpl::prior_of(int64_t length) const {
+  const auto found = priors_.find(length);
+  if (found == priors_.end()) {
+    throw InputError(
+        fmt::format("[model] no prior for sequences of {} tokens: the priors have sizes {}{}",
+                    length, fmt::join(prior_sizes(), ", "),
+                    priors_.empty() ? " (none: set_sized_priors was not called)" : ""));
+  }
+  return found->second;
+}
+
+torch::Tensor MaskedTransformerImpl::prior_at(int64_t T) {
+  const auto& prior = prior_of(T);
+  const auto& values = prior.values;
+  if (!values.defined() || !rule_offsets_.defined()) return values;
+  // M_T[l, h, i, j] = values_T[l, h, i, j] + rule_offsets[l, h, rules_T[l, h, i, j]].
+  const auto offsets =
+      rule_offsets_.gather(2, prior.rules.view({values.size(0), values.size(1), T * T}));
+  return values + offsets.view(values.sizes());
+}
+
+std::vector<int64_t> MaskedTransformerImpl::prior_sizes() const {
+  std::vector<int64_t> sizes;
+  for (const auto& item : priors_) sizes.push_back(item.first);
+  return sizes;
+}
+
+void MaskedTransformerImpl::set_sized_priors(std::map<int64_t, SizedPrior> priors,
+                                             int64_t rule_count, bool learnable) {
+  internal_check(!mask_.defined() && !hard_.defined(),
+                 "set_sized_priors after set_mask or set_hard_mask");
+  internal_check(priors_.empty(), "set_sized_priors called twice");
+  if (priors.empty()) throw InputError("[set_sized_priors] no sizes given");
+  std::vector<int64_t> shape;  // [L', H'] of learnable values
+  for (const auto& [length, prior] : priors) {
+    check_sized_prior(config_, length, prior, rule_count, learnable, shape);
+  }
+  const auto options = position_embedding_.options();
+  for (const auto& [length, prior] : priors) {
+    SizedPrior kept;
+    const auto name = [&, t = length](const char* what) {
+      return fmt::format("prior_{}_{}", what, t);
+    };
+    if (prior.values.defined()) {
+      kept.values = register_buffer(name("values"), prior.values.detach().to(options).clone());
+      if (learnable) {
+        kept.rules = register_buffer(name("rules"), prior.rules.to(options.device()).clone());
+      }
+    }
+    if (prior.hard.defined()) {
+      kept.hard = register_buffer(name("hard"), prior.hard.to(options.device(), torch::kBool));
+    }
+    priors_.emplace(length, kept);
+  }
+  if (!shape.empty()) {  // learnable, and some size has values
+    rule_offsets_ =
+        register_parameter("rule_offsets", torch::zeros({shape[0], shape[1], rule_count}, options));
+  }
 }
 
 torch::Tensor MaskedTransformerImpl::layer_forward(int64_t layer, const torch::Tensor& x,
@@ -539,11 +684,13 @@ torch::Tensor MaskedTransformerImpl::forward_position(const torch::Tensor& token
       tokens.dim() == 1 && cache.keys[0].size(0) == tokens.size(0) && position >= 0 &&
       position < cache.keys[0].size(2) && (cache.length == 0 || position < cache.length);
   if (config_.readout != Readout::kCausalLm || !cache_fits) {
+    std::string got = fmt::format("a cache of {} layers", cache.keys.size());
+    if (!cache.keys.empty()) got += fmt::format(" {}", shape_text(cache.keys[0]));
+    if (cache.length > 0) got += fmt::format(" of a sequence of {} tokens", cache.length);
     throw InputError(fmt::format(
         "[forward_position] needs a causal decoder, tokens [B] and a key/value cache of {} layers "
-        "[B, {}, > {}, {}]; got tokens {}, a cache of {} layers{}",
-        config_.depth, config_.heads, position, config_.head_dim, shape_text(tokens),
-        cache.keys.size(), cache.keys.empty() ? "" : " " + shape_text(cache.keys[0])));
+        "[B, {}, > {}, {}]; got tokens {}, {}",
+        config_.depth, config_.heads, position, config_.head_dim, shape_text(tokens), got));
   }
   torch::NoGradGuard no_grad;
   auto x = token_embedding_(tokens.unsqueeze(1)) + position_embedding_.narrow(0, position, 1);
@@ -604,6 +751,7 @@ void MaskedTransformerImpl::set_mask(const torch::Tensor& mask, bool learnable) 
         config_.heads, config_.seq_len, config_.seq_len));
   }
   internal_check(!mask_.defined(), "set_mask called twice");
+  internal_check(priors_.empty(), "set_mask after set_sized_priors");
   auto value = mask.detach().to(position_embedding_.options()).clone();
   mask_learnable_ = learnable;
   mask_ = learnable ? register_parameter("mask", value) : register_buffer("mask", value);
@@ -625,6 +773,7 @@ void MaskedTransformerImpl::set_hard_mask(const torch::Tensor& hard) {
         causal_.defined() ? " together with causal masking" : "", all_out[0][0].item<int64_t>()));
   }
   internal_check(!hard_.defined(), "set_hard_mask called twice");
+  internal_check(priors_.empty(), "set_hard_mask after set_sized_priors");
   hard_ = register_buffer("hard", value);
 }
 

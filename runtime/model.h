@@ -96,8 +96,17 @@ struct BlockImpl : torch::nn::Module {
 };
 TORCH_MODULE(Block);
 
+/// The prior of one size T, the spec compiled at T (train/ compiles it; runtime/ has no compiler).
+struct SizedPrior {
+  torch::Tensor values;  // [L', H', T, T] float: M as the spec writes it at T; undefined: hard only
+  torch::Tensor rules;   // [L', H', T, T] int64 in [0, rule_count): the rule that wrote each cell
+                         // (undefined when the prior is not learnable)
+  torch::Tensor hard;    // [T, T] bool (true = excluded), or undefined
+};
+
 /// The model. Inputs are token ids [B, T] (int64, 1 ≤ T ≤ N; T = N where set_mask or
-/// set_hard_mask installed a mask of N tokens), or float patches [B, N − 1, F] when
+/// set_hard_mask installed a mask of N tokens, T one of prior_sizes() with sized priors), or
+/// float patches [B, N − 1, F] when
 /// config.patch_features = F > 0; outputs are [B] (kClsRegression), [B, T, vocab] logits
 /// (kCausalLm) or [B, classes] logits (kClsClassify). InputError for other shapes.
 class MaskedTransformerImpl : public torch::nn::Module {
@@ -148,6 +157,22 @@ class MaskedTransformerImpl : public torch::nn::Module {
   void set_mask(const torch::Tensor& mask, bool learnable);
   /// Installs a hard mask [N, N] (bool or uint8, true = excluded), a buffer.
   void set_hard_mask(const torch::Tensor& hard);
+
+  /// Installs priors for the sizes in `priors` (keys = T). learnable: a parameter "rule_offsets"
+  /// [L', H', rule_count], zeros, and M_T = values_T + rule_offsets.gather over rules_T (one
+  /// learnable logit per rule per layer and head, the same at every size); else M_T = values_T,
+  /// fixed. Each size's tensors become buffers prior_values_T, prior_rules_T, prior_hard_T (they
+  /// move with the module, and a checkpoint holds them: a resumed run installs the same sizes
+  /// before loading it). InputError for shapes that do not fit; InternalError if set_mask or
+  /// set_hard_mask was called or this is called twice.
+  void set_sized_priors(std::map<int64_t, SizedPrior> priors, int64_t rule_count, bool learnable);
+  bool has_sized_priors() const { return !priors_.empty(); }
+  /// M at size T ([L', H', T, T], with gradient to rule_offsets when learnable); undefined when the
+  /// size has no values (hard only). InputError for a size with no prior.
+  torch::Tensor prior_at(int64_t T);
+  /// The sizes that have a prior, ascending.
+  std::vector<int64_t> prior_sizes() const;
+  const torch::Tensor& rule_offsets() const { return rule_offsets_; }  // undefined unless learnable
 
   bool has_mask() const { return mask_.defined(); }
   bool mask_learnable() const { return mask_learnable_; }
@@ -221,12 +246,16 @@ class MaskedTransformerImpl : public torch::nn::Module {
   /// and no attention dropout now (the kernels have none).
   bool fused(const torch::Tensor& x) const;
   /// The additive attention bias of every layer for a sequence of `length` T tokens, log σ(M)
-  /// plus −∞ on hard-excluded and causal cells: [L' or 1, H' or 1, T, T], or undefined if there
-  /// is none. Computed once per forward pass, and cached while it cannot change (M fixed or no
-  /// gradient wanted, same M version).
+  /// (M = mask(), or prior_at(T) with sized priors) plus −∞ on hard-excluded and causal cells:
+  /// [L' or 1, H' or 1, T, T], or undefined if there is none. Computed once per forward pass,
+  /// and cached per T while it cannot change (M fixed or no gradient wanted, same versions).
   torch::Tensor attention_bias(int64_t length);
+  /// attention_bias with sized priors, given excluded_bias(length).
+  torch::Tensor sized_bias(int64_t length, const torch::Tensor& excluded);
   /// 0 / −∞ [T, T] for the hard and causal masks together (undefined if neither), cached per T.
   torch::Tensor excluded_bias(int64_t length);
+  /// The sized prior of T; InputError naming T and the sizes that have one if there is none.
+  const SizedPrior& prior_of(int64_t length) const;
 
   /// A cached tensor and what it was computed from: each source's storage and version counter.
   struct Cached {
@@ -244,7 +273,9 @@ class MaskedTransformerImpl : public torch::nn::Module {
   torch::nn::Linear head_{nullptr};
   torch::Tensor mask_, mask_init_, hard_, causal_;
   bool mask_learnable_ = false;
-  std::map<int64_t, Cached> excluded_cache_;  // by T
+  std::map<int64_t, SizedPrior> priors_;  // by T; tensors registered as buffers
+  torch::Tensor rule_offsets_;            // [L', H', rule_count], learnable sized priors only
+  std::map<int64_t, Cached> excluded_cache_, prior_bias_cache_;  // by T
   Cached bias_cache_;
 };
 TORCH_MODULE(MaskedTransformer);
