@@ -22,6 +22,7 @@ KeyValueCache cache_rows(const KeyValueCache& cache, const torch::Tensor& rows) 
     picked.keys.push_back(cache.keys[l].index_select(0, rows));
     picked.values.push_back(cache.values[l].index_select(0, rows));
   }
+  picked.length = cache.length;
   return picked;
 }
 

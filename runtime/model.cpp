@@ -3,6 +3,7 @@
 #include <torch/version.h>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -105,6 +106,62 @@ torch::Tensor sinusoids(int64_t n, int64_t dim) {
   table.index_put_({torch::indexing::Slice(), torch::indexing::Slice(1, dim, 2)},
                    torch::cos(angle).narrow(1, 0, dim / 2));
   return table.to(torch::kFloat);
+}
+
+/// InputError unless `prior` fits size `length` of a model of `config` (set_sized_priors). With
+/// learnable values, `shape` gets their [L', H'] at the first size and must equal it at others.
+void check_sized_prior(const ModelConfig& config, int64_t length, const SizedPrior& prior,
+                       int64_t rule_count, bool learnable, std::vector<int64_t>& shape) {
+  const auto fail = [&](const std::string& why) {
+    throw InputError(fmt::format("[set_sized_priors] size {}: {}", length, why));
+  };
+  const int64_t n = config.seq_len;
+  if (length < 1 || length > n || (config.patch_features > 0 && length != n)) {
+    fail(config.patch_features > 0 ? fmt::format("a patch model has one length, {}", n)
+                                   : fmt::format("the model runs lengths 1 to {}", n));
+  }
+  const auto& v = prior.values;
+  if (v.defined() &&
+      !(v.dim() == 4 && v.is_floating_point() && (v.size(0) == 1 || v.size(0) == config.depth) &&
+        (v.size(1) == 1 || v.size(1) == config.heads) && v.size(2) == length &&
+        v.size(3) == length)) {
+    fail(fmt::format(
+        "values {} do not fit a model with depth {} and {} heads (expected float "
+        "[1 or {}, 1 or {}, {}, {}])",
+        shape_text(v), config.depth, config.heads, config.depth, config.heads, length, length));
+  }
+  if (v.defined() && learnable) {
+    const auto& r = prior.rules;
+    if (!r.defined() || r.scalar_type() != torch::kLong || r.sizes() != v.sizes()) {
+      fail(fmt::format("a learnable prior needs rules int64 {} like its values, got {}",
+                       shape_text(v), r.defined() ? shape_text(r) : "none"));
+    }
+    if (rule_count < 1 || r.min().item<int64_t>() < 0 || r.max().item<int64_t>() >= rule_count) {
+      fail(fmt::format("rules must lie in [0, rule_count = {}), got [{}, {}]", rule_count,
+                       r.min().item<int64_t>(), r.max().item<int64_t>()));
+    }
+    if (shape.empty()) shape = {v.size(0), v.size(1)};
+    if (shape[0] != v.size(0) || shape[1] != v.size(1)) {
+      fail(
+          fmt::format("values {} have other layers or heads than another size's [{}, {}, T, T]; "
+                      "learnable rule offsets are shared by every size",
+                      shape_text(v), shape[0], shape[1]));
+    }
+  }
+  const auto& h = prior.hard;
+  if (!h.defined()) return;
+  if (h.dim() != 2 || h.size(0) != length || h.size(1) != length) {
+    fail(fmt::format("hard mask {} is not [{}, {}]", shape_text(h), length, length));
+  }
+  auto excluded = h.to(torch::kBool).cpu();
+  if (config.readout == Readout::kCausalLm) {
+    excluded = excluded | torch::ones({length, length}, torch::kBool).triu(/*diagonal=*/1);
+  }
+  const auto all_out = excluded.all(/*dim=*/1).nonzero();
+  if (all_out.size(0) > 0) {
+    fail(fmt::format("the hard mask excludes every key of query row {}; softmax of nothing",
+                     all_out[0][0].item<int64_t>()));
+  }
 }
 
 }  // namespace
@@ -249,21 +306,38 @@ MaskedTransformerImpl::MaskedTransformerImpl(const ModelConfig& config) : config
   }
 }
 
-torch::Tensor MaskedTransformerImpl::embed(const torch::Tensor& ids) {
+int64_t MaskedTransformerImpl::sequence_length(const torch::Tensor& ids) const {
+  const int64_t n = config_.seq_len;
   if (config_.patch_features > 0) {
-    if (ids.dim() != 3 || ids.size(1) != config_.seq_len - 1 ||
-        ids.size(2) != config_.patch_features || !ids.is_floating_point()) {
-      throw InputError(fmt::format("[model] expected float patches [B, {}, {}], got {}",
-                                   config_.seq_len - 1, config_.patch_features, shape_text(ids)));
+    if (ids.dim() != 3 || ids.size(1) != n - 1 || ids.size(2) != config_.patch_features ||
+        !ids.is_floating_point()) {
+      throw InputError(fmt::format("[model] expected float patches [B, {}, {}], got {}", n - 1,
+                                   config_.patch_features, shape_text(ids)));
     }
+    return n;
+  }
+  if (ids.dim() != 2 || ids.size(1) < 1 || ids.size(1) > n) {
+    throw InputError(fmt::format("[model] expected token ids [B, T] with 1 <= T <= {}, got {}", n,
+                                 shape_text(ids)));
+  }
+  const int64_t t = ids.size(1);
+  if (t != n && (mask_.defined() || hard_.defined())) {
+    throw InputError(fmt::format(
+        "[model] a sequence of {} tokens, but the {} was set for {} tokens; a model that runs "
+        "other lengths takes priors per size (set_sized_priors)",
+        t, mask_.defined() ? "mask" : "hard mask", n));
+  }
+  if (!priors_.empty()) prior_of(t);  // InputError for a length without a prior
+  return t;
+}
+
+torch::Tensor MaskedTransformerImpl::embed(const torch::Tensor& ids) {
+  const int64_t t = sequence_length(ids);
+  if (config_.patch_features > 0) {
     auto cls = cls_embedding_.view({1, 1, config_.dim}).expand({ids.size(0), 1, config_.dim});
     return torch::cat({cls, patch_embedding_(ids)}, 1) + position_embedding_;
   }
-  if (ids.dim() != 2 || ids.size(1) != config_.seq_len) {
-    throw InputError(fmt::format("[model] expected token ids [B, {}], got {}", config_.seq_len,
-                                 shape_text(ids)));
-  }
-  return token_embedding_(ids) + position_embedding_;
+  return token_embedding_(ids) + position_embedding_.narrow(0, 0, t);
 }
 
 std::optional<MaskedTransformerImpl::Distinct> MaskedTransformerImpl::distinct_inputs(
@@ -285,7 +359,7 @@ std::optional<MaskedTransformerImpl::Distinct> MaskedTransformerImpl::distinct_i
 
 torch::Tensor MaskedTransformerImpl::embed(const torch::Tensor& ids,
                                            const std::optional<Distinct>& distinct) {
-  if (!distinct || ids.size(1) != config_.seq_len) return embed(ids);
+  if (!distinct) return embed(ids);
   return distinct->embedded.index_select(0, distinct->index)
       .view({ids.size(0), ids.size(1), config_.dim});
 }
@@ -294,27 +368,34 @@ bool MaskedTransformerImpl::fused(const torch::Tensor& x) const {
   return fused_attention_applies(x) && !(is_training() && config_.attn_dropout > 0);
 }
 
-torch::Tensor MaskedTransformerImpl::excluded_bias() {
-  if (!hard_.defined() && !causal_.defined()) return {};
+torch::Tensor MaskedTransformerImpl::excluded_bias(int64_t length) {
+  // A hard mask of N tokens (set_hard_mask), or the sized prior's of T.
+  const auto& hard = priors_.empty() ? hard_ : prior_of(length).hard;
+  if (!hard.defined() && !causal_.defined()) return {};
   const std::vector<std::pair<const void*, int64_t>> key = {
-      source_key(hard_),
+      source_key(hard),
       source_key(causal_),
       {nullptr, static_cast<int64_t>(position_embedding_.device().type())}};
-  if (excluded_cache_.key != key) {
+  auto& cached = excluded_cache_[length];
+  if (cached.key != key) {
     torch::NoGradGuard no_grad;
-    auto excluded = hard_.defined() ? hard_ : causal_;
-    if (hard_.defined() && causal_.defined()) excluded = hard_ | causal_;
-    excluded_cache_.value = torch::zeros(excluded.sizes(), position_embedding_.options())
-                                .masked_fill(excluded, -std::numeric_limits<float>::infinity());
-    excluded_cache_.key = key;
+    // The causal mask of T tokens is the top-left T × T of N's.
+    const auto causal =
+        causal_.defined() ? causal_.narrow(0, 0, length).narrow(1, 0, length) : causal_;
+    auto excluded = hard.defined() ? hard : causal;
+    if (hard.defined() && causal.defined()) excluded = hard | causal;
+    cached.value = torch::zeros(excluded.sizes(), position_embedding_.options())
+                       .masked_fill(excluded, -std::numeric_limits<float>::infinity());
+    cached.key = key;
   }
-  return excluded_cache_.value;
+  return cached.value;
 }
 
-torch::Tensor MaskedTransformerImpl::attention_bias() {
-  const auto excluded = excluded_bias();
+torch::Tensor MaskedTransformerImpl::attention_bias(int64_t length) {
+  const auto excluded = excluded_bias(length);
+  if (!priors_.empty()) return sized_bias(length, excluded);
   if (!mask_.defined()) {
-    return excluded.defined() ? excluded.view({1, 1, config_.seq_len, config_.seq_len}) : excluded;
+    return excluded.defined() ? excluded.view({1, 1, length, length}) : excluded;
   }
   const bool fixed = !(mask_.requires_grad() && torch::GradMode::is_enabled());
   if (!fixed) {
@@ -330,6 +411,90 @@ torch::Tensor MaskedTransformerImpl::attention_bias() {
     bias_cache_.key = key;
   }
   return bias_cache_.value;
+}
+
+torch::Tensor MaskedTransformerImpl::sized_bias(int64_t length, const torch::Tensor& excluded) {
+  if (!prior_of(length).values.defined()) {  // hard only
+    return excluded.defined() ? excluded.view({1, 1, length, length}) : excluded;
+  }
+  const bool fixed =
+      !(rule_offsets_.defined() && rule_offsets_.requires_grad() && torch::GradMode::is_enabled());
+  if (!fixed) {
+    auto bias = F::logsigmoid(prior_at(length));  // [L', H', T, T], with gradient to the offsets
+    return excluded.defined() ? bias + excluded : bias;
+  }
+  const auto& prior = prior_of(length);
+  const std::vector<std::pair<const void*, int64_t>> key = {
+      source_key(prior.values), source_key(prior.rules), source_key(rule_offsets_),
+      source_key(excluded)};
+  auto& cached = prior_bias_cache_[length];
+  if (cached.key != key) {
+    torch::NoGradGuard no_grad;
+    auto bias = F::logsigmoid(prior_at(length));
+    cached.value = excluded.defined() ? bias + excluded : bias;
+    cached.key = key;
+  }
+  return cached.value;
+}
+
+const SizedPrior& MaskedTransformerImpl::prior_of(int64_t length) const {
+  const auto found = priors_.find(length);
+  if (found == priors_.end()) {
+    throw InputError(
+        fmt::format("[model] no prior for sequences of {} tokens: the priors have sizes {}{}",
+                    length, fmt::join(prior_sizes(), ", "),
+                    priors_.empty() ? " (none: set_sized_priors was not called)" : ""));
+  }
+  return found->second;
+}
+
+torch::Tensor MaskedTransformerImpl::prior_at(int64_t T) {
+  const auto& prior = prior_of(T);
+  const auto& values = prior.values;
+  if (!values.defined() || !rule_offsets_.defined()) return values;
+  // M_T[l, h, i, j] = values_T[l, h, i, j] + rule_offsets[l, h, rules_T[l, h, i, j]].
+  const auto offsets =
+      rule_offsets_.gather(2, prior.rules.view({values.size(0), values.size(1), T * T}));
+  return values + offsets.view(values.sizes());
+}
+
+std::vector<int64_t> MaskedTransformerImpl::prior_sizes() const {
+  std::vector<int64_t> sizes;
+  for (const auto& item : priors_) sizes.push_back(item.first);
+  return sizes;
+}
+
+void MaskedTransformerImpl::set_sized_priors(std::map<int64_t, SizedPrior> priors,
+                                             int64_t rule_count, bool learnable) {
+  internal_check(!mask_.defined() && !hard_.defined(),
+                 "set_sized_priors after set_mask or set_hard_mask");
+  internal_check(priors_.empty(), "set_sized_priors called twice");
+  if (priors.empty()) throw InputError("[set_sized_priors] no sizes given");
+  std::vector<int64_t> shape;  // [L', H'] of learnable values
+  for (const auto& [length, prior] : priors) {
+    check_sized_prior(config_, length, prior, rule_count, learnable, shape);
+  }
+  const auto options = position_embedding_.options();
+  for (const auto& [length, prior] : priors) {
+    SizedPrior kept;
+    const auto name = [&, t = length](const char* what) {
+      return fmt::format("prior_{}_{}", what, t);
+    };
+    if (prior.values.defined()) {
+      kept.values = register_buffer(name("values"), prior.values.detach().to(options).clone());
+      if (learnable) {
+        kept.rules = register_buffer(name("rules"), prior.rules.to(options.device()).clone());
+      }
+    }
+    if (prior.hard.defined()) {
+      kept.hard = register_buffer(name("hard"), prior.hard.to(options.device(), torch::kBool));
+    }
+    priors_.emplace(length, kept);
+  }
+  if (!shape.empty()) {  // learnable, and some size has values
+    rule_offsets_ =
+        register_parameter("rule_offsets", torch::zeros({shape[0], shape[1], rule_count}, options));
+  }
 }
 
 torch::Tensor MaskedTransformerImpl::layer_forward(int64_t layer, const torch::Tensor& x,
@@ -372,17 +537,17 @@ torch::Tensor MaskedTransformerImpl::layer_forward(int64_t layer, const torch::T
 
 torch::Tensor MaskedTransformerImpl::run(const torch::Tensor& ids,
                                          std::vector<torch::Tensor>* attention, Rows rows) {
+  const int64_t length = sequence_length(ids);
   if (config_.readout == Readout::kCausalLm && rows.count > 0 && attention == nullptr &&
-      ids.dim() == 2 && ids.size(1) == config_.seq_len && ids.device().is_cpu() &&
-      fused(position_embedding_)) {
+      config_.patch_features == 0 && ids.device().is_cpu() && fused(position_embedding_)) {
     // No row of a causal decoder sees a later position: the pass stops at the last row read.
     std::vector<torch::Tensor> kv;
     const auto head = ids.narrow(1, 0, rows.first + rows.count);
-    return head_(ln_final_(segment_pass(head, 0, {}, rows, kv)));
+    return head_(ln_final_(segment_pass(head, 0, {}, attention_bias(length), rows, kv)));
   }
   const auto distinct = distinct_inputs(ids);
   auto x = embed(ids, distinct);
-  const auto bias = attention_bias();  // [L' or 1, H' or 1, N, N] or undefined
+  const auto bias = attention_bias(length);  // [L' or 1, H' or 1, T, T] or undefined
   // A CLS readout needs the last layer at position 0 only (every layer before it everywhere).
   if (config_.readout != Readout::kCausalLm) rows = {0, 1};
   const bool prune = rows.count > 0 && attention == nullptr && fused(x);
@@ -407,12 +572,14 @@ torch::Tensor MaskedTransformerImpl::forward_cached(const torch::Tensor& ids,
     throw InputError("[forward_cached] needs a causal decoder");
   }
   torch::NoGradGuard no_grad;
+  const int64_t length = sequence_length(ids);
   const auto depth = static_cast<size_t>(config_.depth);
   cache.keys.assign(depth, torch::Tensor());
   cache.values.assign(depth, torch::Tensor());
+  cache.length = length;
   const auto distinct = distinct_inputs(ids);
   auto x = embed(ids, distinct);
-  const auto bias = attention_bias();
+  const auto bias = attention_bias(length);
   for (size_t l = 0; l < depth; ++l) {
     x = layer_forward(static_cast<int64_t>(l), x, 0, bias, nullptr, &cache.keys[l],
                       &cache.values[l], l == 0 && distinct ? &*distinct : nullptr);
@@ -459,14 +626,14 @@ torch::Tensor MaskedTransformerImpl::segment_layer(int64_t layer, const torch::T
 
 torch::Tensor MaskedTransformerImpl::segment_pass(const torch::Tensor& ids, int64_t first,
                                                   const std::vector<torch::Tensor>& prefix,
-                                                  Rows rows, std::vector<torch::Tensor>& kv) {
+                                                  const torch::Tensor& bias, Rows rows,
+                                                  std::vector<torch::Tensor>& kv) {
   const int64_t n = ids.size(1);
   const auto distinct = distinct_inputs(ids, first);
   auto x =
       distinct
           ? distinct->embedded.index_select(0, distinct->index).view({ids.size(0), n, config_.dim})
           : token_embedding_(ids) + position_embedding_.narrow(0, first, n);
-  const auto bias = attention_bias();
   kv.assign(static_cast<size_t>(config_.depth), torch::Tensor());
   for (int64_t l = 0; l < config_.depth; ++l) {
     const auto i = static_cast<size_t>(l);
@@ -479,31 +646,29 @@ torch::Tensor MaskedTransformerImpl::segment_pass(const torch::Tensor& ids, int6
 
 torch::Tensor MaskedTransformerImpl::forward_cached(const torch::Tensor& ids, KeyValueCache& cache,
                                                     Rows rows) {
-  if (config_.readout != Readout::kCausalLm || rows.first < 0 || rows.count <= 0 ||
-      rows.first + rows.count > config_.seq_len) {
-    throw InputError(
-        fmt::format("[forward_cached] rows [{}, {}) need a causal decoder and positions in [0, {})",
-                    rows.first, rows.first + rows.count, config_.seq_len));
-  }
+  const int64_t length = rows_length("forward_cached", ids, rows);
   torch::NoGradGuard no_grad;
-  if (!fused(position_embedding_) || !ids.device().is_cpu() || ids.dim() != 2 || ids.size(0) == 0 ||
-      ids.size(1) != config_.seq_len || ids.scalar_type() != torch::kLong ||
-      ids.min().item<int64_t>() < 0 || ids.max().item<int64_t>() >= config_.vocab) {
+  if (!fused(position_embedding_) || !ids.device().is_cpu() || config_.patch_features > 0 ||
+      ids.size(0) == 0 || ids.scalar_type() != torch::kLong || ids.min().item<int64_t>() < 0 ||
+      ids.max().item<int64_t>() >= config_.vocab) {
     return forward_cached(ids, cache).narrow(1, rows.first, rows.count);  // it reports bad ids
   }
+  const auto bias = attention_bias(length);
   const int64_t end = rows.first + rows.count;
   const auto head = ids.narrow(1, 0, end);
   const auto shared = shared_prefix(head, rows.first);
   const int64_t p = shared.length;
   std::vector<torch::Tensor> prefix, kv;
   if (p > 0) {  // the distinct prefixes once, their keys and values handed to every row
-    segment_pass(head.index_select(0, shared.representatives).narrow(1, 0, p), 0, {}, {p, 0}, kv);
+    segment_pass(head.index_select(0, shared.representatives).narrow(1, 0, p), 0, {}, bias, {p, 0},
+                 kv);
     for (const auto& t : kv)
       prefix.push_back(t.narrow(2, t.size(2) - 2, 2).index_select(0, shared.group));
   }
-  const auto x = segment_pass(head.narrow(1, p, end - p), p, prefix, rows, kv);
+  const auto x = segment_pass(head.narrow(1, p, end - p), p, prefix, bias, rows, kv);
   cache.keys.clear();
   cache.values.clear();
+  cache.length = length;
   for (const auto& t : kv) {
     cache.keys.push_back(key_view(t));
     cache.values.push_back(value_view(t));
@@ -514,20 +679,26 @@ torch::Tensor MaskedTransformerImpl::forward_cached(const torch::Tensor& ids, Ke
 torch::Tensor MaskedTransformerImpl::forward_position(const torch::Tensor& tokens, int64_t position,
                                                       KeyValueCache& cache) {
   const auto depth = static_cast<size_t>(config_.depth);
-  const bool cache_fits = cache.keys.size() == depth && cache.values.size() == depth &&
-                          cache.keys[0].dim() == 4 && tokens.dim() == 1 &&
-                          cache.keys[0].size(0) == tokens.size(0) && position >= 0 &&
-                          position < cache.keys[0].size(2);
+  const bool cache_fits =
+      cache.keys.size() == depth && cache.values.size() == depth && cache.keys[0].dim() == 4 &&
+      tokens.dim() == 1 && cache.keys[0].size(0) == tokens.size(0) && position >= 0 &&
+      position < cache.keys[0].size(2) && (cache.length == 0 || position < cache.length);
   if (config_.readout != Readout::kCausalLm || !cache_fits) {
+    std::string got = fmt::format("a cache of {} layers", cache.keys.size());
+    if (!cache.keys.empty()) got += fmt::format(" {}", shape_text(cache.keys[0]));
+    if (cache.length > 0) got += fmt::format(" of a sequence of {} tokens", cache.length);
     throw InputError(fmt::format(
         "[forward_position] needs a causal decoder, tokens [B] and a key/value cache of {} layers "
-        "[B, {}, > {}, {}]; got tokens {}, a cache of {} layers{}",
-        config_.depth, config_.heads, position, config_.head_dim, shape_text(tokens),
-        cache.keys.size(), cache.keys.empty() ? "" : " " + shape_text(cache.keys[0])));
+        "[B, {}, > {}, {}]; got tokens {}, {}",
+        config_.depth, config_.heads, position, config_.head_dim, shape_text(tokens), got));
   }
   torch::NoGradGuard no_grad;
   auto x = token_embedding_(tokens.unsqueeze(1)) + position_embedding_.narrow(0, position, 1);
-  const auto bias = attention_bias();
+  // The bias of the sequence the cache was filled from: rows of the prior of its size.
+  const int64_t length = mask_.defined() || hard_.defined() ? config_.seq_len
+                         : cache.length > 0                 ? cache.length
+                                                            : cache.keys[0].size(2);
+  const auto bias = attention_bias(length);
   for (int64_t l = 0; l < config_.depth; ++l) {  // position's keys and values replaced
     const auto i = static_cast<size_t>(l);
     x = layer_forward(l, x, position, bias, nullptr, &cache.keys[i], &cache.values[i]);
@@ -540,13 +711,20 @@ torch::Tensor MaskedTransformerImpl::forward(const torch::Tensor& ids) {
 }
 
 torch::Tensor MaskedTransformerImpl::forward(const torch::Tensor& ids, Rows rows) {
-  if (config_.readout != Readout::kCausalLm || rows.first < 0 || rows.count <= 0 ||
-      rows.first + rows.count > config_.seq_len) {
-    throw InputError(
-        fmt::format("[forward] rows [{}, {}) need a causal decoder and positions in [0, {})",
-                    rows.first, rows.first + rows.count, config_.seq_len));
-  }
+  rows_length("forward", ids, rows);
   return run(ids, nullptr, rows);
+}
+
+int64_t MaskedTransformerImpl::rows_length(const char* operation, const torch::Tensor& ids,
+                                           Rows rows) const {
+  const bool causal = config_.readout == Readout::kCausalLm;
+  const int64_t length = causal ? sequence_length(ids) : config_.seq_len;
+  if (!causal || rows.first < 0 || rows.count <= 0 || rows.first + rows.count > length) {
+    throw InputError(
+        fmt::format("[{}] rows [{}, {}) need a causal decoder and positions in [0, {})", operation,
+                    rows.first, rows.first + rows.count, length));
+  }
+  return length;
 }
 
 std::vector<torch::Tensor> MaskedTransformerImpl::attention_maps(const torch::Tensor& ids) {
@@ -573,6 +751,7 @@ void MaskedTransformerImpl::set_mask(const torch::Tensor& mask, bool learnable) 
         config_.heads, config_.seq_len, config_.seq_len));
   }
   internal_check(!mask_.defined(), "set_mask called twice");
+  internal_check(priors_.empty(), "set_mask after set_sized_priors");
   auto value = mask.detach().to(position_embedding_.options()).clone();
   mask_learnable_ = learnable;
   mask_ = learnable ? register_parameter("mask", value) : register_buffer("mask", value);
@@ -594,6 +773,7 @@ void MaskedTransformerImpl::set_hard_mask(const torch::Tensor& hard) {
         causal_.defined() ? " together with causal masking" : "", all_out[0][0].item<int64_t>()));
   }
   internal_check(!hard_.defined(), "set_hard_mask called twice");
+  internal_check(priors_.empty(), "set_hard_mask after set_sized_priors");
   hard_ = register_buffer("hard", value);
 }
 

@@ -3,11 +3,14 @@
 // method"; the architecture's settings: docs/settings.md):
 //   A = softmax(Q Kᵀ / √d_head + log σ(M) + hard(−∞) [+ causal(−∞)]) V.
 // M has shape [L', H', N, N] with L' ∈ {1, depth}, H' ∈ {1, heads}, broadcast over layers/heads.
+// A token model runs sequences of any length T ≤ N (config.seq_len, the longest): positions
+// 0..T−1, the causal mask's top-left T × T.
 #pragma once
 
 #include <torch/torch.h>
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -36,7 +39,7 @@ bool parse_post_norm(const std::string& name);
 
 struct ModelConfig {
   int64_t vocab = 3;     // token ids 0..vocab-1 (Boolean: 0, 1 = (x+1)/2 and 2 = CLS)
-  int64_t seq_len = 16;  // N, including CLS
+  int64_t seq_len = 16;  // N, including CLS: the longest sequence (patch models: the only length)
   int64_t dim = 256;
   int64_t depth = 12;
   int64_t heads = 6;
@@ -93,9 +96,19 @@ struct BlockImpl : torch::nn::Module {
 };
 TORCH_MODULE(Block);
 
-/// The model. Inputs are token ids [B, N] (int64), or float patches [B, N − 1, F] when
-/// config.patch_features = F > 0; outputs are [B] (kClsRegression), [B, N, vocab] logits
-/// (kCausalLm) or [B, classes] logits (kClsClassify).
+/// The prior of one size T, the spec compiled at T (train/ compiles it; runtime/ has no compiler).
+struct SizedPrior {
+  torch::Tensor values;  // [L', H', T, T] float: M as the spec writes it at T; undefined: hard only
+  torch::Tensor rules;   // [L', H', T, T] int64 in [0, rule_count): the rule that wrote each cell
+                         // (undefined when the prior is not learnable)
+  torch::Tensor hard;    // [T, T] bool (true = excluded), or undefined
+};
+
+/// The model. Inputs are token ids [B, T] (int64, 1 ≤ T ≤ N; T = N where set_mask or
+/// set_hard_mask installed a mask of N tokens, T one of prior_sizes() with sized priors), or
+/// float patches [B, N − 1, F] when
+/// config.patch_features = F > 0; outputs are [B] (kClsRegression), [B, T, vocab] logits
+/// (kCausalLm) or [B, classes] logits (kClsClassify). InputError for other shapes.
 class MaskedTransformerImpl : public torch::nn::Module {
  public:
   explicit MaskedTransformerImpl(const ModelConfig& config);
@@ -108,14 +121,17 @@ class MaskedTransformerImpl : public torch::nn::Module {
   /// Causal decoders: the logits at positions `rows` only, [B, rows.count, vocab], equal to
   /// forward(ids).narrow(1, rows.first, rows.count); on the CPU the last layer is computed at
   /// those positions only and no layer after the last of them (a loss that reads a few rows
-  /// costs less). InputError for other readouts or rows outside [0, N).
+  /// costs less). InputError for other readouts or rows outside [0, T).
   torch::Tensor forward(const torch::Tensor& ids, Rows rows);
   /// Runs the model without gradients and returns each layer's attention probabilities
-  /// [B, heads, N, N] (row = query, column = key).
+  /// [B, heads, T, T] (row = query, column = key).
   std::vector<torch::Tensor> attention_maps(const torch::Tensor& ids);
-  /// The keys and values [B, H, N, d_head] of every layer that a pass over token ids computed.
+  /// The keys and values [B, H, P, d_head] of every layer that a pass over token ids [B, T]
+  /// computed (P ≤ T positions), and T: forward_position reads the attention bias of length T
+  /// (0, as in a cache put together by hand: P).
   struct KeyValueCache {
     std::vector<torch::Tensor> keys, values;
+    int64_t length = 0;
   };
   /// Causal decoders (kCausalLm) only, no gradients: forward(ids), keeping every layer's keys and
   /// values in `cache` for forward_position (greedy_complete, runtime/decoder.h).
@@ -132,7 +148,7 @@ class MaskedTransformerImpl : public torch::nn::Module {
   /// and values are written into the cache. InputError for shapes that do not fit.
   torch::Tensor forward_position(const torch::Tensor& tokens, int64_t position,
                                  KeyValueCache& cache);
-  /// What layer 0's attention sees: LayerNorm_0(token or patch + position), [B, N, dim]. No
+  /// What layer 0's attention sees: LayerNorm_0(token or patch + position), [B, T, dim]. No
   /// gradients.
   torch::Tensor attention_input(const torch::Tensor& ids);
 
@@ -141,6 +157,22 @@ class MaskedTransformerImpl : public torch::nn::Module {
   void set_mask(const torch::Tensor& mask, bool learnable);
   /// Installs a hard mask [N, N] (bool or uint8, true = excluded), a buffer.
   void set_hard_mask(const torch::Tensor& hard);
+
+  /// Installs priors for the sizes in `priors` (keys = T). learnable: a parameter "rule_offsets"
+  /// [L', H', rule_count], zeros, and M_T = values_T + rule_offsets.gather over rules_T (one
+  /// learnable logit per rule per layer and head, the same at every size); else M_T = values_T,
+  /// fixed. Each size's tensors become buffers prior_values_T, prior_rules_T, prior_hard_T (they
+  /// move with the module, and a checkpoint holds them: a resumed run installs the same sizes
+  /// before loading it). InputError for shapes that do not fit; InternalError if set_mask or
+  /// set_hard_mask was called or this is called twice.
+  void set_sized_priors(std::map<int64_t, SizedPrior> priors, int64_t rule_count, bool learnable);
+  bool has_sized_priors() const { return !priors_.empty(); }
+  /// M at size T ([L', H', T, T], with gradient to rule_offsets when learnable); undefined when the
+  /// size has no values (hard only). InputError for a size with no prior.
+  torch::Tensor prior_at(int64_t T);
+  /// The sizes that have a prior, ascending.
+  std::vector<int64_t> prior_sizes() const;
+  const torch::Tensor& rule_offsets() const { return rule_offsets_; }  // undefined unless learnable
 
   bool has_mask() const { return mask_.defined(); }
   bool mask_learnable() const { return mask_learnable_; }
@@ -153,7 +185,8 @@ class MaskedTransformerImpl : public torch::nn::Module {
   std::vector<Block>& blocks() { return blocks_; }
   /// Null for a patch model.
   torch::nn::Embedding& token_embedding() { return token_embedding_; }
-  /// [N, dim]: a parameter (learned), or a buffer (sinusoidal; zeros for none).
+  /// [N, dim]: a parameter (learned), or a buffer (sinusoidal; zeros for none); a sequence of T
+  /// tokens adds its first T rows.
   torch::Tensor& position_embedding() { return position_embedding_; }
 
  private:
@@ -164,13 +197,20 @@ class MaskedTransformerImpl : public torch::nn::Module {
   struct Distinct {
     torch::Tensor embedded, index;
   };
+  /// The length T of `ids`: token ids [B, T] with 1 ≤ T ≤ N, or N for patches [B, N − 1, F].
+  /// InputError for other shapes, and for T ≠ N where set_mask or set_hard_mask installed a mask
+  /// of N tokens.
+  int64_t sequence_length(const torch::Tensor& ids) const;
+  /// sequence_length(ids) after checking that the model is a causal decoder and `rows` lie in
+  /// [0, T); InputError naming `operation` otherwise.
+  int64_t rows_length(const char* operation, const torch::Tensor& ids, Rows rows) const;
   /// The readout of the last layer's `rows` (all of them if undefined: count 0).
   torch::Tensor run(const torch::Tensor& ids, std::vector<torch::Tensor>* attention,
                     Rows rows = {0, 0});
   /// Block `layer` on x [B, P, dim] at positions [first, first + P), with `bias` the whole
-  /// [L' or 1, H' or 1, N, N] attention bias (or undefined). With `keys`/`values`: undefined,
-  /// they get this pass's keys and values; else a full-length cache [B, H, N, d_head] whose
-  /// positions [first, first + P) are overwritten and [0, first + P) attended to.
+  /// [L' or 1, H' or 1, T, T] attention bias of the sequence (or undefined). With `keys`/`values`:
+  /// undefined, they get this pass's keys and values; else a cache [B, H, ≥ first + P, d_head]
+  /// whose positions [first, first + P) are overwritten and [0, first + P) attended to.
   torch::Tensor layer_forward(int64_t layer, const torch::Tensor& x, int64_t first,
                               const torch::Tensor& bias, std::vector<torch::Tensor>* attention,
                               torch::Tensor* keys, torch::Tensor* values,
@@ -181,15 +221,16 @@ class MaskedTransformerImpl : public torch::nn::Module {
   std::optional<Distinct> distinct_inputs(const torch::Tensor& ids, int64_t first = 0);
   /// embed(ids), from `distinct` if it has a value.
   torch::Tensor embed(const torch::Tensor& ids, const std::optional<Distinct>& distinct);
-  /// The CPU pass of a causal decoder over the tokens ids [B, S] at positions [first, first + S),
-  /// given `prefix[l]`, layer l's keys and values of positions [0, first) ([B, first, 2, H,
+  /// The CPU pass of a causal decoder over the tokens ids [B, S] at positions [first, first + S)
+  /// of a sequence whose attention bias is `bias` (attention_bias(T), T ≥ first + S), given
+  /// `prefix[l]`, layer l's keys and values of positions [0, first) ([B, first, 2, H,
   /// d_head]; empty when first = 0). Sets kv[l] to layer l's keys and values of positions
   /// [0, first + S) ([B, first + S, 2 or 3, H, d_head], the last two of dimension 2) and returns
   /// the last layer's output at positions `rows` ([B, rows.count, dim]; count 0: keys and values
   /// only).
   torch::Tensor segment_pass(const torch::Tensor& ids, int64_t first,
-                             const std::vector<torch::Tensor>& prefix, Rows rows,
-                             std::vector<torch::Tensor>& kv);
+                             const std::vector<torch::Tensor>& prefix, const torch::Tensor& bias,
+                             Rows rows, std::vector<torch::Tensor>& kv);
   /// Block `layer` on the CPU (segment_pass's, and layer_forward's for a whole sequence) on
   /// x [B, S, dim] (or `distinct`'s rows) at positions [first, first + S) after `prefix` (layer
   /// `layer`'s keys and values [B, first, 2, H, d_head], or undefined): one GEMM for the
@@ -204,12 +245,17 @@ class MaskedTransformerImpl : public torch::nn::Module {
   /// Whether the CPU kernels (runtime/attention.h) may run a pass on x: fused_attention_applies,
   /// and no attention dropout now (the kernels have none).
   bool fused(const torch::Tensor& x) const;
-  /// The additive attention bias of every layer, log σ(M) plus −∞ on hard-excluded and causal
-  /// cells: [L' or 1, H' or 1, N, N], or undefined if there is none. Computed once per forward
-  /// pass, and cached while it cannot change (M fixed or no gradient wanted, same M version).
-  torch::Tensor attention_bias();
-  /// 0 / −∞ [N, N] for the hard and causal masks together (undefined if neither), cached.
-  torch::Tensor excluded_bias();
+  /// The additive attention bias of every layer for a sequence of `length` T tokens, log σ(M)
+  /// (M = mask(), or prior_at(T) with sized priors) plus −∞ on hard-excluded and causal cells:
+  /// [L' or 1, H' or 1, T, T], or undefined if there is none. Computed once per forward pass,
+  /// and cached per T while it cannot change (M fixed or no gradient wanted, same versions).
+  torch::Tensor attention_bias(int64_t length);
+  /// attention_bias with sized priors, given excluded_bias(length).
+  torch::Tensor sized_bias(int64_t length, const torch::Tensor& excluded);
+  /// 0 / −∞ [T, T] for the hard and causal masks together (undefined if neither), cached per T.
+  torch::Tensor excluded_bias(int64_t length);
+  /// The sized prior of T; InputError naming T and the sizes that have one if there is none.
+  const SizedPrior& prior_of(int64_t length) const;
 
   /// A cached tensor and what it was computed from: each source's storage and version counter.
   struct Cached {
@@ -227,7 +273,10 @@ class MaskedTransformerImpl : public torch::nn::Module {
   torch::nn::Linear head_{nullptr};
   torch::Tensor mask_, mask_init_, hard_, causal_;
   bool mask_learnable_ = false;
-  Cached excluded_cache_, bias_cache_;
+  std::map<int64_t, SizedPrior> priors_;  // by T; tensors registered as buffers
+  torch::Tensor rule_offsets_;            // [L', H', rule_count], learnable sized priors only
+  std::map<int64_t, Cached> excluded_cache_, prior_bias_cache_;  // by T
+  Cached bias_cache_;
 };
 TORCH_MODULE(MaskedTransformer);
 

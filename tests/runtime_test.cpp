@@ -41,7 +41,9 @@ TEST(ModelTest, OutputShapesFollowTheReadout) {
   config.readout = Readout::kCausalLm;
   MaskedTransformer lm(config);
   EXPECT_EQ(lm->forward(ids).sizes(), (std::vector<int64_t>{3, 7, 5}));
-  EXPECT_THROW(lm->forward(torch::zeros({3, 6}, torch::kLong)), InputError);
+  EXPECT_EQ(lm->forward(ids.narrow(1, 0, 6)).sizes(), (std::vector<int64_t>{3, 6, 5}));
+  EXPECT_THROW(lm->forward(torch::zeros({3, 8}, torch::kLong)), InputError);  // longer than N
+  EXPECT_THROW(lm->forward(torch::zeros({3, 0}, torch::kLong)), InputError);
 }
 
 TEST(ModelTest, CausalAttentionNeverLooksAhead) {

@@ -1,5 +1,8 @@
 # Tests of runtime: the masked Transformer, attention, autocast, initialisations, metrics.
 maskprior_test(runtime_test SOURCES runtime_test.cpp LIBS maskprior_runtime maskprior_core fmt::fmt)
+# The model at sequence lengths below its longest, priors per size, positions that extrapolate.
+maskprior_test(model_sizes_test SOURCES model_sizes_test.cpp
+  LIBS maskprior_runtime maskprior_core fmt::fmt)
 # Tests of train: the config table, presets, training, resume, signals; `maskc train` (train_test
 # runs the built maskc through MASKC_PATH).
 maskprior_test(train_test SOURCES train_test.cpp
