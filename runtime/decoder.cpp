@@ -72,12 +72,13 @@ torch::Tensor greedy_complete(MaskedTransformer& model, const torch::Tensor& ids
                               const torch::Tensor& keep, int64_t last, KeyValueCache* cache) {
   const auto& config = model->config();
   const int64_t n = config.seq_len;
-  if (config.readout != Readout::kCausalLm || ids.dim() != 2 || ids.size(1) != n ||
-      keep.dim() != 1 || keep.size(0) != ids.size(0) || last >= n) {
+  const int64_t t = ids.dim() == 2 ? ids.size(1) : 0;
+  if (config.readout != Readout::kCausalLm || t < 1 || t > n || keep.dim() != 1 ||
+      keep.size(0) != ids.size(0) || last >= t) {
     throw InputError(fmt::format(
-        "[greedy_complete] needs a causal decoder, ids [B, {}], keep [B] and last < {}; got ids "
-        "[{}], keep [{}], last {}",
-        n, n, fmt::join(ids.sizes(), ", "), fmt::join(keep.sizes(), ", "), last));
+        "[greedy_complete] needs a causal decoder, ids [B, T] with T <= {}, keep [B] and "
+        "last < T; got ids [{}], keep [{}], last {}",
+        n, fmt::join(ids.sizes(), ", "), fmt::join(keep.sizes(), ", "), last));
   }
   torch::NoGradGuard no_grad;
   auto out = ids.clone();
@@ -215,25 +216,115 @@ DecoderExperiment::DecoderExperiment(const ExperimentSettings& settings)
     : loss_rows_(parse_loss_rows(settings.loss_rows)) {}
 
 int64_t DecoderExperiment::train_size() const {
-  return train_ids_.size(0);
+  if (sizes_.empty()) return train_ids_.size(0);
+  int64_t rows = 0;
+  for (const SizedData& size : sizes_) rows += size.group.train_rows;
+  return rows;
 }
 
 Batch DecoderExperiment::train_batch(const torch::Tensor& rows) const {
-  auto inputs = train_ids_.index_select(0, rows.to(train_ids_.device()));
-  return {inputs, inputs.narrow(1, answer_offset_, answer_length_).contiguous()};
+  if (sizes_.empty()) {
+    auto inputs = train_ids_.index_select(0, rows.to(train_ids_.device()));
+    return {inputs, inputs.narrow(1, answer_offset_, answer_length_).contiguous()};
+  }
+  const auto cpu_rows = rows.to(torch::kCPU);
+  const int64_t low = cpu_rows.min().item<int64_t>(), high = cpu_rows.max().item<int64_t>();
+  int64_t first = 0;
+  for (const SizedData& size : sizes_) {
+    const int64_t count = size.group.train_rows;
+    if (low >= first && high < first + count) {
+      auto inputs = size.train_ids.index_select(0, (cpu_rows - first).to(size.train_ids.device()));
+      return {inputs, inputs.narrow(1, size.answer_offset, size.answer_length).contiguous()};
+    }
+    first += count;
+  }
+  throw InternalError(fmt::format(
+      "a batch of rows {}..{} spans several sizes (a batch must hold one sequence length)", low,
+      high));
+}
+
+const SizedData& DecoderExperiment::sized(int64_t tokens) const {
+  for (const SizedData& size : sizes_) {
+    if (size.group.layout.size() == tokens) return size;
+  }
+  throw InternalError(fmt::format("no size of this run has sequences of {} tokens", tokens));
 }
 
 torch::Tensor DecoderExperiment::loss(const torch::Tensor& output, const Batch& batch) const {
   if (loss_rows_ == LossRows::kAll) return next_token_loss(output, batch.inputs);
-  return answer_loss(output, batch.targets, answer_offset_);
+  return answer_loss(output, batch.targets,
+                     sizes_.empty() ? answer_offset_ : sized(batch.inputs.size(1)).answer_offset);
 }
 
 torch::Tensor DecoderExperiment::train_loss(MaskedTransformer& model, const Batch& batch) const {
   if (loss_rows_ == LossRows::kAll) return loss(model->forward(batch.inputs), batch);
-  return answer_rows_loss(model, batch.inputs, batch.targets, answer_offset_);
+  return answer_rows_loss(
+      model, batch.inputs, batch.targets,
+      sizes_.empty() ? answer_offset_ : sized(batch.inputs.size(1)).answer_offset);
+}
+
+std::vector<SizeGroup> DecoderExperiment::size_groups() const {
+  std::vector<SizeGroup> groups;
+  for (const SizedData& size : sizes_) groups.push_back(size.group);
+  return groups;
+}
+
+nlohmann::json DecoderExperiment::evaluate_sizes(MaskedTransformer& model) const {
+  // Pooled over every test row: sums weighted by rows (tokens: by answer tokens).
+  double rows = 0, sequences = 0, loss = 0, answer_tokens = 0, tokens = 0;
+  double train_rows = 0, train_sequences = 0;
+  nlohmann::json by_length = nlohmann::json::object();
+  for (size_t g = 0; g < sizes_.size(); ++g) {
+    const SizedData& size = sizes_[g];
+    const auto decoder = cached_decoder(model, size.answer_offset, size.answer_length);
+    if (size.group.test_rows > 0) {
+      auto metrics = answer_metrics(decoder, size.test_ids, size.answer_offset, size.answer_length);
+      const auto e = static_cast<double>(size.group.test_rows);
+      rows += e;
+      sequences += e * metrics["sequence_accuracy"].get<double>();
+      loss += e * metrics["test_loss"].get<double>();
+      answer_tokens += e * static_cast<double>(size.answer_length);
+      tokens +=
+          e * static_cast<double>(size.answer_length) * metrics["token_accuracy"].get<double>();
+      metrics["tokens"] = size.group.layout.size();
+      metrics["test_size"] = size.group.test_rows;
+      metrics["train_size"] = size.group.train_rows;
+      by_length[std::to_string(size.group.size)] = std::move(metrics);
+    }
+    if (sized_train_eval_[g].defined() && sized_train_eval_[g].size(0) > 0) {
+      const auto train = answer_metrics(decoder, sized_train_eval_[g], size.answer_offset,
+                                        size.answer_length, /*tokens=*/false);
+      const auto r = static_cast<double>(sized_train_eval_[g].size(0));
+      train_rows += r;
+      train_sequences += r * train["sequence_accuracy"].get<double>();
+    }
+  }
+  nlohmann::json metrics = {{"sequence_accuracy", sequences / rows},
+                            {"test_loss", loss / rows},
+                            {"token_accuracy", tokens / answer_tokens}};
+  metrics["accuracy"] = metrics["sequence_accuracy"];
+  if (train_rows > 0) metrics["train_sequence_accuracy"] = train_sequences / train_rows;
+  metrics["by_length"] = std::move(by_length);
+  return metrics;
 }
 
 nlohmann::json DecoderExperiment::evaluate(MaskedTransformer& model) const {
+  if (!sizes_.empty()) {
+    auto metrics = evaluate_sizes(model);
+    if (token_metric_ != "token_accuracy") {
+      metrics[token_metric_] = metrics["token_accuracy"];
+      metrics.erase("token_accuracy");
+      for (auto& [size, m] : metrics["by_length"].items()) {
+        m[token_metric_] = m["token_accuracy"];
+        m.erase("token_accuracy");
+      }
+    }
+    int64_t test = 0;
+    for (const SizedData& size : sizes_) test += size.group.test_rows;
+    metrics["test_size"] = test;
+    metrics["train_size"] = train_size();
+    return metrics;
+  }
   auto metrics = decoder_metrics(model, test_ids_, train_eval_ids_, answer_offset_, answer_length_);
   if (token_metric_ != "token_accuracy") {
     metrics[token_metric_] = metrics["token_accuracy"];
@@ -245,13 +336,51 @@ nlohmann::json DecoderExperiment::evaluate(MaskedTransformer& model) const {
 }
 
 TestRows DecoderExperiment::test_rows() const {
+  if (!sizes_.empty()) {
+    throw InputError(
+        "--save-test-rows: a run over several sizes has test rows of several lengths, which "
+        "test_rows.safetensors cannot hold yet; leave --save-test-rows out");
+  }
   return {
       {{"inputs", test_ids_.to(torch::kCPU)}},
       {{"loss", "answer"}, {"answer_offset", answer_offset_}, {"answer_length", answer_length_}}};
 }
 
 void DecoderExperiment::to(torch::Device device) {
+  if (!sizes_.empty()) {
+    for (SizedData& size : sizes_) {
+      for (auto* t : {&size.train_ids, &size.test_ids}) {
+        if (t->defined()) *t = t->to(device);
+      }
+    }
+    for (auto& t : sized_train_eval_) {
+      if (t.defined()) t = t.to(device);
+    }
+    return;
+  }
   for (auto* t : {&train_ids_, &test_ids_, &train_eval_ids_}) *t = t->to(device);
+}
+
+void DecoderExperiment::set_sized_data(std::vector<SizedData> sizes, std::string token_metric) {
+  sizes_ = std::move(sizes);
+  token_metric_ = std::move(token_metric);
+  int64_t trained = 0;
+  for (SizedData& size : sizes_) {
+    size.group.train_rows = size.train_ids.defined() ? size.train_ids.size(0) : 0;
+    size.group.test_rows = size.test_ids.defined() ? size.test_ids.size(0) : 0;
+    trained += size.group.train_rows > 0 ? 1 : 0;
+  }
+  internal_check(trained > 0, "a run over several sizes trains on at least one");
+  // The training rows re-decoded: kTrainEvalRows in all, shared evenly by the trained sizes.
+  const int64_t per_size = (kTrainEvalRows + trained - 1) / trained;
+  for (const SizedData& size : sizes_) {
+    const int64_t rows = size.group.train_rows;
+    const int64_t sample = std::min(per_size, rows);
+    sized_train_eval_.push_back(
+        rows == 0 ? torch::Tensor()
+                  : size.train_ids.index_select(
+                        0, (torch::arange(sample, torch::kLong) * rows).div(sample, "floor")));
+  }
 }
 
 void DecoderExperiment::set_data(torch::Tensor train_ids, torch::Tensor test_ids,

@@ -64,12 +64,12 @@ torch::Tensor next_token_loss(const torch::Tensor& logits, const torch::Tensor& 
 torch::Tensor greedy_decode(const LogitsFn& forward, const torch::Tensor& ids,
                             int64_t answer_offset, int64_t answer_length);
 
-/// Greedy completion by the key/value cache, no gradients. Row b of `ids` [B, N] keeps its tokens
-/// at positions ≤ keep[b] ([B] int64); every later position p ≤ last gets the argmax of the logits
-/// at p − 1, as full forward passes would give it. `cache` (from forward_cached on ids that agree
-/// with these before keep[b], rows in this order, holding positions [0, last) at least) saves the
-/// pass over them; without it one pass is made. Then one position at a time
-/// (MaskedTransformerImpl::forward_position). Returns the completed ids [B, N]. InputError for a
+/// Greedy completion by the key/value cache, no gradients. Row b of `ids` [B, T] (T ≤ N) keeps its
+/// tokens at positions ≤ keep[b] ([B] int64); every later position p ≤ last gets the argmax of the
+/// logits at p − 1, as full forward passes would give it. `cache` (from forward_cached on ids that
+/// agree with these before keep[b], rows in this order, holding positions [0, last) at least) saves
+/// the pass over them; without it one pass is made. Then one position at a time
+/// (MaskedTransformerImpl::forward_position). Returns the completed ids [B, T]. InputError for a
 /// model that is no causal decoder, shapes that do not fit it or a cache too short.
 torch::Tensor greedy_complete(MaskedTransformer& model, const torch::Tensor& ids,
                               const torch::Tensor& keep, int64_t last,
@@ -114,6 +114,13 @@ enum class LossRows {
 /// The LossRows a loss_rows setting names; InputError for anything but `answer` and `all`.
 LossRows parse_loss_rows(const std::string& setting);
 
+/// The data of one sequence length of a causal decoder over several sizes (set_sized_data).
+struct SizedData {
+  SizeGroup group;  // its size, layout and row counts (set_sized_data fills these)
+  torch::Tensor train_ids, test_ids;  // [T_g, N_g], [E_g, N_g] (int64, answers in place)
+  int64_t answer_offset = 0, answer_length = 0;
+};
+
 /// What the causal-decoder experiments share. A subclass describes its data: it calls set_data
 /// in its constructor and adds layout, model_config, probe_inputs and what else it has to say.
 /// Batches hold whole sequences and their answer tokens; the loss is answer_loss (answer rows
@@ -132,6 +139,7 @@ class DecoderExperiment : public Experiment {
   /// The test sequences (answers in place); test_loss is the cross-entropy of the answer rows.
   TestRows test_rows() const override;
   void to(torch::Device device) override;
+  std::vector<SizeGroup> size_groups() const override;
 
  protected:
   /// Reads settings.loss_rows (InputError unless `answer` or `all`).
@@ -143,10 +151,24 @@ class DecoderExperiment : public Experiment {
   void set_data(torch::Tensor train_ids, torch::Tensor test_ids, int64_t answer_offset,
                 int64_t answer_length, std::string token_metric = "token_accuracy");
 
+  /// The data of a run over several sizes, instead of set_data: one entry per size, ascending
+  /// (training rows in this order); a size may have no training rows (tested only) or no test
+  /// rows. evaluate() then reports the pooled metrics over every test row and `by_length`, the
+  /// metrics of each size (keyed by its size, with its token count N and rows).
+  void set_sized_data(std::vector<SizedData> sizes, std::string token_metric = "token_accuracy");
+
   torch::Tensor train_ids_, test_ids_;  // [T, N], [E, N]
   torch::Tensor train_eval_ids_;        // the training rows evaluate re-decodes
 
  private:
+  /// The size whose sequences have `tokens` tokens (InternalError if none).
+  const SizedData& sized(int64_t tokens) const;
+  /// evaluate() of a run over several sizes.
+  nlohmann::json evaluate_sizes(MaskedTransformer& model) const;
+
+  std::vector<SizedData> sizes_;
+  std::vector<torch::Tensor> sized_train_eval_;  // per size: the training rows re-decoded
+
   LossRows loss_rows_ = LossRows::kAnswer;
   int64_t answer_offset_ = 0, answer_length_ = 0;
   std::string token_metric_;

@@ -44,6 +44,17 @@ struct TestRows {
 /// of 256 (docs/performance.md).
 inline constexpr int64_t kEvalRows = 256;
 
+/// One sequence length of a run over several sizes (length generalisation, docs/settings.md,
+/// "Sizes"): the spec's length parameter there, the token layout it has, and how many training
+/// and test rows have that length. Training rows are ordered by size: the rows of size group g
+/// follow those of groups 0..g−1, and a batch holds rows of one group.
+struct SizeGroup {
+  int64_t size = 0;        // the length parameter's value (arithmetic: operand digits)
+  Layout layout;           // the task's tokens at this size
+  int64_t train_rows = 0;  // 0: a size only tested
+  int64_t test_rows = 0;
+};
+
 class Experiment {
  public:
   virtual ~Experiment() = default;
@@ -81,6 +92,12 @@ class Experiment {
   virtual TestRows test_rows() const = 0;
   /// What the run trains on, in a line for the progress output ("" = nothing to say).
   virtual std::string description() const { return {}; }
+  /// The sizes of a run whose sequences have several lengths, ascending; empty for a run of one
+  /// length (layout() and model_config().seq_len say it).
+  virtual std::vector<SizeGroup> size_groups() const { return {}; }
+  /// A run of one size that is not its spec's default: the value of the spec's length parameter
+  /// there (arithmetic: operand digits other than 3), which the spec is compiled with; 0: none.
+  virtual int64_t length_value() const { return 0; }
 };
 
 /// A model config with the task's vocab, length and readout and the sizes of `config`.

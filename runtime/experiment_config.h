@@ -29,13 +29,19 @@ struct ExperimentSettings {
   // `msb` or `lsb` first (tasks/arithmetic_task.h).
   std::string operand_order = "msb";
   std::string answer_order = "lsb";
+  // Arithmetic tasks: operand lengths trained on, one (`3`, the paper's) or a range (`1..10`),
+  // and those tested ("" = the trained ones; e.g. `11,20,50`): tasks::parse_digit_sizes.
+  std::string digits = "3";
+  std::string test_digits;
   // Sequence data files instead of a task (docs/your-data.md): the spec defines the layout.
   std::string data;           // TRAIN: one example per line (tasks/sequence_file.h)
   std::string test_data;      // TEST; "" = a seeded 10% of TRAIN is held out
   std::string predict;        // the span of `layout` whose symbols the model predicts
   int64_t test_size = 10000;  // arithmetic: problems evaluated; vision, language: test rows
-  int64_t train_size = 0;     // vision, language: training images or windows (0 = all)
-  std::string data_dir;       // vision, language: where the data files are ("" = the package's)
+  // vision, language: training images or windows (0 = all); arithmetic beyond 3 digits or over
+  // several sizes: problems per size (0 = tasks::kDefaultProblemsPerSize)
+  int64_t train_size = 0;
+  std::string data_dir;  // vision, language: where the data files are ("" = the package's)
   int64_t dim = 256;
   int64_t depth = 12;
   int64_t heads = 6;

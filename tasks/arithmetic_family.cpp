@@ -119,7 +119,7 @@ TaskFamily arithmetic_family() {
   family.task_presets = arithmetic_task_presets();
   family.metrics = decoder_metrics("digit");
   family.own_settings = {"loss_rows", "operand_order", "answer_order", "train_fraction",
-                         "test_size"};
+                         "test_size", "digits",        "test_digits",  "train_size"};
   family.digit_orders = [](const json& config) {
     ArithmeticTask task = make_arithmetic_task(config.at("task").get<std::string>());
     task.operand_order =
@@ -129,10 +129,18 @@ TaskFamily arithmetic_family() {
     return task.digit_orders();
   };
   family.describe_data = [](const json& config) {
+    const std::string digits = config.value("digits", std::string("3"));
+    const std::string tested = config.value("test_digits", std::string());
     std::string text =
         config.contains("train_fraction") && config["train_fraction"].is_number()
             ? fmt::format("{:.3g}% of problems", 100 * config["train_fraction"].get<double>())
             : std::string("—");
+    if (digits != "3" || !tested.empty()) {  // other sizes: problems per size
+      const int64_t per_size = config.value("train_size", int64_t{0});
+      text = fmt::format("{} problems per size, digits {}{}",
+                         per_size > 0 ? per_size : kDefaultProblemsPerSize, digits,
+                         tested.empty() ? "" : ", tested at " + tested);
+    }
     // The settings of the data and loss that differ from the defaults (older run folders have
     // none of them): "0.4% of problems, answer_order msb".
     for (const auto& [key, normal] :

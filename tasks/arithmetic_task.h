@@ -47,8 +47,43 @@ struct ArithmeticTask {
 
 std::vector<std::string> arithmetic_task_names();
 bool is_arithmetic_task(const std::string& name);
-/// Throws InputError for an unknown name.
-ArithmeticTask make_arithmetic_task(const std::string& name);
+/// Throws InputError for an unknown name. `digits`: the operand length n (a, b of n digits; the
+/// answer n + 1 digits for a sum, 2n for a product): 3 is the paper's; InputError outside
+/// [1, kMostOperandDigits].
+ArithmeticTask make_arithmetic_task(const std::string& name, int digits = 3);
+/// Arithmetic problems trained on per size when --train-size is 0 and the run is not at the
+/// paper's 3 digits alone (whose training set is the share --train-fraction of all problems).
+inline constexpr int64_t kDefaultProblemsPerSize = 1000;
+/// The longest operand a task takes: 2,000 digits (a sequence of about 6,000 tokens).
+inline constexpr int kMostOperandDigits = 2000;
+
+/// The operand lengths of a run: those trained on (one, or a range `A..B` trained together) and
+/// those tested (default: the trained ones). Sorted, without repeats.
+struct DigitSizes {
+  std::vector<int> train, test;
+  bool several() const { return train.size() > 1 || test != train; }
+};
+/// Reads `--digits` ("3", "1..10") and `--test-digits` ("", "11,20,50" or ranges "11..13,20");
+/// InputError naming the setting, the text and what is allowed otherwise.
+DigitSizes parse_digit_sizes(const std::string& digits, const std::string& test_digits);
+
+/// A problem of any size: the operands' digits, least significant first, each of the task's
+/// operand_digits (leading zeros allowed: operands are zero padded).
+struct DigitProblem {
+  std::vector<int8_t> a, b;
+};
+/// The token sequence of `problem` as encode() writes a problem index (the same tokens for the
+/// same operands), with the answer computed digit by digit (no integer overflow at any size).
+std::vector<int64_t> encode_digits(const ArithmeticTask& task, const DigitProblem& problem);
+/// Disjoint training and test problems of `task`'s size, seeded: `train_count` and `test_count`
+/// (fewer where fewer problems exist: the test set gets what training leaves). Small sizes
+/// (10^(2n) ≤ 10^6 problems) draw problem indices without replacement (as split_problems);
+/// larger ones draw operands digit by digit, uniformly, rejecting repeats.
+struct DigitSplit {
+  std::vector<DigitProblem> train, test;
+};
+DigitSplit sample_digit_problems(const ArithmeticTask& task, int64_t train_count,
+                                 int64_t test_count, uint64_t seed);
 /// The order a digit-order setting names: `lsb` or `msb` (operand_order, answer_order); InputError
 /// naming `key` otherwise.
 DigitOrder digit_order_setting(const std::string& value, const std::string& key);

@@ -89,8 +89,15 @@ std::vector<ConfigField> learning_fields() {
     {"answer_order", "--answer-order",
      "arithmetic tasks: digit order of the answer c (lsb = least significant first); a .mask spec "
      "is compiled with it as `digits c`", &C::answer_order, R::kOneOf, {"lsb", "msb"}},
+    {"digits", "--digits",
+     "arithmetic tasks: operand length in digits, one (default 3, the paper's) or a range trained "
+     "together, e.g. 1..10 (a run over several sizes: docs/settings.md, \"Sizes\")", &C::digits},
+    {"test_digits", "--test-digits",
+     "arithmetic tasks: operand lengths tested, e.g. 11,20,50 or 11..13 (default: the trained "
+     "ones); longer than any trained size tests length generalisation", &C::test_digits},
     {"train_size", "--train-size",
-     "fashion-mnist, fortunes-char: training images or windows, a seeded subset (0 = all)",
+     "fashion-mnist, fortunes-char: training images or windows, a seeded subset (0 = all); "
+     "arithmetic beyond 3 digits or over several sizes: problems per size (0 = 1000)",
      &C::train_size, R::kNonNegative},
     {"data_dir", "--data-dir",
      "fashion-mnist, fortunes-char: folder of the data files (default: where the Debian "
@@ -156,6 +163,14 @@ std::vector<ConfigField> training_fields() {
      &C::qk_contrast},
     {"qk_opt_steps", "--qk-opt-steps", "qk-opt: Adam steps", &C::qk_opt_steps, R::kNonNegative},
     {"qk_opt_lr", "--qk-opt-lr", "qk-opt: Adam learning rate", &C::qk_opt_lr, R::kPositive},
+    {"length_param", "--length-param",
+     "runs over several sizes: the spec's `param` that sets the size (compiled once per size, "
+     "as maskc compile -D NAME=VALUE)", &C::length_param},
+    {"mask_param", "--mask-param",
+     "learnable prior (--init mask): cells = one logit per cell (one size only); rules = one "
+     "logit per rule of the spec, per layer and head, added to what the rule writes: the same "
+     "prior at every size (docs/settings.md, \"Sizes\")", &C::mask_param, R::kOneOf,
+     {"cells", "rules"}},
     {"mask_sharing", "--mask-sharing",
      "mask methods: spec = M as the spec gives it (one for every layer and head unless the spec "
      "has per-layer or per-head masks), layer = one M per layer, head = one per layer and head; "

@@ -49,6 +49,10 @@ struct TrainConfig : runtime::ExperimentSettings {
   int64_t qk_opt_steps = 1000;
   double qk_opt_lr = 1e-2;
   std::string mask_sharing = "spec";  // mask methods: spec | layer | head
+  // Runs over several sizes (train/sized_prior.h): the spec's parameter that sets the size, and
+  // how a learnable prior is held: one logit per cell (one size only) or per rule of the spec.
+  std::string length_param = "n";
+  std::string mask_param = "cells";  // cells | rules
 
   // Execution.
   int threads = 0;

@@ -29,6 +29,40 @@ std::vector<int64_t> epoch_order(uint64_t seed, int64_t epoch, int64_t rows) {
   return order;
 }
 
+int64_t batches_per_epoch(const std::vector<int64_t>& group_rows, int64_t batch) {
+  int64_t batches = 0;
+  for (int64_t rows : group_rows) batches += (rows + batch - 1) / batch;
+  return batches;
+}
+
+EpochBatches epoch_batches(uint64_t seed, int64_t epoch, const std::vector<int64_t>& group_rows,
+                           int64_t batch) {
+  EpochBatches out;
+  const auto cut = [&](int64_t first, int64_t rows, std::vector<std::pair<int64_t, int64_t>>& to) {
+    for (int64_t b = 0; b < rows; b += batch) to.emplace_back(first + b, std::min(batch, rows - b));
+  };
+  if (group_rows.size() == 1) {
+    out.order = epoch_order(seed, epoch, group_rows[0]);
+    cut(0, group_rows[0], out.batches);
+    return out;
+  }
+  int64_t first = 0;
+  std::vector<std::pair<int64_t, int64_t>> batches;
+  for (size_t g = 0; g < group_rows.size(); ++g) {
+    // Each group its own stream, drawn from the epoch's: a group's order does not depend on the
+    // others' sizes.
+    auto rows = epoch_order(splitmix64(seed + g + 1), epoch, group_rows[g]);
+    for (int64_t& row : rows) row += first;
+    out.order.insert(out.order.end(), rows.begin(), rows.end());
+    cut(first, group_rows[g], batches);
+    first += group_rows[g];
+  }
+  std::mt19937_64 engine(splitmix64(~seed ^ splitmix64(static_cast<uint64_t>(epoch))));
+  tasks::shuffle_in_place(batches, engine);
+  out.batches = std::move(batches);
+  return out;
+}
+
 double learning_rate(const TrainConfig& config, int64_t step, int64_t total_steps) {
   if (step < config.warmup) {
     return config.lr * static_cast<double>(step + 1) / static_cast<double>(config.warmup);

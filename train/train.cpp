@@ -21,8 +21,10 @@
 #include <string>
 #include <vector>
 
+#include "compiler/compile.h"
 #include "core/error.h"
 #include "core/interrupt.h"
+#include "core/regular_file.h"
 #include "core/text.h"
 #include "io/json_file.h"
 #include "io/lock_file.h"
@@ -43,6 +45,7 @@
 #include "train/progress.h"
 #include "train/run_folder.h"
 #include "train/run_spec.h"
+#include "train/sized_prior.h"
 #include "train/step_log.h"
 
 namespace maskprior::training {
@@ -102,7 +105,8 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const TrainConfig& confi
   const double mask_decay = config.mask_weight_decay.value_or(config.weight_decay);
   std::vector<torch::Tensor> rest, mask;
   for (const auto& p : model->named_parameters()) {
-    (p.key() == "mask" && mask_decay != config.weight_decay ? mask : rest).push_back(p.value());
+    const bool is_mask = p.key() == "mask" || p.key() == "rule_offsets";
+    (is_mask && mask_decay != config.weight_decay ? mask : rest).push_back(p.value());
   }
   auto make = [&](auto options) {
     using Options = decltype(options);
@@ -260,6 +264,13 @@ class Run {
   json stop(int received);
   json finish();
   [[noreturn]] void diverged(double loss, double lr) const;
+  /// Training rows per size group (one group: every row).
+  std::vector<int64_t> group_rows() const {
+    if (groups_.empty()) return {rows_};
+    std::vector<int64_t> rows;
+    for (const SizeGroup& group : groups_) rows.push_back(group.train_rows);
+    return rows;
+  }
   /// Rank 0 (or the only process) evaluates and writes; the other ranks wait for it.
   bool writer() const { return group_ == nullptr || group_->rank() == 0; }
   void on_rank0(const std::function<void()>& work);
@@ -273,7 +284,12 @@ class Run {
   torch::Device device_ = torch::kCPU;
   std::unique_ptr<Experiment> experiment_;
   ModelConfig model_config_;
-  std::optional<CompiledMask> spec_;
+  std::optional<CompiledMask> spec_;  // a run over several sizes: at its longest trained size
+  // A run over several sizes (train/sized_prior.h): its sizes, its spec at each, M at installation.
+  std::vector<SizeGroup> groups_;
+  std::optional<SizedSpec> sized_spec_;
+  std::map<int64_t, torch::Tensor> initial_priors_;
+  int64_t probe_tokens_ = 0;  // tokens of the probe rows (the longest trained size)
   MaskedTransformer model_{nullptr};
   json init_info_;
   torch::Tensor probe_, open_;
@@ -293,7 +309,7 @@ class Run {
   std::vector<int64_t> lost_evaluations_;  // of earlier sessions, missing from metrics.jsonl
   std::vector<json> session_records_;      // evaluations of this session (runs without a folder)
   std::optional<Progress> progress_;
-  torch::Tensor order_;
+  EpochBatches order_;
   int64_t order_epoch_ = -1;
 };
 
@@ -319,7 +335,22 @@ Run::Run(const TrainConfig& config, bool resuming, ProcessGroup* group)
   experiment_ = make_run_experiment(config_, spec_);  // polls while it reads data files
   check_stop_requested("reading the data");
   model_config_ = experiment_->model_config(experiment_config(config_));
-  if (spec_) {
+  groups_ = experiment_->size_groups();
+  if (!groups_.empty()) {
+    check_sized_run(config_, groups_);
+    if (spec_) {
+      sized_spec_ = compile_sizes(config_, groups_, model_config_);
+      spec_ = sized_spec_->by_tokens.at(experiment_->layout().size());
+    }
+  } else if (const int64_t value = experiment_->length_value();
+             value > 0 && spec_ && config_.spec.ends_with(".mask") &&
+             spec_->params.contains(config_.length_param) &&
+             !config_.defines.contains(config_.length_param)) {
+    TrainConfig at = config_;  // one size that is not the spec's default: compiled at it
+    at.defines[config_.length_param] = std::to_string(value);
+    spec_ = load_spec(at);
+  }
+  if (spec_ && groups_.empty()) {
     check_spec(*spec_, config_, experiment_->layout(), model_config_);
     if (model_config_.readout == Readout::kCausalLm && add_hard_causal(*spec_)) {
       std::cerr << fmt::format(
@@ -335,7 +366,7 @@ Run::Run(const TrainConfig& config, bool resuming, ProcessGroup* group)
   build_model();  // qk-opt polls between its fitting steps
   check_stop_requested("building the model");
   rows_ = experiment_->train_size();
-  steps_per_epoch_ = (rows_ + config_.batch_size - 1) / config_.batch_size;
+  steps_per_epoch_ = batches_per_epoch(group_rows(), config_.batch_size);
   total_steps_ = config_.steps > 0 ? config_.steps : steps_per_epoch_ * config_.epochs;
   eval_every_ = config_.eval_every > 0 ? config_.eval_every : steps_per_epoch_;
   checkpoint_every_ = config_.checkpoint_every > 0 ? config_.checkpoint_every : steps_per_epoch_;
@@ -374,8 +405,14 @@ void Run::build_model() {
   init_options.probe_ids = probe_cpu;
   init_options.layout = experiment_->layout();
   init_options.mask_sharing = parse_mask_sharing(config_.mask_sharing);
-  init_info_ =
-      apply_init(model_, parse_init_method(config_.init), spec_ ? &*spec_ : nullptr, init_options);
+  if (groups_.empty()) {
+    init_info_ = apply_init(model_, parse_init_method(config_.init), spec_ ? &*spec_ : nullptr,
+                            init_options);
+  } else {
+    init_info_ = install_sized_priors(model_, config_, sized_spec_ ? &*sized_spec_ : nullptr,
+                                      groups_, initial_priors_);
+  }
+  probe_tokens_ = probe_cpu.size(1);
   model_->to(device_);
   experiment_->to(device_);
   probe_ = probe_cpu.to(device_);
@@ -458,6 +495,10 @@ json Run::measure(int64_t step, double* seconds) {
   record["step"] = step;
   record["epoch"] = static_cast<double>(step) / static_cast<double>(steps_per_epoch_);
   record.update(persistence_metrics(model_, probe_, open_));
+  if (model_->has_sized_priors() && initial_priors_.contains(probe_tokens_)) {
+    const auto drift = sized_mask_drift(model_, probe_tokens_, initial_priors_.at(probe_tokens_));
+    if (!drift.empty()) record["mask_drift"] = drift;
+  }
   model_->train();
   return record;
 }
@@ -466,12 +507,13 @@ json Run::measure(int64_t step, double* seconds) {
 double Run::train_step() {
   const int64_t epoch = state_.step / steps_per_epoch_;
   if (epoch != order_epoch_) {
-    order_ = torch::tensor(epoch_order(config_.seed, epoch, rows_), torch::kLong);
+    order_ = epoch_batches(config_.seed, epoch, group_rows(), config_.batch_size);
     order_epoch_ = epoch;
   }
-  const int64_t first = (state_.step % steps_per_epoch_) * config_.batch_size;
-  const int64_t count = std::min(config_.batch_size, rows_ - first);
-  auto rows = order_.narrow(0, first, count);
+  const auto [first, count] = order_.batches[static_cast<size_t>(state_.step % steps_per_epoch_)];
+  auto rows = torch::tensor(
+      std::vector<int64_t>(order_.order.begin() + first, order_.order.begin() + first + count),
+      torch::kLong);
   // Data-parallel: this rank's shard, its mean loss weighted by its share of the global batch, so
   // that the summed gradients are those of the global mean (a rank without rows weighs one row 0).
   double weight = 1.0;
@@ -655,6 +697,11 @@ json Run::finish() {
       folder_.write_test_rows(test_rows_tensors(experiment_->test_rows()));
     if (model_->has_mask()) {
       folder_.write_mask(learned_mask(model_, spec_ ? &*spec_ : nullptr, experiment_->layout()));
+    }
+    if (sized_spec_ && model_->rule_offsets().defined()) {
+      summary["learned_rules"] = learned_rules(
+          model_, *sized_spec_, read_regular_file(config_.spec, kMaxSpecBytes, "spec"),
+          experiment_->layout().size());
     }
     folder_.write_json(kSummaryFile, summary);
   }

@@ -2,3 +2,8 @@
 maskprior_test(arith_test
   SOURCES arith_test.cpp
   LIBS maskprior_train maskprior_compiler maskprior_io maskprior_validate)
+
+# Length generalisation (issue #48): tasks at any size, runs over several sizes.
+maskprior_test(length_test
+  SOURCES length_test.cpp
+  LIBS maskprior_train maskprior_compiler maskprior_io)
