@@ -49,7 +49,7 @@ struct ExperimentSettings {
   int64_t mlp = 256;
   // Architecture choices the paper leaves unstated (docs/settings.md); the defaults are maskc's
   // choices before they were settings, so old runs keep their meaning.
-  std::string pos_embedding = "learned";  // learned | sinusoidal | none
+  std::string pos_embedding = "learned";  // learned | sinusoidal | none | rope | alibi
   double pos_init_std = 1.0;              // learned: initial values ~ N(0, pos_init_std²)
   std::string norm = "pre";               // LayerNorm placement: pre | post
   double attn_dropout = 0;                // dropout on the attention probabilities

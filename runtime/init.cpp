@@ -284,6 +284,17 @@ nlohmann::json apply_init(MaskedTransformer& model, InitMethod method, const Com
     throw InputError(fmt::format("--init {} needs a spec (--spec FILE)", init_method_name(method)));
   }
   const auto& config = model->config();
+  const bool fits_query_key = method == InitMethod::kQkSvd || method == InitMethod::kQkOpt ||
+                              method == InitMethod::kMimetic || method == InitMethod::kImpulse;
+  if (fits_query_key && (config.position == PositionEmbedding::kRope ||
+                         config.position == PositionEmbedding::kAlibi)) {
+    // The fits target q_i·k_j of layer 0's inputs; rope turns q and k by position and alibi adds
+    // its own bias, neither of which they model.
+    throw InputError(fmt::format(
+        "--init {} fits Wq/Wk to the inputs' positions and models neither rope's rotation nor "
+        "alibi's bias; use --pos-embedding learned, sinusoidal or none with it",
+        init_method_name(method)));
+  }
   switch (method) {
     case InitMethod::kVanilla:
       return nlohmann::json::object();

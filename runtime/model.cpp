@@ -108,6 +108,30 @@ torch::Tensor sinusoids(int64_t n, int64_t dim) {
   return table.to(torch::kFloat);
 }
 
+/// Rotary positions (RoPE, Su et al. 2021), on queries or keys x whose dimension `seq_dim` (≥ 0)
+/// runs over positions [first, first + S) and whose last is d_head (even): with θ_i =
+/// 10000^(−2i/d_head), i < d_head/2, the pair (x_i, x_{i + d_head/2}) at position p turns by the
+/// angle p·θ_i. A query at p and a key at j then score by their offset p − j alone.
+torch::Tensor rotate(const torch::Tensor& x, int64_t first, int64_t seq_dim) {
+  const int64_t s = x.size(seq_dim), d = x.size(-1), half = d / 2;
+  const auto options = torch::TensorOptions().dtype(torch::kDouble).device(x.device());
+  const auto inverse =
+      torch::pow(10000.0, torch::arange(half, options) * (-2.0 / static_cast<double>(d)));
+  const auto angle = torch::arange(first, first + s, options).unsqueeze(1) * inverse;  // [S, d/2]
+  std::vector<int64_t> shape(static_cast<size_t>(x.dim() - seq_dim), 1);
+  shape.front() = s;
+  shape.back() = d;
+  const auto cos = torch::cat({angle.cos(), angle.cos()}, 1).to(x.scalar_type()).view(shape);
+  const auto sin = torch::cat({angle.sin(), angle.sin()}, 1).to(x.scalar_type()).view(shape);
+  return x * cos + torch::cat({-x.narrow(-1, half, half), x.narrow(-1, 0, half)}, -1) * sin;
+}
+
+/// ALiBi's slopes (Press et al. 2022): m_h = 2^(−8h/H) for heads h = 1..H, [H].
+torch::Tensor alibi_slopes(int64_t heads) {
+  return torch::pow(
+      2.0, torch::arange(1, heads + 1, torch::kDouble) * (-8.0 / static_cast<double>(heads)));
+}
+
 /// InputError unless `prior` fits size `length` of a model of `config` (set_sized_priors). With
 /// learnable values, `shape` gets their [L', H'] at the first size and must equal it at others.
 void check_sized_prior(const ModelConfig& config, int64_t length, const SizedPrior& prior,
@@ -170,8 +194,10 @@ PositionEmbedding parse_position_embedding(const std::string& name) {
   if (name == "learned") return PositionEmbedding::kLearned;
   if (name == "sinusoidal") return PositionEmbedding::kSinusoidal;
   if (name == "none") return PositionEmbedding::kNone;
-  throw InputError(
-      fmt::format("pos_embedding must be one of learned, sinusoidal, none, got '{}'", name));
+  if (name == "rope") return PositionEmbedding::kRope;
+  if (name == "alibi") return PositionEmbedding::kAlibi;
+  throw InputError(fmt::format(
+      "pos_embedding must be one of learned, sinusoidal, none, rope, alibi, got '{}'", name));
 }
 
 Activation parse_activation(const std::string& name) {
@@ -273,6 +299,11 @@ MaskedTransformerImpl::MaskedTransformerImpl(const ModelConfig& config) : config
   }
   if (config.readout == Readout::kClsClassify && config.classes <= 0) {
     throw InputError(fmt::format("[model] classes must be positive, got {}", config.classes));
+  }
+  if (config.position == PositionEmbedding::kRope && config.head_dim % 2 != 0) {
+    throw InputError(fmt::format(
+        "[model] rope positions turn pairs of query/key coordinates: head_dim must be even, got {}",
+        config.head_dim));
   }
   if (patches) {
     patch_embedding_ = register_module("patch_embedding",
@@ -392,6 +423,32 @@ torch::Tensor MaskedTransformerImpl::excluded_bias(int64_t length) {
 }
 
 torch::Tensor MaskedTransformerImpl::attention_bias(int64_t length) {
+  const auto bias = prior_bias(length);
+  if (config_.position != PositionEmbedding::kAlibi) return bias;
+  // ALiBi: −m_h · (i − j) for query i and key j (a decoder's later keys are excluded anyway),
+  // −m_h · |i − j| in an encoder; [1, H, T, T], cached per T with its sum with a fixed bias.
+  auto& cached = alibi_cache_[length];
+  const std::vector<std::pair<const void*, int64_t>> key = {
+      source_key(bias), {nullptr, static_cast<int64_t>(position_embedding_.device().type())}};
+  const bool fixed = !(bias.defined() && bias.requires_grad());
+  if (fixed && cached.key == key) return cached.value;
+  torch::NoGradGuard no_grad;
+  const auto position = torch::arange(length, torch::kDouble);
+  const auto distance = (position.unsqueeze(1) - position.unsqueeze(0)).abs();
+  const auto slopes = alibi_slopes(config_.heads).view({1, config_.heads, 1, 1});
+  const auto distances =
+      (-slopes * distance.view({1, 1, length, length})).to(position_embedding_.options());
+  if (!fixed) {
+    torch::AutoGradMode grad(true);
+    return bias + distances;
+  }
+  cached.value = bias.defined() ? bias + distances : distances;
+  cached.key = key;
+  alibi_sources_[length] = bias;  // alive while its key is: no other tensor takes its storage
+  return cached.value;
+}
+
+torch::Tensor MaskedTransformerImpl::prior_bias(int64_t length) {
   const auto excluded = excluded_bias(length);
   if (!priors_.empty()) return sized_bias(length, excluded);
   if (!mask_.defined()) {
@@ -520,6 +577,10 @@ torch::Tensor MaskedTransformerImpl::layer_forward(int64_t layer, const torch::T
     return w(h).view({batch, n, config_.heads, config_.head_dim}).transpose(1, 2);
   };
   auto q = split(block->wq), k = split(block->wk), v = split(block->wv);
+  if (config_.position == PositionEmbedding::kRope) {
+    q = rotate(q, first, 2);
+    k = rotate(k, first, 2);
+  }
   if (keys && !keys->defined()) {  // a new cache: these positions
     *keys = k;
     *values = v;
@@ -605,6 +666,12 @@ torch::Tensor MaskedTransformerImpl::segment_layer(int64_t layer, const torch::T
                        : F::linear(block->attention_input(distinct->embedded), weight)
                              .index_select(0, distinct->index);
   projected = projected.view({batch, n, all_rows ? 3 : 2, heads, d});
+  const bool rope = config_.position == PositionEmbedding::kRope;
+  if (rope) {  // the queries (where all rows are wanted) and keys turned by their positions
+    const int64_t turned = all_rows ? 2 : 1;
+    projected = torch::cat(
+        {rotate(projected.narrow(2, 0, turned), first, 1), projected.narrow(2, turned, 1)}, 2);
+  }
   const auto own = all_rows ? projected.narrow(2, 1, 2) : projected;
   kv = prefix.defined() ? torch::cat({prefix, own}, 1) : projected;
   if (rows.count == 0) return {};
@@ -615,9 +682,10 @@ torch::Tensor MaskedTransformerImpl::segment_layer(int64_t layer, const torch::T
   if (all_rows && !prefix.defined()) {
     mixed = fused_attention(projected, these_bias, scale, 0, n, want_probs);
   } else {
-    const auto q = all_rows ? projected.select(2, 0)
-                            : block->wq(h.narrow(1, rows.first - first, rows.count))
-                                  .view({batch, rows.count, heads, d});
+    auto q = all_rows ? projected.select(2, 0)
+                      : block->wq(h.narrow(1, rows.first - first, rows.count))
+                            .view({batch, rows.count, heads, d});
+    if (rope && !all_rows) q = rotate(q, rows.first, 1);
     mixed = fused_attention(q, kv, these_bias, scale, want_probs);
   }
   if (attention) attention->push_back(probs);

@@ -25,8 +25,10 @@ enum class Readout {
 };
 
 /// Position embedding: learned (a parameter, initialised ~ N(0, pos_init_std²)), the fixed
-/// sinusoids of "Attention is all you need" (a buffer), or none.
-enum class PositionEmbedding { kLearned, kSinusoidal, kNone };
+/// sinusoids of "Attention is all you need" (a buffer), none, or positions inside attention only:
+/// rope (queries and keys rotated by their position, Su et al.) or alibi (a fixed bias −m_h ·
+/// distance per head, Press et al.); the last three add nothing to the token embeddings.
+enum class PositionEmbedding { kLearned, kSinusoidal, kNone, kRope, kAlibi };
 /// The MLP's activation.
 enum class Activation { kGelu, kRelu };
 
@@ -246,10 +248,13 @@ class MaskedTransformerImpl : public torch::nn::Module {
   /// and no attention dropout now (the kernels have none).
   bool fused(const torch::Tensor& x) const;
   /// The additive attention bias of every layer for a sequence of `length` T tokens, log σ(M)
-  /// (M = mask(), or prior_at(T) with sized priors) plus −∞ on hard-excluded and causal cells:
-  /// [L' or 1, H' or 1, T, T], or undefined if there is none. Computed once per forward pass,
-  /// and cached per T while it cannot change (M fixed or no gradient wanted, same versions).
+  /// (M = mask(), or prior_at(T) with sized priors) plus −∞ on hard-excluded and causal cells,
+  /// plus alibi_bias(T) with alibi positions: [L' or 1, H' or 1, T, T], or undefined if there is
+  /// none. Computed once per forward pass, and cached per T while it cannot change (M fixed or no
+  /// gradient wanted, same versions).
   torch::Tensor attention_bias(int64_t length);
+  /// attention_bias without alibi's distances.
+  torch::Tensor prior_bias(int64_t length);
   /// attention_bias with sized priors, given excluded_bias(length).
   torch::Tensor sized_bias(int64_t length, const torch::Tensor& excluded);
   /// 0 / −∞ [T, T] for the hard and causal masks together (undefined if neither), cached per T.
@@ -275,8 +280,9 @@ class MaskedTransformerImpl : public torch::nn::Module {
   bool mask_learnable_ = false;
   std::map<int64_t, SizedPrior> priors_;  // by T; tensors registered as buffers
   torch::Tensor rule_offsets_;            // [L', H', rule_count], learnable sized priors only
-  std::map<int64_t, Cached> excluded_cache_, prior_bias_cache_;  // by T
+  std::map<int64_t, Cached> excluded_cache_, prior_bias_cache_, alibi_cache_;  // by T
   Cached bias_cache_;
+  std::map<int64_t, torch::Tensor> alibi_sources_;  // by T: the bias alibi_cache_ adds to
 };
 TORCH_MODULE(MaskedTransformer);
 

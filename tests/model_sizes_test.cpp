@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <cmath>
 #include <map>
 #include <sstream>
 #include <string>
@@ -56,11 +57,24 @@ void copy_weights(MaskedTransformer& from, MaskedTransformer& to) {
   }
 }
 
-const std::vector<PositionEmbedding> kPositions = {PositionEmbedding::kLearned,
-                                                   PositionEmbedding::kSinusoidal};
+const std::vector<PositionEmbedding> kPositions = {
+    PositionEmbedding::kLearned, PositionEmbedding::kSinusoidal, PositionEmbedding::kRope,
+    PositionEmbedding::kAlibi};
 
 std::string position_name(PositionEmbedding p) {
-  return p == PositionEmbedding::kLearned ? "learned" : "sinusoidal";
+  switch (p) {
+    case PositionEmbedding::kLearned:
+      return "learned";
+    case PositionEmbedding::kSinusoidal:
+      return "sinusoidal";
+    case PositionEmbedding::kRope:
+      return "rope";
+    case PositionEmbedding::kAlibi:
+      return "alibi";
+    case PositionEmbedding::kNone:
+      break;
+  }
+  return "none";
 }
 
 // A causal decoder on the first T tokens computes what it computes on all N at those positions,
@@ -132,6 +146,89 @@ TEST(AnyLength, ShortSequenceIsTheShorterModel) {
       }
     }
   }
+}
+
+/// Layer 0's attention probabilities [H, T, T] of a one-layer pre-LN encoder on `ids` [1, T],
+/// computed by hand in double from its weights: x = LN(token embedding), q = x Wqᵀ, k = x Wkᵀ per
+/// head, with rope each coordinate pair (i, i + d/2) of the query at p and the key at j turned
+/// by p·θ_i and j·θ_i (θ_i = 10000^(−2i/d)), with alibi the score plus −2^(−8h/H)·|p − j|.
+std::vector<std::vector<std::vector<double>>> hand_attention(MaskedTransformer& model,
+                                                             const torch::Tensor& ids,
+                                                             PositionEmbedding position) {
+  const auto& c = model->config();
+  const int64_t t = ids.size(1), d = c.head_dim, half = d / 2;
+  auto& block = model->blocks()[0];
+  const auto x = block->ln_attention(model->token_embedding()(ids)).squeeze(0).to(torch::kDouble);
+  const auto q = torch::matmul(x, block->wq->weight.to(torch::kDouble).t());  // [T, H·d]
+  const auto k = torch::matmul(x, block->wk->weight.to(torch::kDouble).t());
+  auto turned = [&](const torch::Tensor& v, int64_t p, int64_t h) {
+    std::vector<double> out(static_cast<size_t>(d));
+    for (int64_t i = 0; i < d; ++i) out[static_cast<size_t>(i)] = v[p][h * d + i].item<double>();
+    if (position != PositionEmbedding::kRope) return out;
+    for (int64_t i = 0; i < half; ++i) {
+      const double angle = static_cast<double>(p) * std::pow(10000.0, -2.0 * i / d);
+      const double a = out[static_cast<size_t>(i)], b = out[static_cast<size_t>(i + half)];
+      out[static_cast<size_t>(i)] = a * std::cos(angle) - b * std::sin(angle);
+      out[static_cast<size_t>(i + half)] = b * std::cos(angle) + a * std::sin(angle);
+    }
+    return out;
+  };
+  std::vector<std::vector<std::vector<double>>> probs(static_cast<size_t>(c.heads));
+  for (int64_t h = 0; h < c.heads; ++h) {
+    const double slope = std::pow(2.0, -8.0 * static_cast<double>(h + 1) / c.heads);
+    for (int64_t p = 0; p < t; ++p) {
+      const auto qp = turned(q, p, h);
+      std::vector<double> row;
+      double total = 0;
+      for (int64_t j = 0; j < t; ++j) {
+        const auto kj = turned(k, j, h);
+        double score = 0;
+        for (int64_t i = 0; i < d; ++i) score += qp[size_t(i)] * kj[size_t(i)];
+        score /= std::sqrt(static_cast<double>(d));
+        if (position == PositionEmbedding::kAlibi) score -= slope * std::abs(double(p - j));
+        row.push_back(std::exp(score));
+        total += row.back();
+      }
+      for (auto& v : row) v /= total;
+      probs[size_t(h)].push_back(row);
+    }
+  }
+  return probs;
+}
+
+// rope and alibi against the formulas of docs/settings.md, computed by hand on a tiny model; a
+// query/key rotation that depends on the offset only gives a translation-invariant pattern.
+TEST(Positions, RopeAndAlibiMatchAHandComputation) {
+  for (const auto position : {PositionEmbedding::kRope, PositionEmbedding::kAlibi}) {
+    SCOPED_TRACE(position_name(position));
+    torch::manual_seed(11);
+    auto config = tiny_config(Readout::kClsRegression, position);
+    config.depth = 1;
+    config.head_dim = 4;
+    MaskedTransformer model(config);
+    model->eval();
+    EXPECT_FALSE(model->named_parameters().contains("position_embedding"));
+    EXPECT_EQ(model->position_embedding().abs().max().item<float>(), 0.0f);
+    const auto ids = torch::randint(0, kVocab, {1, 6}, torch::kLong);
+    const auto maps = model->attention_maps(ids)[0].squeeze(0).to(torch::kDouble);  // [H, T, T]
+    torch::NoGradGuard no_grad;
+    const auto want = hand_attention(model, ids, position);
+    for (int64_t h = 0; h < config.heads; ++h) {
+      for (int64_t p = 0; p < 6; ++p) {
+        for (int64_t j = 0; j < 6; ++j) {
+          EXPECT_NEAR(maps[h][p][j].item<double>(), want[size_t(h)][size_t(p)][size_t(j)], 1e-5)
+              << h << " " << p << " " << j;
+        }
+      }
+    }
+  }
+  // Odd head_dim has no coordinate pairs to turn.
+  auto odd = tiny_config(Readout::kCausalLm, PositionEmbedding::kRope);
+  odd.head_dim = 3;
+  EXPECT_NE(input_error([&] { MaskedTransformer m(odd); }).find("head_dim must be even"),
+            std::string::npos);
+  EXPECT_NE(input_error([] { parse_position_embedding("abacus"); }).find("rope, alibi"),
+            std::string::npos);
 }
 
 // A mask set for N tokens (set_mask, set_hard_mask) has no cells for another length.

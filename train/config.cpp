@@ -117,8 +117,9 @@ std::vector<ConfigField> model_fields() {
     {"mlp", "--mlp", "MLP hidden width", &C::mlp, R::kPositive},
     // Architecture choices the paper leaves unstated (docs/settings.md).
     {"pos_embedding", "--pos-embedding",
-     "position embedding: learned (a parameter), sinusoidal (fixed sines and cosines) or none",
-     &C::pos_embedding, R::kOneOf, {"learned", "sinusoidal", "none"}},
+     "positions: learned (a parameter), sinusoidal (fixed sines and cosines), none, rope "
+     "(queries and keys rotated by position) or alibi (a fixed distance bias per head)",
+     &C::pos_embedding, R::kOneOf, {"learned", "sinusoidal", "none", "rope", "alibi"}},
     {"pos_init_std", "--pos-init-std",
      "learned position embedding: its initial values are drawn from N(0, std^2) (default 1)",
      &C::pos_init_std, R::kNonNegative},

@@ -60,6 +60,28 @@ def sinusoids(n, dim):
     return table.float()
 
 
+def rotate(x):
+    """Rotary positions (RoPE) as the runtime turns queries and keys x [..., N, d_head]: with
+    θ_i = 10000^(−2i/d_head), the pair (x_i, x_{i + d_head/2}) at position p turns by p·θ_i."""
+    n, d = x.shape[-2], x.shape[-1]
+    half = d // 2
+    inverse = torch.pow(torch.tensor(10000.0, dtype=torch.float64),
+                        torch.arange(half, dtype=torch.float64) * (-2.0 / d))
+    angle = torch.arange(n, dtype=torch.float64).unsqueeze(1) * inverse
+    cos = torch.cat([angle.cos(), angle.cos()], 1).to(x.dtype).to(x.device)
+    sin = torch.cat([angle.sin(), angle.sin()], 1).to(x.dtype).to(x.device)
+    return x * cos + torch.cat([-x[..., half:], x[..., :half]], -1) * sin
+
+
+def alibi(n, heads):
+    """ALiBi's distances as the runtime adds them: −m_h · |i − j| with m_h = 2^(−8h/H), h = 1..H;
+    [1, H, N, N] float."""
+    slopes = torch.pow(2.0, torch.arange(1, heads + 1, dtype=torch.float64) * (-8.0 / heads))
+    position = torch.arange(n, dtype=torch.float64)
+    distance = (position.unsqueeze(1) - position.unsqueeze(0)).abs()
+    return (-slopes.view(1, heads, 1, 1) * distance).float()
+
+
 def _dropped(t, p, training):
     return F.dropout(t, p, training=True) if training and p > 0 else t
 
@@ -69,9 +91,10 @@ class Block(torch.nn.Module):
     x ← LN(x + MLP(x))). Wq, Wk, Wv have no bias."""
 
     def __init__(self, dim, heads, head_dim, mlp, norm="pre", attn_dropout=0.0,
-                 resid_dropout=0.0, activation="gelu"):
+                 resid_dropout=0.0, activation="gelu", rope=False):
         super().__init__()
         inner = heads * head_dim
+        self.rope = rope
         self.heads, self.head_dim, self.post_norm = heads, head_dim, norm == "post"
         self.attn_dropout, self.resid_dropout, self.activation = (attn_dropout, resid_dropout,
                                                                   activation)
@@ -94,6 +117,8 @@ class Block(torch.nn.Module):
             return w(h).view(b, n, self.heads, self.head_dim).transpose(1, 2)
 
         q, k, v = split(self.wq), split(self.wk), split(self.wv)
+        if self.rope:
+            q, k = rotate(q), rotate(k)
         scores = q @ k.transpose(-2, -1) * (1.0 / math.sqrt(self.head_dim))
         if bias is not None:
             scores = scores + bias
@@ -129,7 +154,8 @@ class MaskedTransformer(torch.nn.Module):
     0); outputs are [B] (readout "cls_regression"), [B, N, vocab] logits ("causal_lm", causal
     attention) or [B, classes] logits ("cls_classify"). Attention is
     softmax(QKᵀ/√d_head + log σ(M) + hard(−∞) [+ causal(−∞)]) V with M installed by set_mask.
-    The settings are those of docs/settings.md: pos_embedding (learned, sinusoidal, none),
+    The settings are those of docs/settings.md: pos_embedding (learned, sinusoidal, none, rope,
+    alibi),
     pos_init_std, norm (pre, post), attn_dropout, resid_dropout, activation (gelu, relu)."""
 
     def __init__(self, *, vocab=3, seq_len=16, dim=256, depth=12, heads=6, head_dim=64, mlp=256,
@@ -138,7 +164,10 @@ class MaskedTransformer(torch.nn.Module):
                  activation="gelu"):
         super().__init__()
         _check_choice("readout", readout, READOUTS)
-        _check_choice("pos_embedding", pos_embedding, ("learned", "sinusoidal", "none"))
+        _check_choice("pos_embedding", pos_embedding,
+                      ("learned", "sinusoidal", "none", "rope", "alibi"))
+        if pos_embedding == "rope" and head_dim % 2:
+            raise ValueError("rope positions need an even head_dim, got %r" % (head_dim,))
         _check_choice("norm", norm, ("pre", "post"))
         _check_choice("activation", activation, ("gelu", "relu"))
         if readout == "cls_classify" and classes <= 0:
@@ -149,11 +178,12 @@ class MaskedTransformer(torch.nn.Module):
                              pos_init_std=pos_init_std, norm=norm, attn_dropout=attn_dropout,
                              resid_dropout=resid_dropout, activation=activation)
         self.depth, self.heads, self.seq_len, self.readout = depth, heads, seq_len, readout
-        self.patch_features = patch_features
+        self.patch_features, self.pos_embedding = patch_features, pos_embedding
         self._embeddings(vocab, seq_len, dim, patch_features, pos_embedding, pos_init_std)
         for layer in range(depth):
             self.add_module("block%d" % layer, Block(dim, heads, head_dim, mlp, norm, attn_dropout,
-                                                     resid_dropout, activation))
+                                                     resid_dropout, activation,
+                                                     pos_embedding == "rope"))
         self.ln_final = torch.nn.LayerNorm(dim)
         outputs = {"cls_regression": 1, "cls_classify": classes, "causal_lm": vocab}[readout]
         self.head = torch.nn.Linear(dim, outputs)
@@ -234,14 +264,18 @@ class MaskedTransformer(torch.nn.Module):
         return self.hard if self.causal is None else self.hard | self.causal
 
     def attention_bias(self):
-        """log σ(M) + (−inf on hard and causal cells): [L' or 1, H' or 1, N, N], or None."""
+        """log σ(M) + (−inf on hard and causal cells) [+ alibi's distances]: [L' or 1, H' or 1,
+        N, N], or None."""
         excluded = self._excluded()
         bias = None if self.mask is None else F.logsigmoid(self.mask)
-        if excluded is None:
-            return bias
-        minus = torch.zeros(excluded.shape, device=excluded.device).masked_fill(
-            excluded, float("-inf"))
-        return minus.view(1, 1, *minus.shape) if bias is None else bias + minus
+        if excluded is not None:
+            minus = torch.zeros(excluded.shape, device=excluded.device).masked_fill(
+                excluded, float("-inf"))
+            bias = minus.view(1, 1, *minus.shape) if bias is None else bias + minus
+        if self.pos_embedding == "alibi":
+            distances = alibi(self.seq_len, self.heads).to(self.position_embedding.device)
+            bias = distances if bias is None else bias + distances
+        return bias
 
     def embed(self, inputs):
         if self.patch_features > 0:
