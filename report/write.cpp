@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cmath>
 #include <filesystem>
 #include <functional>
@@ -611,6 +612,80 @@ std::string fourier_figures(const fs::path& root, const TaskSection& section) {
                 std::move(panels));
 }
 
+/// The sizes (summary.json's `by_length` keys: a run over several sizes, docs/settings.md
+/// "Sizes") that some run of the section was tested at, ascending, each with whether some run
+/// trained at it.
+std::vector<std::pair<int64_t, bool>> tested_sizes(const TaskSection& section) {
+  std::map<int64_t, bool> sizes;
+  for (const ReportRow* row : section.rows) {
+    for (const RunRecord& run : row->runs) {
+      const json by_length = run.summary.value("by_length", json());
+      if (!by_length.is_object()) continue;
+      for (const auto& [size, m] : by_length.items()) {
+        int64_t value = 0;
+        const auto [end, error] = std::from_chars(size.data(), size.data() + size.size(), value);
+        if (error != std::errc() || end != size.data() + size.size() || !m.is_object()) continue;
+        const json trained = m.value("train_size", json(0));
+        sizes[value] = sizes[value] || (trained.is_number() && trained.get<double>() > 0);
+      }
+    }
+  }
+  return {sizes.begin(), sizes.end()};
+}
+
+/// A row's `key` at size `size` over its seeds (the runs tested there).
+Summary at_size(const ReportRow& row, int64_t size, const std::string& key) {
+  std::vector<double> values;
+  for (const RunRecord& run : row.runs) {
+    const json by_length = run.summary.value("by_length", json());
+    if (!by_length.is_object()) continue;
+    const auto m = by_length.find(std::to_string(size));
+    if (m != by_length.end() && m->is_object()) values.push_back(metric_value(*m, key));
+  }
+  return summarize(values);
+}
+
+/// Runs over several sizes: `key` at each test size, a table (a column per size; sizes some run
+/// trained at marked) and NAME-by-length.png (one line per row, the size on the x axis); "" when
+/// no run of the section has `by_length`.
+std::string by_length_text(const fs::path& root, const TaskSection& section,
+                           const std::string& key) {
+  const auto sizes = tested_sizes(section);
+  if (sizes.empty()) return "";
+  const bool share = is_share(section, key);
+  std::string out = fmt::format(
+      "`{}` at each size (operand digits, or the size parameter), mean ± std over seeds{}; "
+      "sizes marked * were trained on, the others never seen in training:\n\n| run |",
+      inert(key), share ? " (%)" : "");
+  std::string rules = "|---|";
+  for (const auto& [size, trained] : sizes) {
+    out += fmt::format(" {}{} |", size, trained ? "*" : "");
+    rules += "---|";
+  }
+  out += "\n" + rules + "\n";
+  PlotSpec plot =
+      make_plot(fmt::format("{}: {} against size (seeds: mean, band ± std)", section.title(), key),
+                "size", key + (share ? " %" : ""));
+  plot.log_x = sizes.back().first >= 10 * sizes.front().first;
+  const double scale = share ? 100.0 : 1.0;
+  for (const ReportRow* row : section.rows) {
+    out += fmt::format("| {} |", inert(row->label));
+    PlotSeries series{plot_label(*row), {}, {}, {}, {}, false};
+    for (const auto& [size, trained] : sizes) {
+      const Summary s = at_size(*row, size, key);
+      out += fmt::format(" {} |", cell(s, share));
+      if (s.n == 0 || !std::isfinite(s.mean)) continue;
+      series.x.push_back(static_cast<double>(size));
+      series.y.push_back(scale * s.mean);
+      series.low.push_back(scale * (s.mean - s.std));
+      series.high.push_back(scale * (s.mean + s.std));
+    }
+    out += "\n";
+    plot.series.push_back(std::move(series));
+  }
+  return out + "\n" + figure(root, section.name() + "-by-length", std::move(plot));
+}
+
 std::string section_text(const fs::path& root, const TaskSection& section,
                          const ReportOptions& options) {
   const std::string key = primary_of(section, options.metric);
@@ -627,7 +702,8 @@ std::string section_text(const fs::path& root, const TaskSection& section,
       "first evaluated step at that level, mean over the seeds that reached it (reached / "
       "seeds).\n\n",
       inert(key), is_share(section, key) ? " (%)" : "");
-  out += results_table(section, key) + mdi_text(section, options.source_dir);
+  out += results_table(section, key) + by_length_text(root, section, key) +
+         mdi_text(section, options.source_dir);
   out += "Settings:\n\n" + settings_table(section);
   out += final_figure(root, section, key) + setting_figures(root, section, key) +
          curve_figures(root, section, key) + fourier_figures(root, section);

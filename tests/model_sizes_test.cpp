@@ -166,7 +166,9 @@ std::vector<std::vector<std::vector<double>>> hand_attention(MaskedTransformer& 
     for (int64_t i = 0; i < d; ++i) out[static_cast<size_t>(i)] = v[p][h * d + i].item<double>();
     if (position != PositionEmbedding::kRope) return out;
     for (int64_t i = 0; i < half; ++i) {
-      const double angle = static_cast<double>(p) * std::pow(10000.0, -2.0 * i / d);
+      const double angle =
+          static_cast<double>(p) *
+          std::pow(10000.0, -2.0 * static_cast<double>(i) / static_cast<double>(d));
       const double a = out[static_cast<size_t>(i)], b = out[static_cast<size_t>(i + half)];
       out[static_cast<size_t>(i)] = a * std::cos(angle) - b * std::sin(angle);
       out[static_cast<size_t>(i + half)] = b * std::cos(angle) + a * std::sin(angle);
@@ -175,7 +177,8 @@ std::vector<std::vector<std::vector<double>>> hand_attention(MaskedTransformer& 
   };
   std::vector<std::vector<std::vector<double>>> probs(static_cast<size_t>(c.heads));
   for (int64_t h = 0; h < c.heads; ++h) {
-    const double slope = std::pow(2.0, -8.0 * static_cast<double>(h + 1) / c.heads);
+    const double slope =
+        std::pow(2.0, -8.0 * static_cast<double>(h + 1) / static_cast<double>(c.heads));
     for (int64_t p = 0; p < t; ++p) {
       const auto qp = turned(q, p, h);
       std::vector<double> row;
@@ -185,7 +188,8 @@ std::vector<std::vector<std::vector<double>>> hand_attention(MaskedTransformer& 
         double score = 0;
         for (int64_t i = 0; i < d; ++i) score += qp[size_t(i)] * kj[size_t(i)];
         score /= std::sqrt(static_cast<double>(d));
-        if (position == PositionEmbedding::kAlibi) score -= slope * std::abs(double(p - j));
+        if (position == PositionEmbedding::kAlibi)
+          score -= slope * std::abs(static_cast<double>(p - j));
         row.push_back(std::exp(score));
         total += row.back();
       }

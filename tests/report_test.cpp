@@ -193,6 +193,41 @@ TEST(Report, TablesPaperColumnMdiAndPlots) {
   EXPECT_TRUE(is_png(root / "plots" / "parity2-fourier.png", 1800, 560));
 }
 
+// Runs over several sizes: a table of the metric at each size (trained sizes marked) and one
+// plot against the size, a line per row; mean ± std over the seeds that were tested there.
+TEST(Report, AccuracyPerSizeTableAndPlot) {
+  const fs::path root = fresh_dir("sizes");
+  for (const std::string init : {"vanilla", "mask"}) {
+    for (int seed = 0; seed < 2; ++seed) {
+      const json config = {{"task", "addition"},
+                           {"init", init},
+                           {"digits", "1..2"},
+                           {"test_digits", "5,20"},
+                           {"spec", "specs/arith/addition.mask"}};
+      const double long_accuracy = init == "mask" ? 0.5 + 0.1 * seed : 0.0;
+      json by_length = {
+          {"2", {{"sequence_accuracy", 1.0}, {"train_size", 100}, {"test_size", 10}}},
+          {"5", {{"sequence_accuracy", init == "mask" ? 0.9 : 0.2}, {"train_size", 0}}},
+          {"20", {{"sequence_accuracy", long_accuracy}, {"train_size", 0}}}};
+      write_run(root / init / fmt::format("seed{}", seed), config,
+                {{"sequence_accuracy", 0.5}, {"steps", 10}, {"by_length", by_length}},
+                {{0, 0.1}, {10, 0.5}}, "sequence_accuracy");
+    }
+  }
+  const std::string text = read_text(write_report({root.string(), kSource, ""}));
+  EXPECT_NE(text.find("| run | 2* | 5 | 20 |"), std::string::npos) << text;  // numeric order
+  EXPECT_NE(text.find("| mask | 100.00 ± 0.00 | 90.00 ± 0.00 | 55.00 ± 7.07 |"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("| vanilla | 100.00 ± 0.00 | 20.00 ± 0.00 | 0.00 ± 0.00 |"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("(plots/addition-by-length.png)"), std::string::npos) << text;
+  EXPECT_TRUE(is_png(root / "plots" / "addition-by-length.png", 900, 560));
+  // Runs of one size have no such table.
+  const std::string plain = read_text(write_report({write_suite().string(), kSource, ""}));
+  EXPECT_EQ(plain.find("at each size"), std::string::npos);
+}
+
 /// The files in root/plots, sorted.
 std::vector<std::string> plot_files(const fs::path& root) {
   std::vector<std::string> names;
