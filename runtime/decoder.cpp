@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <memory>
 #include <utility>
+#include <vector>
 
 #include "core/error.h"
 
@@ -145,15 +146,45 @@ torch::Tensor greedy_decode_teacher_forced(const Decoder& decoder, const torch::
   return decoded;
 }
 
-Decoder cached_decoder(MaskedTransformer model, int64_t answer_offset, int64_t answer_length) {
+Decoder cached_decoder(MaskedTransformer model, int64_t answer_offset, int64_t answer_length,
+                       double pass_bytes) {
   // The teacher-forced pass computes the answer rows' logits and keeps its keys and values; the
   // completion of the rows it gets wrong starts from them.
   auto cache = std::make_shared<KeyValueCache>();
   const MaskedTransformerImpl::Rows answer_rows{answer_offset - 1, answer_length};
   Decoder decoder;
   decoder.first = answer_rows.first;
-  decoder.forward = [model, cache, answer_rows](const torch::Tensor& ids) mutable {
-    return model->forward_cached(ids, *cache, answer_rows);
+  decoder.forward = [model, cache, answer_rows, pass_bytes](const torch::Tensor& ids) mutable {
+    // Passes of as many rows as pass_bytes allows: a pass holds every layer's scores and
+    // probabilities, rows × heads × T × T floats each (at T = 3,003 and 4 heads one row is
+    // 288 MB); the key/value caches of the passes are put together for the completion.
+    const auto& c = model->config();
+    const int64_t t = ids.dim() == 2 ? ids.size(1) : 1;
+    const double per_row = 8.0 * static_cast<double>(c.heads) * static_cast<double>(t * t);
+    const auto rows = std::max<int64_t>(1, static_cast<int64_t>(pass_bytes / per_row));
+    if (ids.dim() != 2 || ids.size(0) <= rows) {
+      return model->forward_cached(ids, *cache, answer_rows);
+    }
+    std::vector<torch::Tensor> logits;
+    std::vector<std::vector<torch::Tensor>> keys(static_cast<size_t>(c.depth)),
+        values(static_cast<size_t>(c.depth));
+    for (int64_t start = 0; start < ids.size(0); start += rows) {
+      KeyValueCache part;
+      logits.push_back(model->forward_cached(
+          ids.narrow(0, start, std::min(rows, ids.size(0) - start)), part, answer_rows));
+      for (size_t l = 0; l < keys.size(); ++l) {
+        keys[l].push_back(part.keys[l]);
+        values[l].push_back(part.values[l]);
+      }
+      cache->length = part.length;
+    }
+    cache->keys.clear();
+    cache->values.clear();
+    for (size_t l = 0; l < keys.size(); ++l) {
+      cache->keys.push_back(torch::cat(keys[l]));
+      cache->values.push_back(torch::cat(values[l]));
+    }
+    return torch::cat(logits);
   };
   decoder.complete = [model, cache](const torch::Tensor& ids, const torch::Tensor& rows,
                                     const torch::Tensor& keep, int64_t last) mutable {

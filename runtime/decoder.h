@@ -87,8 +87,13 @@ torch::Tensor greedy_decode_teacher_forced(const Decoder& decoder, const torch::
 
 /// The decoder the experiments evaluate with: `forward` is the model's pass over the answer rows
 /// only (forward_cached, first = answer_offset − 1), which keeps its keys and values; `complete`
-/// is greedy_complete of the wrong rows from their part of that cache.
-Decoder cached_decoder(MaskedTransformer model, int64_t answer_offset, int64_t answer_length);
+/// is greedy_complete of the wrong rows from their part of that cache. A pass takes as many rows
+/// as keep its attention scores and probabilities (rows × heads × T × T floats each, every layer)
+/// under `pass_bytes` (at least one row); the passes' caches are put together, so the result
+/// does not depend on it.
+inline constexpr double kPassAttentionBytes = 512.0 * (1 << 20);
+Decoder cached_decoder(MaskedTransformer model, int64_t answer_offset, int64_t answer_length,
+                       double pass_bytes = kPassAttentionBytes);
 
 /// Metrics of `decoder` on full sequences `ids` [P, N] (answers in place), evaluated in chunks of
 /// kEvalRows: sequence_accuracy (all K answer tokens decoded right), token_accuracy (share of

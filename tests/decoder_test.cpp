@@ -348,6 +348,11 @@ TEST_F(FastGreedyTest, KeyValueCachedCompletionEqualsPlainGreedy) {
   // The experiments' decoder: the answer rows' pass, the wrong rows completed from its cache.
   EXPECT_TRUE(torch::equal(
       greedy_decode_teacher_forced(cached_decoder(model, offset, k), ids, offset, k), greedy));
+  // Passes of one row each (a budget below one row's attention), their caches put together:
+  // the same answers and metrics.
+  const auto one_row = cached_decoder(model, offset, k, /*pass_bytes=*/1.0);
+  EXPECT_TRUE(torch::equal(greedy_decode_teacher_forced(one_row, ids, offset, k), greedy));
+  expect_same_metrics(answer_metrics(one_row, ids, offset, k), expected);
 }
 
 // Every row keeps its tokens up to keep[b] and is completed after it, up to `last` only: what full

@@ -129,9 +129,11 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const TrainConfig& confi
 
 /// Refuses, before a run folder is made, a model whose training would not fit in this machine's
 /// memory (estimate_footprint against MemAvailable; on a GPU the limit is the host's too, as the
-/// device's memory is not known here), naming the sizes that make it.
-void check_footprint(const ModelConfig& model, const TrainConfig& config) {
-  const ModelFootprint f = estimate_footprint(model, config.batch_size);
+/// device's memory is not known here), naming the sizes that make it. `extra_bytes`: what else
+/// the run holds (a run over several sizes: the prior of each size).
+void check_footprint(const ModelConfig& model, const TrainConfig& config, double extra_bytes = 0) {
+  ModelFootprint f = estimate_footprint(model, config.batch_size);
+  f.training_bytes += extra_bytes;
   const std::optional<double> available = available_memory_bytes();
   constexpr double kNoMachine = 1e15;  // 1 PB: past any machine, even when the memory is unknown
   const double limit = std::min(available.value_or(kNoMachine), kNoMachine);
@@ -362,7 +364,20 @@ Run::Run(const TrainConfig& config, bool resuming, ProcessGroup* group)
   if (init_requires_grid(parse_init_method(config_.init))) {
     impulse_pattern(experiment_->layout(), /*heads=*/1);  // refuses a task without a grid now
   }
-  check_footprint(model_config_, config_);
+  if (groups_.empty()) {
+    check_footprint(model_config_, config_);
+  } else {  // training runs at the trained sizes only; every size's prior is a buffer
+    ModelConfig trained = model_config_;
+    trained.seq_len = 1;
+    double priors = 0;
+    for (const auto& size : groups_) {
+      const auto t = static_cast<double>(size.layout.size());
+      if (size.train_rows > 0) trained.seq_len = std::max(trained.seq_len, size.layout.size());
+      // values (float) and rules (int64) per layer and head, the hard mask (bool)
+      priors += static_cast<double>(model_config_.depth * model_config_.heads) * t * t * 12 + t * t;
+    }
+    check_footprint(trained, config_, priors);
+  }
   build_model();  // qk-opt polls between its fitting steps
   check_stop_requested("building the model");
   rows_ = experiment_->train_size();

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The study "Beyond the trained size" (docs/RESULTS.md): addition trained on operands of 1..10
+# digits (answer least significant digit first), tested at 11, 20, 50, 100, 200, 500 and 1,000
+# digits, 100 problems per size, 3 seeds per cell, each run on one core. Vanilla under each
+# position setting against priors that say different things (specs/arith/addition*.mask), fixed,
+# learnable and tied to the spec's rules, near-hard (close -30) and with the close value growing
+# with the length (*_scaled.mask). Runs go to runs/length/<cell>/<settings>/seedK (resumable:
+# rerunning continues), then are kept as one archive per cell under docs/results/length/<cell>.
+#   bash scripts/length_study.sh            # every cell, two runs at a time
+#   bash scripts/length_study.sh local      # cells whose name contains "local"
+set -euo pipefail
+cd "$(dirname "$0")/.."
+maskc=${MASKC:-build/bin/maskc}
+out=${OUT:-runs/length}
+keep=${KEEP:-docs/results/length}
+filter=${1:-}
+common=(--task addition --digits 1..10 --test-digits 11,20,50,100,200,500,1000 --test-size 100
+  --steps "${STEPS:-6000}" --eval-every "${STEPS:-6000}" --preset quick)
+cell() {  # NAME GRID... -- TRAIN_FLAGS...
+  local name=$1
+  shift
+  [[ -z $filter || $name == *"$filter"* ]] || return 0
+  local grid=()
+  while [[ $1 != -- ]]; do
+    grid+=(--grid "$1")
+    shift
+  done
+  shift
+  echo "== $name: ${grid[*]} $*"
+  "$maskc" sweep "${grid[@]}" --seeds 3 -j "${JOBS:-2}" --out "$out/$name" -- "${common[@]}" "$@"
+  bash scripts/keep_runs.sh "$out/$name" "$keep/$name"
+}
+cell local init=mask-fixed,mask -- --spec specs/arith/addition_local.mask --mask-param rules \
+  --pos-embedding none
+cell vanilla pos_embedding=none,sinusoidal,rope,alibi -- --init vanilla
+cell align init=mask-fixed,mask -- --spec specs/arith/addition.mask --mask-param rules \
+  --pos-embedding none
+cell local-scaled init=mask-fixed,mask -- --spec specs/arith/addition_local_scaled.mask \
+  --mask-param rules --pos-embedding none
+cell align-scaled init=mask-fixed -- --spec specs/arith/addition_scaled.mask --pos-embedding none
+cell near-hard spec=specs/arith/addition_local.mask,specs/arith/addition.mask -- \
+  --init mask-fixed --mask-close -30 --pos-embedding none
