@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 
 #include "core/layout.h"
@@ -62,6 +63,10 @@ struct ExperimentSettings {
 struct ExperimentConfig : ExperimentSettings {
   Layout layout;              // the spec's layout
   std::string layout_source;  // the spec's path, for messages
+  // Data files whose lines have different lengths (docs/your-data.md): the spec's layout at each
+  // value of its length parameter that the files' lines need; empty when every line has the
+  // length of `layout`.
+  std::map<int64_t, Layout> sized_layouts;
 };
 
 }  // namespace maskprior::runtime

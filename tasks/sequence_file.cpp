@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <numeric>
 #include <random>
 #include <string_view>
@@ -40,18 +41,21 @@ std::vector<std::pair<std::string_view, size_t>> split_symbols(std::string_view 
 
 /// Reads one line (1-based `number`, starting at byte `start`) into `file`.
 void add_line(SequenceFile& file, std::unordered_map<std::string, int32_t>& index,
-              std::string_view line, int number, size_t start, const Layout& layout) {
+              std::string_view line, int number, size_t start, const Layout& layout,
+              bool other_lengths_skipped) {
   check_text_line(file.path, number, line, "data file");
   // One more than a line should hold is enough to tell that it holds too many.
   const auto symbols = split_symbols(line, static_cast<size_t>(file.length) + 1);
   if (symbols.empty()) return;  // a blank line
+  if (other_lengths_skipped && static_cast<int64_t>(symbols.size()) != file.length) return;
   if (static_cast<int64_t>(symbols.size()) != file.length) {
     const bool too_many = static_cast<int64_t>(symbols.size()) > file.length;
     const size_t at = too_many ? symbols[static_cast<size_t>(file.length)].second
                                : line.find_last_not_of(" \t\r") + 1;
     throw text_error(file.path, number, static_cast<int>(at) + 1,
                      fmt::format("found {} symbols; expected {}, one per token of the spec's "
-                                 "layout {}",
+                                 "layout {} (lines of several lengths need a spec with a size "
+                                 "parameter, `param n`: docs/your-data.md)",
                                  too_many ? fmt::format("more than {}", file.length)
                                           : std::to_string(symbols.size()),
                                  file.length, layout_text(layout)),
@@ -83,7 +87,8 @@ SpecError SequenceFile::error_at(int64_t example, int64_t position,
                     message, line_at(text, line_starts[e]));
 }
 
-SequenceFile parse_sequence_file(std::string text, const std::string& path, const Layout& layout) {
+SequenceFile parse_sequence_file(std::string text, const std::string& path, const Layout& layout,
+                                 bool other_lengths_skipped) {
   SequenceFile file;
   file.path = path;
   file.text = std::move(text);
@@ -97,10 +102,11 @@ SequenceFile parse_sequence_file(std::string text, const std::string& path, cons
     if (const int signal = stop_requested(); signal != 0) {
       throw Interrupted(signal, fmt::format("reading data file '{}'", path));
     }
-    add_line(file, index, all.substr(start, end - start), ++number, start, layout);
+    add_line(file, index, all.substr(start, end - start), ++number, start, layout,
+             other_lengths_skipped);
     start = end + 1;
   }
-  if (file.lines.empty()) {
+  if (file.lines.empty() && !other_lengths_skipped) {
     throw text_error(path, std::max(number, 1), 1,
                      fmt::format("no examples: the file is {}; write one example per line, "
                                  "one symbol per token of {}",
@@ -110,8 +116,49 @@ SequenceFile parse_sequence_file(std::string text, const std::string& path, cons
   return file;
 }
 
-SequenceFile read_sequence_file(const std::string& path, const Layout& layout, uint64_t max_bytes) {
-  return parse_sequence_file(read_regular_file(path, max_bytes, "data file"), path, layout);
+SequenceFile read_sequence_file(const std::string& path, const Layout& layout, uint64_t max_bytes,
+                                bool other_lengths_skipped) {
+  return parse_sequence_file(read_regular_file(path, max_bytes, "data file"), path, layout,
+                             other_lengths_skipped);
+}
+
+std::map<int64_t, int> sequence_lengths(const std::string& path, uint64_t max_bytes) {
+  std::string text = read_regular_file(path, max_bytes, "data file");
+  blank_byte_order_mark(text);
+  std::map<int64_t, int> lengths;
+  const std::string_view all = text;
+  int number = 0;
+  for (size_t start = 0; start < all.size();) {
+    const size_t end = std::min(all.find('\n', start), all.size());
+    const auto line = all.substr(start, end - start);
+    check_text_line(path, ++number, line, "data file");
+    int64_t count = 0;
+    for (size_t i = 0; i < line.size();) {
+      while (i < line.size() && is_space(line[i])) ++i;
+      if (i < line.size()) ++count;
+      while (i < line.size() && !is_space(line[i])) ++i;
+    }
+    if (count > 0) lengths.emplace(count, number);
+    start = end + 1;
+  }
+  if (lengths.empty()) {
+    throw text_error(path, std::max(number, 1), 1,
+                     fmt::format("no examples: the file is {}", all.empty() ? "empty" : "blank"),
+                     {});
+  }
+  return lengths;
+}
+
+std::unordered_set<std::string> predicted_symbols(const SequenceFile& train,
+                                                  const Span& predicted) {
+  std::unordered_set<std::string> written;
+  for (int64_t e = 0; e < train.examples(); ++e) {
+    for (int64_t p = predicted.offset; p < predicted.offset + predicted.length; ++p) {
+      written.insert(train.symbols[static_cast<size_t>(
+          train.codes[static_cast<size_t>(e * train.length + p)])]);
+    }
+  }
+  return written;
 }
 
 std::vector<std::string> sequence_vocabulary(const SequenceFile& train) {
@@ -150,13 +197,12 @@ std::vector<int64_t> encode_sequences(const SequenceFile& file,
 
 void check_predicted_symbols(const SequenceFile& test, const SequenceFile& train,
                              const Span& predicted) {
-  std::unordered_set<std::string_view> written;  // symbols TRAIN has in the span
-  for (int64_t e = 0; e < train.examples(); ++e) {
-    for (int64_t p = predicted.offset; p < predicted.offset + predicted.length; ++p) {
-      written.insert(train.symbols[static_cast<size_t>(
-          train.codes[static_cast<size_t>(e * train.length + p)])]);
-    }
-  }
+  check_predicted_symbols(test, predicted_symbols(train, predicted), train.path, predicted);
+}
+
+void check_predicted_symbols(const SequenceFile& test,
+                             const std::unordered_set<std::string>& written,
+                             const std::string& train_path, const Span& predicted) {
   for (int64_t e = 0; e < test.examples(); ++e) {
     for (int64_t p = predicted.offset; p < predicted.offset + predicted.length; ++p) {
       const std::string& symbol =
@@ -168,7 +214,7 @@ void check_predicted_symbols(const SequenceFile& test, const SequenceFile& train
                       "{}, so the model is never trained to write it",
                       quote_input(symbol),
                       fmt::format("{}[{}]", predicted.name, p - predicted.offset), predicted.name,
-                      train.path));
+                      train_path));
     }
   }
 }

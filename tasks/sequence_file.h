@@ -10,7 +10,9 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "core/error.h"
@@ -46,11 +48,20 @@ struct SequenceFile {
 /// SpecError for bytes that are not UTF-8, control characters (NUL, ESC, ...: whitespace is spaces
 /// and tabs, and a line may end in `\r\n`), a line with the wrong number of symbols, or a file
 /// without examples.
-SequenceFile parse_sequence_file(std::string text, const std::string& path, const Layout& layout);
+/// With `other_lengths_skipped` (a file of several lengths read once per length, docs/your-data.md
+/// "Lines of different lengths"), lines of another symbol count are skipped instead, and a file
+/// without such lines gives no examples.
+SequenceFile parse_sequence_file(std::string text, const std::string& path, const Layout& layout,
+                                 bool other_lengths_skipped = false);
 /// Reads and parses a data file. Throws InputError if it is not a regular file or is larger than
 /// `max_bytes`, SpecError as parse_sequence_file.
 SequenceFile read_sequence_file(const std::string& path, const Layout& layout,
-                                uint64_t max_bytes = kMaxSequenceFileBytes);
+                                uint64_t max_bytes = kMaxSequenceFileBytes,
+                                bool other_lengths_skipped = false);
+/// The symbol counts of a data file's non-blank lines, each with the first line that has it.
+/// SpecError as parse_sequence_file for bytes it refuses and for a file without examples.
+std::map<int64_t, int> sequence_lengths(const std::string& path,
+                                        uint64_t max_bytes = kMaxSequenceFileBytes);
 
 /// The vocabulary of TRAIN: its distinct symbols sorted by their bytes (token id = index).
 std::vector<std::string> sequence_vocabulary(const SequenceFile& train);
@@ -67,6 +78,13 @@ std::vector<int64_t> encode_sequences(const SequenceFile& file,
 /// model is never trained to write anything else): SpecError at the first that does not.
 void check_predicted_symbols(const SequenceFile& test, const SequenceFile& train,
                              const Span& predicted);
+/// The symbols `train` has in its span `predicted`.
+std::unordered_set<std::string> predicted_symbols(const SequenceFile& train, const Span& predicted);
+/// The same check against `written` (symbols training files have in the span, e.g. over several
+/// lengths), naming `train_path`.
+void check_predicted_symbols(const SequenceFile& test,
+                             const std::unordered_set<std::string>& written,
+                             const std::string& train_path, const Span& predicted);
 
 /// The span `name` of `layout`, the one the model predicts: it must exist and have a token before
 /// it (the row that predicts its first symbol). InputError naming `spec` and the spans otherwise.

@@ -5,13 +5,18 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
+#include <random>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "core/error.h"
+#include "io/json_file.h"
 #include "runtime/arithmetic_experiment.h"
 #include "tasks/arithmetic_task.h"
+#include "tasks/sequence_file.h"
 #include "tests/test_util.h"
 #include "train/config.h"
 #include "train/data_experiment.h"
@@ -259,6 +264,123 @@ TEST(SizedTraining, OneLongSizeCompilesTheSpecAtIt) {
   const json summary = training::train(config);
   EXPECT_FALSE(summary.contains("by_length"));
   EXPECT_EQ(summary["data"]["digits"], json::array({6}));
+}
+
+/// A folder with a reversal data set: TRAIN lines `x[n] | y[n]` (y = x reversed) of 1..5
+/// digits, TEST lines of 4 (trained), 8 and 12 (never trained) digits, and the spec
+/// `param n = 3; tokens x[n], sep, y[n]` whose prior opens, for the row that predicts y[i], x's
+/// token n - 1 - i.
+std::filesystem::path reversal_folder() {
+  const auto dir = std::filesystem::path(::testing::TempDir()) / "reversal";
+  std::filesystem::create_directories(dir);
+  std::mt19937_64 engine(7);
+  auto line = [&](int n) {
+    std::vector<std::string> x;
+    for (int i = 0; i < n; ++i) x.push_back(std::to_string(engine() % 10));
+    std::string text;
+    for (const auto& d : x) text += d + " ";
+    text += "|";
+    for (auto d = x.rbegin(); d != x.rend(); ++d) text += " " + *d;
+    return text + "\n";
+  };
+  std::ofstream train(dir / "train.txt"), test(dir / "test.txt");
+  for (int k = 0; k < 600; ++k) train << line(1 + k % 5);
+  for (int n : {4, 8, 12}) {
+    for (int k = 0; k < 40; ++k) test << line(n);
+  }
+  std::ofstream(dir / "reversal.mask") << "mask reversal\nparam n = 3\ntokens x[n], sep, y[n]\n"
+                                          "scale open = 5, close = -5\ndefault close\n"
+                                          "hard causal\nopen diagonal\n"
+                                          "for i in 0..n { open before y[i] -> x[n - 1 - i] }\n";
+  return dir;
+}
+
+training::TrainConfig reversal_config(const std::filesystem::path& dir, const std::string& init) {
+  auto config = sized_config(init);
+  const training::TrainConfig defaults;
+  config.task = "";
+  config.digits = defaults.digits;
+  config.test_digits = defaults.test_digits;
+  config.train_size = defaults.train_size;
+  config.test_size = defaults.test_size;
+  config.operand_order = defaults.operand_order;
+  config.data = (dir / "train.txt").string();
+  config.test_data = (dir / "test.txt").string();
+  config.predict = "y";
+  config.spec = (dir / "reversal.mask").string();
+  config.pos_embedding = "none";
+  config.steps = 300;
+  config.epochs = 0;
+  config.batch_size = 32;
+  return config;
+}
+
+TEST(SizedData, LengthsAndLinesOfOneLength) {
+  const auto dir = reversal_folder();
+  const auto lengths = tasks::sequence_lengths((dir / "test.txt").string());
+  ASSERT_EQ(lengths.size(), 3u);
+  EXPECT_EQ(lengths.begin()->first, 9);  // 4 + 1 + 4 symbols, first on line 1
+  EXPECT_EQ(lengths.begin()->second, 1);
+  EXPECT_EQ(lengths.rbegin()->first, 25);
+  EXPECT_EQ(lengths.rbegin()->second, 81);
+  Layout layout;
+  for (const auto& [name, offset, length] : {std::tuple{"x", 0, 8}, {"sep", 8, 1}, {"y", 9, 8}}) {
+    Span span;
+    span.name = name;
+    span.offset = offset;
+    span.length = length;
+    layout.spans.push_back(span);
+  }
+  const auto eight = tasks::read_sequence_file((dir / "test.txt").string(), layout,
+                                               tasks::kMaxSequenceFileBytes, true);
+  EXPECT_EQ(eight.examples(), 40);
+  EXPECT_EQ(eight.lines.front(), 41);
+  EXPECT_THROW(tasks::read_sequence_file((dir / "test.txt").string(), layout), SpecError);
+}
+
+// A data file of several lengths, a spec with `param n`: each length is a size, tested at lengths
+// never trained, and the learnable prior tied to the spec's rules carries reversal to them.
+TEST(SizedData, TrainsOnSeveralLengthsAndTestsLongerOnes) {
+  const auto dir = reversal_folder();
+  auto config = reversal_config(dir, "mask");
+  config.out = (dir / "run").string();
+  std::filesystem::remove_all(config.out);
+  const json summary = training::train(config);
+  const json& by_length = summary.at("by_length");
+  ASSERT_EQ(by_length.size(), 3u) << by_length.dump();
+  EXPECT_GT(by_length["4"]["train_size"].get<int>(), 0);
+  for (const char* n : {"8", "12"}) {
+    EXPECT_EQ(by_length[n]["train_size"], 0) << n;
+    EXPECT_EQ(by_length[n]["test_size"], 40) << n;
+    EXPECT_GE(by_length[n]["sequence_accuracy"].get<double>(), 0.9) << by_length.dump();
+  }
+  EXPECT_EQ(by_length["12"]["tokens"], 25);
+  const json vocab = read_json_file((std::filesystem::path(config.out) / "vocab.json").string());
+  EXPECT_EQ(vocab["sizes"].size(), 7u);  // 1..5 trained, 8 and 12 tested (4 both)
+}
+
+TEST(SizedData, RefusesLinesNoSizeFits) {
+  const auto dir = reversal_folder();
+  auto config = reversal_config(dir, "mask");
+  std::ofstream(dir / "even.txt") << "1 2 | 2 1\n3 4 | 4 3 9\n";
+  config.test_data = (dir / "even.txt").string();
+  EXPECT_NE(input_error([&] { training::train(config); }).find("no value of `param n`"),
+            std::string::npos);
+  config.test_data = (dir / "test.txt").string();
+  config.pos_embedding = "learned";
+  EXPECT_NE(input_error([&] { training::train(config); }).find("no trained row"),
+            std::string::npos);
+  std::ofstream(dir / "fixed.mask") << "mask fixed\ntokens x[3], sep, y[3]\ndefault close\n";
+  config.pos_embedding = "none";
+  config.spec = (dir / "fixed.mask").string();
+  try {  // the data file's reader points at the first line of another length
+    training::train(config);
+    ADD_FAILURE() << "trained with lines the spec has no size for";
+  } catch (const SpecError& e) {
+    EXPECT_NE(std::string(e.what()).find("found 3 symbols; expected 7"), std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("`param n`"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

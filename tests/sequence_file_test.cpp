@@ -73,11 +73,15 @@ TEST(SequenceFile, VocabularyIsTrainsSymbolsSortedAndEncodes) {
 TEST(SequenceFile, WrongSymbolCountNamesLineColumnAndLayout) {
   EXPECT_EQ(parse_error("1 2 = 2 1\n1 2 = 2\n"),
             "d.txt:2:8: error: found 4 symbols; expected 5, one per token of the spec's layout "
-            "`a[2], eq, c[2]` (N = 5)\n  1 2 = 2\n         ^");
+            "`a[2], eq, c[2]` (N = 5) (lines of several "
+            "lengths need a spec with a size parameter, `param n`: docs/your-data.md)\n  1 2 = 2\n "
+            "        ^");
   // Too many: the caret is under the first symbol too many, and reading stops there.
   EXPECT_EQ(parse_error("1 2 = 2 1 9 9\n"),
             "d.txt:1:11: error: found more than 5 symbols; expected 5, one per token of the "
-            "spec's layout `a[2], eq, c[2]` (N = 5)\n  1 2 = 2 1 9 9\n            ^");
+            "spec's layout `a[2], eq, c[2]` (N = 5) (lines of several "
+            "lengths need a spec with a size parameter, `param n`: docs/your-data.md)\n  1 2 = 2 1 "
+            "9 9\n            ^");
 }
 
 TEST(SequenceFile, ALongLineIsReadOnlyUpToOneSymbolTooMany) {
@@ -86,7 +90,8 @@ TEST(SequenceFile, ALongLineIsReadOnlyUpToOneSymbolTooMany) {
   for (int i = 0; i < (1 << 22); ++i) line += "7 ";
   EXPECT_EQ(parse_error("1 2 = 2 1\n" + line + "\n"),
             "d.txt:2:11: error: found more than 5 symbols; expected 5, one per token of the "
-            "spec's layout `a[2], eq, c[2]` (N = 5)");
+            "spec's layout `a[2], eq, c[2]` (N = 5) (lines of several lengths need a spec with a "
+            "size parameter, `param n`: docs/your-data.md)");
 }
 
 TEST(SequenceFile, EmptyOrBlankFileHasNoExamples) {
@@ -141,13 +146,15 @@ TEST(SequenceFile, InvisibleCharactersAreShownEscaped) {
   EXPECT_EQ(parse_error("1 2 = 2\xc2\xa0"
                         "1\n"),
             "d.txt:1:11: error: found 4 symbols; expected 5, one per token of the spec's layout "
-            "`a[2], eq, c[2]` (N = 5)\n"
+            "`a[2], eq, c[2]` (N = 5) (lines of several "
+            "lengths need a spec with a size parameter, `param n`: docs/your-data.md)\n"
             "  1 2 = 2\\u00a01\n"
             "                ^");
   // A zero-width space before the symbol too many: the caret counts its escape.
   EXPECT_EQ(parse_error("1\xe2\x80\x8b 2 = 2 1 9\n"),
             "d.txt:1:14: error: found more than 5 symbols; expected 5, one per token of the "
-            "spec's layout `a[2], eq, c[2]` (N = 5)\n"
+            "spec's layout `a[2], eq, c[2]` (N = 5) (lines of several "
+            "lengths need a spec with a size parameter, `param n`: docs/your-data.md)\n"
             "  1\\u200b 2 = 2 1 9\n"
             "                  ^");
   const auto train = parse_sequence_file("1 2 = 2 1\n", "train.txt", small_layout());

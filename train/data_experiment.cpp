@@ -15,6 +15,7 @@
 #include "runtime/truth_table_experiment.h"
 #include "runtime/vision_experiment.h"
 #include "tasks/truth_table.h"
+#include "train/sized_prior.h"
 #include "validate/dependencies.h"
 
 namespace maskprior::training {
@@ -86,6 +87,7 @@ std::map<std::string, ExperimentFactory>& experiment_registry() {
          auto experiment = experiment_config(c);
          experiment.layout = spec->layout;
          experiment.layout_source = c.spec;
+         experiment.sized_layouts = data_layouts(c, *spec);
          return runtime::make_sequence_experiment(experiment);
        }},
       {"truth-table",

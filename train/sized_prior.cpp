@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "runtime/init.h"
 #include "runtime/init_method.h"
+#include "tasks/sequence_file.h"
 #include "train/run_spec.h"
 
 namespace maskprior::training {
@@ -81,6 +82,55 @@ void check_sized_run(const TrainConfig& config, const std::vector<runtime::SizeG
         "rope, alibi or none, or test at trained sizes only",
         trained, longest));
   }
+}
+
+std::map<int64_t, Layout> data_layouts(const TrainConfig& config, const CompiledMask& spec) {
+  std::map<int64_t, std::pair<std::string, int>> lengths;  // T → where a line of T symbols is
+  for (const std::string& path : {config.data, config.test_data}) {
+    if (path.empty()) continue;
+    for (const auto& [count, line] : tasks::sequence_lengths(path))
+      lengths.emplace(count, std::pair{path, line});
+  }
+  const int64_t n = spec.layout.size();
+  if (lengths.size() == 1 && lengths.begin()->first == n) return {};
+  const std::string& name = config.length_param;
+  auto where = [&](int64_t t) {
+    const auto& [path, line] = lengths.at(t);
+    return fmt::format("{}:{}", path, line);
+  };
+  const auto param = spec.params.find(name);
+  // Without a size parameter (or with -D fixing it) every line must have the spec's length: the
+  // data file's reader says where one does not.
+  if (param == spec.params.end() || config.defines.contains(name)) return {};
+  // Token counts are affine in the size parameter in every spec of the house (spans of `n`,
+  // `n + 1`, `2 * n` ...): two compiles give the slope, one more checks the value found.
+  const auto at = [&](int64_t value) {
+    TrainConfig sized = config;
+    sized.defines[name] = std::to_string(value);
+    return load_spec(sized).layout;
+  };
+  const auto base = static_cast<int64_t>(std::llround(param->second));
+  const int64_t slope = at(base + 1).size() - n;
+  std::map<int64_t, Layout> out;
+  for (const auto& [t, source] : lengths) {
+    const int64_t offset = t - n;
+    if (slope == 0 || offset % slope != 0 || base + offset / slope < 1) {
+      throw InputError(fmt::format(
+          "{}: a line of {} symbols, but no value of `param {}` of spec {} gives a layout of {} "
+          "tokens ({} = {} gives {}, {} = {} gives {})",
+          where(t), t, name, config.spec, t, name, base, n, name, base + 1, n + slope));
+    }
+    const int64_t value = base + offset / slope;
+    Layout layout = value == base ? spec.layout : at(value);
+    if (layout.size() != t) {
+      throw InputError(fmt::format(
+          "{}: a line of {} symbols, but spec {} at {} = {} has {} tokens, and its token count "
+          "does not grow evenly with {}; give lines of one length",
+          where(t), t, config.spec, name, value, layout.size(), name));
+    }
+    out.emplace(value, std::move(layout));
+  }
+  return out;
 }
 
 SizedSpec compile_sizes(const TrainConfig& config, const std::vector<runtime::SizeGroup>& groups,

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/compiled_mask.h"
+#include "core/layout.h"
 #include "runtime/experiment.h"
 #include "runtime/model.h"
 #include "train/config.h"
@@ -34,6 +35,14 @@ struct SizedSpec {
 /// that reach every size (a learned position embedding has no rows past the longest trained
 /// sequence). `groups`: the run's sizes.
 void check_sized_run(const TrainConfig& config, const std::vector<runtime::SizeGroup>& groups);
+
+/// The layouts a --data run over lines of different lengths needs (docs/your-data.md): for each
+/// symbol count T of config.data's and config.test_data's lines, the value v of the spec's
+/// config.length_param whose layout has T tokens (the spec compiled with -D NAME=v), keyed by v.
+/// Empty when every line has the length of `spec` (as compiled), or when the spec has no such
+/// parameter or -D sets it (the data file's reader then points at a line of another length): a
+/// run of one size. InputError when no value gives T tokens.
+std::map<int64_t, Layout> data_layouts(const TrainConfig& config, const CompiledMask& spec);
 
 /// Compiles config.spec (a .mask file) once per size of `groups`, with config.length_param set to
 /// the size (as `maskc compile -D NAME=VALUE`), checks each against its group's layout and the
