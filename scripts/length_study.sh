@@ -32,11 +32,11 @@ cell() {  # NAME GRID... -- TRAIN_FLAGS...
 }
 cell local init=mask-fixed,mask -- --spec specs/arith/addition_local.mask --mask-param rules \
   --pos-embedding none
+cell near-hard spec=specs/arith/addition_local.mask,specs/arith/addition.mask -- \
+  --init mask-fixed --mask-close -30 --pos-embedding none
+cell local-scaled init=mask-fixed,mask -- --spec specs/arith/addition_local_scaled.mask \
+  --mask-param rules --pos-embedding none
 cell vanilla pos_embedding=none,sinusoidal,rope,alibi -- --init vanilla
 cell align init=mask-fixed,mask -- --spec specs/arith/addition.mask --mask-param rules \
   --pos-embedding none
-cell local-scaled init=mask-fixed,mask -- --spec specs/arith/addition_local_scaled.mask \
-  --mask-param rules --pos-embedding none
 cell align-scaled init=mask-fixed -- --spec specs/arith/addition_scaled.mask --pos-embedding none
-cell near-hard spec=specs/arith/addition_local.mask,specs/arith/addition.mask -- \
-  --init mask-fixed --mask-close -30 --pos-embedding none

@@ -12,6 +12,7 @@
 #include <tuple>
 #include <vector>
 
+#include "compiler/compile.h"
 #include "core/error.h"
 #include "io/json_file.h"
 #include "runtime/arithmetic_experiment.h"
@@ -21,6 +22,7 @@
 #include "train/config.h"
 #include "train/data_experiment.h"
 #include "train/data_order.h"
+#include "train/distill.h"
 #include "train/train.h"
 
 namespace maskprior {
@@ -313,6 +315,47 @@ training::TrainConfig reversal_config(const std::filesystem::path& dir, const st
   config.epochs = 0;
   config.batch_size = 32;
   return config;
+}
+
+// maskc distill of a run over several sizes: --from mask writes each rule back as open or close
+// by its learned value, a spec that still compiles at every size; a fixed prior's spec is the
+// run's own; --from attention reads the model with its priors at the longest trained size.
+TEST(SizedTraining, DistillWritesTheRulesBackAsAProgram) {
+  auto config = sized_config("mask");
+  config.spec = std::string(MASKPRIOR_SOURCE_DIR) + "/specs/arith/addition_local.mask";
+  config.heads = 4;
+  const auto out = std::filesystem::path(::testing::TempDir()) / "sized-distill";
+  std::filesystem::remove_all(out);
+  config.out = out.string();
+  training::train(config);
+  training::DistillOptions options;
+  options.from = "mask";
+  const std::string spec = training::distill_run(out.string(), options).spec;
+  EXPECT_NE(spec.find("--from mask`"), std::string::npos) << spec;
+  EXPECT_NE(spec.find("at n = 3"), std::string::npos) << spec;  // the longest trained size
+  EXPECT_NE(spec.find("head 1 { open align a, b -> before c lag 1 }  # learned"), std::string::npos)
+      << spec;
+  EXPECT_NE(spec.find("default close  # learned"), std::string::npos) << spec;
+  for (const char* n : {"3", "12"}) {
+    CompileOptions at;
+    at.defines["n"] = n;
+    EXPECT_NO_THROW(compile_source(spec, "distilled", at)) << n;
+  }
+  options.from = "attention";
+  const auto attention = training::distill_run(out.string(), options);
+  EXPECT_NE(attention.spec.find("tokens a[3], plus, b[3], eq, c[4]"), std::string::npos)
+      << attention.spec;
+  auto fixed = sized_config("mask-fixed");
+  const auto fixed_out = std::filesystem::path(::testing::TempDir()) / "sized-distill-fixed";
+  std::filesystem::remove_all(fixed_out);
+  fixed.out = fixed_out.string();
+  fixed.epochs = 0;
+  training::train(fixed);
+  options.from = "mask";
+  EXPECT_NE(input_error([&] {
+              training::distill_run(fixed_out.string(), options);
+            }).find("spec.mask is that spec"),
+            std::string::npos);
 }
 
 TEST(SizedData, LengthsAndLinesOfOneLength) {

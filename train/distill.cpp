@@ -4,12 +4,18 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <functional>
+#include <map>
 #include <numeric>
 #include <optional>
+#include <regex>
+#include <sstream>
 
+#include "compiler/compile.h"
 #include "compiler/write_spec.h"
 #include "core/cells.h"
 #include "core/error.h"
+#include "core/regular_file.h"
 #include "io/mask_file.h"
 #include "io/safetensors.h"
 #include "runtime/experiment.h"
@@ -20,6 +26,7 @@
 #include "train/model_files.h"
 #include "train/run_folder.h"
 #include "train/run_spec.h"
+#include "train/sized_prior.h"
 
 namespace maskprior::training {
 namespace {
@@ -84,12 +91,17 @@ std::vector<double> covered_mass(const std::vector<float>& attention, int64_t la
 }
 
 /// The model of the run, built as it trained and loaded from weights.safetensors.
-runtime::MaskedTransformer load_model(const RunFolder& folder, const runtime::ModelConfig& config) {
+/// `prepare` installs what the model held beyond its parameters (a run over several sizes: its
+/// priors) before the weights are loaded.
+runtime::MaskedTransformer load_model(
+    const RunFolder& folder, const runtime::ModelConfig& config,
+    const std::function<void(runtime::MaskedTransformer&)>& prepare = {}) {
   if (!folder.has(kWeightsFile)) {
     throw InputError(
         fmt::format("{} has no {}: the run did not save its weights", folder.path(), kWeightsFile));
   }
   runtime::MaskedTransformer model(config);
+  if (prepare) prepare(model);
   load_model_tensors(model, read_safetensors(folder.file(kWeightsFile)), folder.file(kWeightsFile));
   model->eval();
   return model;
@@ -102,7 +114,17 @@ SpecDraft attention_draft(const RunFolder& folder, const TrainConfig& config,
   if (!config.spec.empty()) spec = load_spec(config);
   const auto experiment = make_run_experiment(config, spec);
   const runtime::ModelConfig model_config = experiment->model_config(experiment_config(config));
-  runtime::MaskedTransformer model = load_model(folder, model_config);
+  const auto groups = experiment->size_groups();
+  std::optional<SizedSpec> sized;
+  if (!groups.empty() && spec) {  // a run over several sizes: its priors, then its weights
+    sized = compile_sizes(config, groups, model_config);
+    spec = sized->by_tokens.at(experiment->layout().size());
+  }
+  runtime::MaskedTransformer model = load_model(folder, model_config, [&](auto& m) {
+    std::map<int64_t, torch::Tensor> initial;
+    if (!groups.empty())
+      install_sized_priors(m, config, sized ? &*sized : nullptr, groups, initial);
+  });
   const torch::Tensor ids = experiment->probe_inputs(options.rows);
   distilled.rows = ids.size(0);
   const std::vector<torch::Tensor> maps = model->attention_maps(ids);
@@ -111,6 +133,7 @@ SpecDraft attention_draft(const RunFolder& folder, const TrainConfig& config,
   const int64_t layers = mean.size(0), heads = mean.size(1), n = mean.size(2);
   SpecDraft draft;
   draft.layout = spec ? spec->layout : experiment->layout();
+  if (!groups.empty()) draft.layout = experiment->layout();  // the probe rows': longest trained
   if (!spec) {  // a run without a spec: its data's digit orders, so `align` can be written
     const json settings = to_json(config);
     const tasks::TaskFamily& family = tasks::family_of_run(settings);
@@ -131,7 +154,9 @@ SpecDraft attention_draft(const RunFolder& folder, const TrainConfig& config,
     draft.open_value = spec->open_value;
     draft.close_value = spec->close_value;
   }
-  if (model->hard_mask().defined()) {
+  if (sized && spec->hard) {  // the size's compiled spec, hard causal added for a decoder
+    draft.hard = spec->hard;
+  } else if (model->hard_mask().defined()) {
     const auto hard = model->hard_mask().to(torch::kCPU, torch::kUInt8).contiguous();
     draft.hard.emplace(hard.data_ptr<uint8_t>(), hard.data_ptr<uint8_t>() + hard.numel());
   } else if (model_config.readout == runtime::Readout::kCausalLm) {
@@ -163,6 +188,128 @@ SpecDraft mask_draft(const RunFolder& folder, const DistillOptions& options) {
   return draft;
 }
 
+/// The statement a rule's line holds: [begin, end) of `line`'s code, the verb and the shape
+/// (`open SHAPE [at V]`, `close SHAPE [at V]`, `set SHAPE = V`); nothing when the line holds no
+/// such statement or several.
+struct Statement {
+  size_t begin = 0, end = 0;
+  std::string verb, shape;
+};
+std::optional<Statement> statement_of(const std::string& line) {
+  const std::string code = line.substr(0, line.find('#'));
+  static const std::regex verb(R"(\b(open|close|set)\s+)");
+  std::smatch match;
+  if (!std::regex_search(code, match, verb)) return std::nullopt;
+  Statement s;
+  s.begin = static_cast<size_t>(match.position(0));
+  s.verb = match[1];
+  const size_t close_brace = code.find('}', s.begin);
+  s.end = close_brace == std::string::npos ? code.find_last_not_of(" \t\r") + 1 : close_brace;
+  std::string rest = code.substr(s.begin + static_cast<size_t>(match.length(0)),
+                                 s.end - s.begin - static_cast<size_t>(match.length(0)));
+  if (std::regex_search(rest, std::regex(R"(\b(open|close|set)\s)"))) return std::nullopt;
+  static const std::regex value(R"(^(.*?)\s+(at\s+.*|=.*)$)");
+  if (std::regex_match(rest, match, value)) rest = match[1];
+  while (!rest.empty() && (rest.back() == ' ' || rest.back() == '\t')) rest.pop_back();
+  s.shape = rest;
+  return s;
+}
+
+/// A run over several sizes whose learnable prior was tied to its spec's rules (--mask-param
+/// rules): the spec's own text, each rule written `open` or `close` as its learned value
+/// (summary.json's learned_rules: what the rule writes plus its learned offset, at the longest
+/// trained size) lies nearer that size's open or close value, per layer and head where they
+/// differ. A program still: it compiles at every size, as the run's spec did.
+std::string rules_spec(const RunFolder& folder, const TrainConfig& config, int64_t value) {
+  const json summary = folder.read_json(kSummaryFile);
+  const json rules = summary.value("learned_rules", json::array());
+  if (!rules.is_array() || rules.empty()) {
+    throw InputError(fmt::format("{}: summary.json has no learned_rules table", folder.path()));
+  }
+  TrainConfig at = config;
+  at.defines[config.length_param] = std::to_string(value);
+  const CompiledMask compiled = load_spec(at);
+  const double open = compiled.open_value, close = compiled.close_value;
+  std::vector<std::string> lines;
+  {
+    std::istringstream text(read_regular_file(config.spec, kMaxSpecBytes, "spec"));
+    for (std::string line; std::getline(text, line);) lines.push_back(line);
+  }
+  auto fail = [&](int64_t line, const std::string& why) {
+    return InputError(fmt::format("{}:{}: cannot write the learned value of this rule back: {}",
+                                  config.spec, line, why));
+  };
+  for (const json& rule : rules) {
+    const auto line = rule.at("line").get<int64_t>();
+    const json& learned = rule.at("learned");
+    // The verb of each plane that holds the rule's cells, by its learned value.
+    std::map<std::string, std::vector<std::pair<int64_t, int64_t>>> by_verb;
+    std::string values;
+    for (const json& plane : rule.value("planes", json::array())) {
+      const auto l = plane.at(0).get<int64_t>(), h = plane.at(1).get<int64_t>();
+      const json& row = learned.at(learned.size() == 1 ? 0 : static_cast<size_t>(l));
+      const double v = row.at(row.size() == 1 ? 0 : static_cast<size_t>(h)).get<double>();
+      by_verb[std::abs(v - open) < std::abs(v - close) ? "open" : "close"].emplace_back(l, h);
+      values += fmt::format("{}{:.3g}", values.empty() ? "" : ", ", v);
+    }
+    if (by_verb.empty()) continue;  // no cells at that size
+    const std::string note =
+        fmt::format("  # learned {} (written {:.3g})", values, rule.at("written").get<double>());
+    if (line == 0) {  // the cells no statement wrote: the `default`
+      const auto it = std::find_if(lines.begin(), lines.end(), [](const std::string& l) {
+        return std::regex_search(l, std::regex(R"(^\s*default\b)"));
+      });
+      if (it == lines.end()) continue;  // M's default 0: nothing to rewrite
+      const std::string verb = by_verb.size() == 1 ? by_verb.begin()->first
+                               : by_verb["open"].size() > by_verb["close"].size() ? "open"
+                                                                                  : "close";
+      *it = "default " + verb + note + (by_verb.size() > 1 ? " (planes differ: the majority)" : "");
+      continue;
+    }
+    if (line < 1 || line > static_cast<int64_t>(lines.size())) throw fail(line, "no such line");
+    std::string& text = lines[static_cast<size_t>(line - 1)];
+    const auto statement = statement_of(text);
+    if (!statement) throw fail(line, "the line holds no single open, close or set statement");
+    if (statement->shape.rfind("distance", 0) == 0) {
+      text += "  # kept: a distance rule's values vary by cell";
+      continue;
+    }
+    std::string written;
+    if (by_verb.size() == 1) {
+      written = by_verb.begin()->first + " " + statement->shape;
+    } else {
+      for (const auto& [verb, planes] : by_verb) {
+        for (const auto& [l, h] : planes) {
+          std::string block = fmt::format("{} {}", verb, statement->shape);
+          if (compiled.heads > 1) block = fmt::format("head {} {{ {} }}", h, block);
+          if (compiled.layers > 1) block = fmt::format("layer {} {{ {} }}", l, block);
+          written += (written.empty() ? "" : " ") + block;
+        }
+      }
+    }
+    const std::string code = text.substr(0, text.find('#'));
+    const std::string after = code.substr(statement->end);
+    text = code.substr(0, statement->begin) + written + (after.empty() ? "" : " ") + after;
+    while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.pop_back();
+    text += note;
+  }
+  std::string out = fmt::format(
+      "{}{} --from mask`\n# run: task {}, init {} --mask-param rules, seed {}, spec {}\n"
+      "# each rule opens where its learned value (written + learned offset, at {} = {}) lies "
+      "nearer the open value ({:.3g}) than the close value ({:.3g}) there\n",
+      kDistilledHeader, folder.path(), config.task.empty() ? "(data file)" : config.task,
+      config.init, config.seed, config.spec, config.length_param, value, open, close);
+  for (const std::string& line : lines) out += line + "\n";
+  CompileOptions check;
+  check.defines[config.length_param] = std::to_string(value);
+  try {
+    compile_source(out, "distilled spec", check);
+  } catch (const std::exception& e) {
+    throw InternalError(fmt::format("the distilled spec does not compile: {}", e.what()));
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<uint8_t> mass_pattern(const std::vector<float>& attention, int64_t n, double mass) {
@@ -191,6 +338,21 @@ Distillation distill_run(const std::string& run_dir, const DistillOptions& optio
   const RunFolder folder(run_dir);
   const TrainConfig config = finished_run_config(folder);
   Distillation distilled;
+  if (options.from == "mask" && !folder.has(kMaskFile) && folder.has(kSpecFile)) {
+    // A run over several sizes holds a prior per size, not one M: its rules, or its spec.
+    std::optional<CompiledMask> spec = load_spec(config);
+    const auto experiment = make_run_experiment(config, spec);
+    for (const auto& group : experiment->size_groups()) {
+      if (group.layout.size() != experiment->layout().size()) continue;
+      if (config.init != "mask" && config.init != "mask-zero") {
+        throw InputError(fmt::format(
+            "{}: its prior was fixed (--init {}), the spec compiled at each size: {} is that spec",
+            folder.path(), config.init, folder.file(kSpecFile)));
+      }
+      distilled.spec = rules_spec(folder, config, group.size);
+      return distilled;
+    }
+  }
   SpecDraft draft = options.from == "mask" ? mask_draft(folder, options)
                                            : attention_draft(folder, config, options, distilled);
   draft.comments = {

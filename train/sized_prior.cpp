@@ -219,10 +219,14 @@ json learned_rules(runtime::MaskedTransformer& model, const SizedSpec& spec,
   for (size_t r = 0; r < spec.rule_lines.size(); ++r) {
     double sum = 0;
     int64_t cells = 0;
+    std::set<std::pair<int64_t, int64_t>> planes;  // (layer, head) where the rule wrote cells
+    const auto plane_size = static_cast<size_t>(tokens * tokens);
     for (size_t i = 0; i < rules.size(); ++i) {
       if (rules[i] != static_cast<int64_t>(r)) continue;
       sum += compiled.mask[i];
       ++cells;
+      const auto plane = static_cast<int64_t>(i / plane_size);
+      planes.emplace(plane / compiled.heads, plane % compiled.heads);
     }
     const double written = cells > 0 ? sum / static_cast<double>(cells) : 0.0;
     json values = json::array();  // [layer][head]: written + offset
@@ -239,6 +243,7 @@ json learned_rules(runtime::MaskedTransformer& model, const SizedSpec& spec,
          {"line", line},
          {"text", line == 0 ? std::string("(cells no statement wrote)") : line_text(source, line)},
          {"cells", cells},
+         {"planes", planes},
          {"written", written},
          {"learned", std::move(values)}});
   }

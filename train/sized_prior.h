@@ -61,9 +61,10 @@ nlohmann::json install_sized_priors(runtime::MaskedTransformer& model, const Tra
                                     std::map<int64_t, torch::Tensor>& initial);
 
 /// The learned value of each rule, a table for summary.json (`learned_rules`): per rule its
-/// source line and text (`source`: the spec's text), the value it writes at the longest trained
-/// size (the mean over its cells there) and, per layer and head, that value plus the learned
-/// offset. Empty when the model's prior is not learnable.
+/// source line and text (`source`: the spec's text), its cells at size `tokens` and the planes
+/// ([layer, head] of the spec) that hold them, the value it writes there (the mean over its
+/// cells) and, per layer and head, that value plus the learned offset. Empty when the model's
+/// prior is not learnable.
 nlohmann::json learned_rules(runtime::MaskedTransformer& model, const SizedSpec& spec,
                              const std::string& source, int64_t tokens);
 
