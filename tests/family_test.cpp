@@ -76,7 +76,7 @@ TEST(TaskFamilies, ConfigJsonCarriesOnlyTheSettingsItsFamilyReads) {
   };
   using Keys = std::set<std::string>;
   EXPECT_EQ(written("task", "parity2"), Keys({"n"}));
-  EXPECT_EQ(written("task", "addition"), Keys({"train_fraction", "test_size"}));
+  EXPECT_EQ(written("task", "addition"), Keys({"train_fraction", "test_size", "train_size"}));
   EXPECT_EQ(written("task", "fashion-mnist"), Keys({"test_size", "train_size", "data_dir"}));
   EXPECT_EQ(written("task", "fortunes-char"), Keys({"n", "test_size", "train_size", "data_dir"}));
   EXPECT_EQ(written("data", "train.txt"), Keys());

@@ -463,7 +463,8 @@ TEST(ModelSettingsTest, PositionEmbeddings) {
   EXPECT_FALSE(is_parameter(none));
   EXPECT_EQ(none->position_embedding().abs().max().item<float>(), 0.0f);
   EXPECT_EQ(parse_position_embedding("sinusoidal"), PositionEmbedding::kSinusoidal);
-  EXPECT_THROW(parse_position_embedding("rope"), InputError);
+  EXPECT_EQ(parse_position_embedding("rope"), PositionEmbedding::kRope);
+  EXPECT_THROW(parse_position_embedding("abacus"), InputError);
   config.pos_init_std = -1;
   EXPECT_THROW(MaskedTransformer{config}, InputError);
 }

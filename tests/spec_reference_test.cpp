@@ -371,6 +371,40 @@ Reference addition(bool carry, int64_t n = 3) {
   return r;
 }
 
+/// addition_scaled: addition's cells with close = -(5 + log N), N = 3n + 3 tokens.
+Reference addition_scaled(int64_t n) {
+  Reference r = addition(true, n);
+  r.name = "addition_scaled";
+  r.close = -(5.0 + std::log(static_cast<double>(3 * n + 3)));
+  const auto value = r.value;
+  const double close = r.close;
+  r.value = [value, close](int64_t l, int64_t h, int64_t q, int64_t k) {
+    return value(l, h, q, k) > 0 ? 5.0 : close;
+  };
+  return r;
+}
+
+/// addition_local (4 heads): diagonal; the row predicting c[j] (2n+1+j) -> place j of a and b in
+/// heads 0 and 2, place j - 1 in heads 1 and 3 (`lag 1`: c[0]'s row gets nothing there); a and b
+/// have no place n. `scaled`: addition_local_scaled, close = -(5 + log(3n + 3)).
+Reference addition_local(int64_t n, bool scaled) {
+  Reference r =
+      arithmetic(scaled ? "addition_local_scaled" : "addition_local", "plus", n, n + 1, true);
+  r.heads = 4;
+  if (scaled) r.close = -(5.0 + std::log(static_cast<double>(3 * n + 3)));
+  const double close = r.close;
+  r.value = [n, close](int64_t, int64_t head, int64_t q, int64_t k) {
+    const int64_t rows = 2 * n + 1;  // the row predicting c[0]
+    bool open = q == k;
+    const int64_t j = q - rows;
+    const int64_t place = head % 2 == 0 ? j : j - 1;
+    if (j >= 0 && j <= n && place >= 0 && place < n && (k == n - 1 - place || k == 2 * n - place))
+      open = true;
+    return open ? 5.0 : close;
+  };
+  return r;
+}
+
 /// The tighter multiplication designs: diagonal; the answer rows see each other; the row
 /// predicting answer place j -> a place i and b place k for the pairs with i + k = j -
 /// offset(head): multiplication_nocarry has one head, offset 0; multiplication_heads n + 1, head
@@ -670,6 +704,12 @@ std::vector<Case> shipped_cases() {
       {"specs/arith/addition.mask", {}, addition(true)},
       {"specs/arith/addition.mask", {{"n", "1"}}, addition(true, 1)},
       {"specs/arith/addition.mask", {{"n", "7"}}, addition(true, 7)},
+      {"specs/arith/addition_scaled.mask", {}, addition_scaled(3)},
+      {"specs/arith/addition_scaled.mask", {{"n", "9"}}, addition_scaled(9)},
+      {"specs/arith/addition_local.mask", {}, addition_local(3, false)},
+      {"specs/arith/addition_local.mask", {{"n", "8"}}, addition_local(8, false)},
+      {"specs/arith/addition_local_scaled.mask", {}, addition_local(3, true)},
+      {"specs/arith/addition_local_scaled.mask", {{"n", "6"}}, addition_local(6, true)},
       {"specs/arith/addition_nocarry.mask", {}, addition(false)},
       {"specs/arith/addition_nocarry.mask", {{"n", "5"}}, addition(false, 5)},
       {"specs/arith/multiplication.mask", {}, multiplication(false)},

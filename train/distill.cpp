@@ -215,6 +215,69 @@ std::optional<Statement> statement_of(const std::string& line) {
   return s;
 }
 
+/// Rewrites the statement of `rule` (a learned_rules row) in the spec's `lines`: `open` or
+/// `close` per plane by its learned value against the size's `open` and `close` values (the
+/// statement in `head`/`layer` blocks where planes differ), its values in a comment.
+void rewrite_rule(std::vector<std::string>& lines, const json& rule, double open, double close,
+                  const CompiledMask& compiled, const std::string& spec_path) {
+  auto fail = [&](int64_t line, const std::string& why) {
+    return InputError(fmt::format("{}:{}: cannot write the learned value of this rule back: {}",
+                                  spec_path, line, why));
+  };
+  const auto line = rule.at("line").get<int64_t>();
+  const json& learned = rule.at("learned");
+  // The verb of each plane that holds the rule's cells, by its learned value.
+  std::map<std::string, std::vector<std::pair<int64_t, int64_t>>> by_verb;
+  std::string values;
+  for (const json& plane : rule.value("planes", json::array())) {
+    const auto l = plane.at(0).get<int64_t>(), h = plane.at(1).get<int64_t>();
+    const json& row = learned.at(learned.size() == 1 ? 0 : static_cast<size_t>(l));
+    const double v = row.at(row.size() == 1 ? 0 : static_cast<size_t>(h)).get<double>();
+    by_verb[std::abs(v - open) < std::abs(v - close) ? "open" : "close"].emplace_back(l, h);
+    values += fmt::format("{}{:.3g}", values.empty() ? "" : ", ", v);
+  }
+  if (by_verb.empty()) return;  // no cells at that size
+  const std::string note =
+      fmt::format("  # learned {} (written {:.3g})", values, rule.at("written").get<double>());
+  if (line == 0) {  // the cells no statement wrote: the `default`
+    const auto it = std::find_if(lines.begin(), lines.end(), [](const std::string& l) {
+      return std::regex_search(l, std::regex(R"(^\s*default\b)"));
+    });
+    if (it == lines.end()) return;  // M's default 0: nothing to rewrite
+    const std::string verb = by_verb.size() == 1 ? by_verb.begin()->first
+                             : by_verb["open"].size() > by_verb["close"].size() ? "open"
+                                                                                : "close";
+    *it = "default " + verb + note + (by_verb.size() > 1 ? " (planes differ: the majority)" : "");
+    return;
+  }
+  if (line < 1 || line > static_cast<int64_t>(lines.size())) throw fail(line, "no such line");
+  std::string& text = lines[static_cast<size_t>(line - 1)];
+  const auto statement = statement_of(text);
+  if (!statement) throw fail(line, "the line holds no single open, close or set statement");
+  if (statement->shape.rfind("distance", 0) == 0) {
+    text += "  # kept: a distance rule's values vary by cell";
+    return;
+  }
+  std::string written;
+  if (by_verb.size() == 1) {
+    written = by_verb.begin()->first + " " + statement->shape;
+  } else {
+    for (const auto& [verb, planes] : by_verb) {
+      for (const auto& [l, h] : planes) {
+        std::string block = fmt::format("{} {}", verb, statement->shape);
+        if (compiled.heads > 1) block = fmt::format("head {} {{ {} }}", h, block);
+        if (compiled.layers > 1) block = fmt::format("layer {} {{ {} }}", l, block);
+        written += (written.empty() ? "" : " ") + block;
+      }
+    }
+  }
+  const std::string code = text.substr(0, text.find('#'));
+  const std::string after = code.substr(statement->end);
+  text = code.substr(0, statement->begin) + written + (after.empty() ? "" : " ") + after;
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.pop_back();
+  text += note;
+}
+
 /// A run over several sizes whose learnable prior was tied to its spec's rules (--mask-param
 /// rules): the spec's own text, each rule written `open` or `close` as its learned value
 /// (summary.json's learned_rules: what the rule writes plus its learned offset, at the longest
@@ -235,64 +298,7 @@ std::string rules_spec(const RunFolder& folder, const TrainConfig& config, int64
     std::istringstream text(read_regular_file(config.spec, kMaxSpecBytes, "spec"));
     for (std::string line; std::getline(text, line);) lines.push_back(line);
   }
-  auto fail = [&](int64_t line, const std::string& why) {
-    return InputError(fmt::format("{}:{}: cannot write the learned value of this rule back: {}",
-                                  config.spec, line, why));
-  };
-  for (const json& rule : rules) {
-    const auto line = rule.at("line").get<int64_t>();
-    const json& learned = rule.at("learned");
-    // The verb of each plane that holds the rule's cells, by its learned value.
-    std::map<std::string, std::vector<std::pair<int64_t, int64_t>>> by_verb;
-    std::string values;
-    for (const json& plane : rule.value("planes", json::array())) {
-      const auto l = plane.at(0).get<int64_t>(), h = plane.at(1).get<int64_t>();
-      const json& row = learned.at(learned.size() == 1 ? 0 : static_cast<size_t>(l));
-      const double v = row.at(row.size() == 1 ? 0 : static_cast<size_t>(h)).get<double>();
-      by_verb[std::abs(v - open) < std::abs(v - close) ? "open" : "close"].emplace_back(l, h);
-      values += fmt::format("{}{:.3g}", values.empty() ? "" : ", ", v);
-    }
-    if (by_verb.empty()) continue;  // no cells at that size
-    const std::string note =
-        fmt::format("  # learned {} (written {:.3g})", values, rule.at("written").get<double>());
-    if (line == 0) {  // the cells no statement wrote: the `default`
-      const auto it = std::find_if(lines.begin(), lines.end(), [](const std::string& l) {
-        return std::regex_search(l, std::regex(R"(^\s*default\b)"));
-      });
-      if (it == lines.end()) continue;  // M's default 0: nothing to rewrite
-      const std::string verb = by_verb.size() == 1 ? by_verb.begin()->first
-                               : by_verb["open"].size() > by_verb["close"].size() ? "open"
-                                                                                  : "close";
-      *it = "default " + verb + note + (by_verb.size() > 1 ? " (planes differ: the majority)" : "");
-      continue;
-    }
-    if (line < 1 || line > static_cast<int64_t>(lines.size())) throw fail(line, "no such line");
-    std::string& text = lines[static_cast<size_t>(line - 1)];
-    const auto statement = statement_of(text);
-    if (!statement) throw fail(line, "the line holds no single open, close or set statement");
-    if (statement->shape.rfind("distance", 0) == 0) {
-      text += "  # kept: a distance rule's values vary by cell";
-      continue;
-    }
-    std::string written;
-    if (by_verb.size() == 1) {
-      written = by_verb.begin()->first + " " + statement->shape;
-    } else {
-      for (const auto& [verb, planes] : by_verb) {
-        for (const auto& [l, h] : planes) {
-          std::string block = fmt::format("{} {}", verb, statement->shape);
-          if (compiled.heads > 1) block = fmt::format("head {} {{ {} }}", h, block);
-          if (compiled.layers > 1) block = fmt::format("layer {} {{ {} }}", l, block);
-          written += (written.empty() ? "" : " ") + block;
-        }
-      }
-    }
-    const std::string code = text.substr(0, text.find('#'));
-    const std::string after = code.substr(statement->end);
-    text = code.substr(0, statement->begin) + written + (after.empty() ? "" : " ") + after;
-    while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.pop_back();
-    text += note;
-  }
+  for (const json& rule : rules) rewrite_rule(lines, rule, open, close, compiled, config.spec);
   std::string out = fmt::format(
       "{}{} --from mask`\n# run: task {}, init {} --mask-param rules, seed {}, spec {}\n"
       "# each rule opens where its learned value (written + learned offset, at {} = {}) lies "

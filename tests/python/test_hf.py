@@ -206,7 +206,10 @@ class AttentionRegistryTest(unittest.TestCase):
         allowed = ~prior.hard
         self.assertTrue((first_grad[..., 1:-1, :] != 0).eq(allowed[1:-1]).all())
         change = (prior.M - prior.M0).detach()
-        self.assertGreater(change[..., 1:-1, :][..., allowed[1:-1]].abs().min().item(), 0)
+        # Moved on (nearly) every such cell: a cell whose gradient stays tiny may move less than
+        # float32 resolves at |M| = 5 (about 5e-7).
+        moved = (change[..., 1:-1, :][..., allowed[1:-1]] != 0).float().mean().item()
+        self.assertGreater(moved, 0.95)
         self.assertGreater(change.abs().max().item(), 0.05)
         for untouched in (change[..., prior.hard], change[..., 0, :], change[..., -1, :]):
             self.assertEqual(untouched.abs().max().item(), 0)
