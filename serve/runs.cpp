@@ -3,7 +3,9 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
+#include <map>
 
 #include "compiler/compile.h"
 #include "core/regular_file.h"
@@ -83,6 +85,27 @@ json headline_value(const fs::path& run, const std::string& key) {
   return nullptr;
 }
 
+/// A finished run over several sizes: `key` at each size its summary's by_length holds, as
+/// [size, value] pairs in ascending size (an empty list for other runs).
+json by_length(const fs::path& run, const std::string& key) {
+  json points = json::array();
+  if (key.empty()) return points;
+  const auto summary = read_json_file(run / "summary.json");
+  if (!summary || !summary->is_object()) return points;
+  const auto sizes = summary->find("by_length");
+  if (sizes == summary->end() || !sizes->is_object()) return points;
+  std::map<int64_t, double> values;
+  for (const auto& [size, metrics] : sizes->items()) {
+    int64_t at = 0;
+    const auto [end, error] = std::from_chars(size.data(), size.data() + size.size(), at);
+    if (error != std::errc() || end != size.data() + size.size() || !metrics.is_object()) continue;
+    const double value = report::metric_value(metrics, key);
+    if (std::isfinite(value)) values[at] = value;
+  }
+  for (const auto& [at, value] : values) points.push_back({at, value});
+  return points;
+}
+
 json run_row(const ServedDir& dir, const fs::path& run) {
   json row = {{"path", dir.relative(run)}, {"status", run_status(run)}};
   try {
@@ -147,6 +170,7 @@ Reply Api::run(const Query& query) const {
                       {"status", run_status(run)},
                       {"metric", headline_key(config)},
                       {"metrics", numeric_records(run / "metrics.jsonl")},
+                      {"by_length", by_length(run, headline_key(config))},
                       {"steps", numeric_records(run / "steps.jsonl")},
                       {"has_mask", fs::is_regular_file(run / "mask.safetensors")}};
   return Reply{200, "application/json", reply.dump()};

@@ -101,6 +101,26 @@ TEST(ServeApiTest, MessagesNameFilesRelativeToTheFolder) {
   EXPECT_EQ(without_root("/srv/dx/t.csv", "/srv/d"), "/srv/dx/t.csv");
 }
 
+// A run over several sizes: /api/run gives its headline metric at each size, for the dashboard's
+// accuracy-per-size plot (numerically ordered; other runs get an empty list).
+TEST(ServeApiTest, RunRepliesWithAccuracyPerSize) {
+  ServedFixture f;
+  fs::create_directories(f.root + "/run");
+  write(f.root + "/run/config.json", R"({"task": "addition", "init": "mask"})");
+  write(f.root + "/run/summary.json",
+        R"({"sequence_accuracy": 0.5, "by_length": {"20": {"sequence_accuracy": 0.25},)"
+        R"( "100": {"sequence_accuracy": 0.0}, "5": {"sequence_accuracy": 1.0}, "x": {}}})");
+  ServeOptions options;
+  options.dir = f.root;
+  const Api api(options);
+  const auto reply = nlohmann::json::parse(api.run({{"path", "run"}}).body);
+  EXPECT_EQ(reply["metric"], "sequence_accuracy");
+  EXPECT_EQ(reply["by_length"], nlohmann::json::parse("[[5, 1.0], [20, 0.25], [100, 0.0]]"));
+  write(f.root + "/run/summary.json", R"({"sequence_accuracy": 0.5})");
+  EXPECT_EQ(nlohmann::json::parse(api.run({{"path", "run"}}).body)["by_length"],
+            nlohmann::json::array());
+}
+
 TEST(ServeApiTest, CompileRepliesWithTheMaskOrTheDiagnostic) {
   ServedFixture f;
   ServeOptions options;

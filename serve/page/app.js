@@ -524,6 +524,9 @@ function drawCurves() {
   }
   drawLines($('loss'), runs.map(([path, run], i) => ({label: `${path} loss`, colour: colourOf(i),
                                                      points: seriesOf(run.steps, 'loss')})), 'step');
+  drawLines($('by-length'), runs.map(([path, run], i) => ({label: `${path} ${run.metric}`,
+                                                          colour: colourOf(i),
+                                                          points: run.by_length || []})), 'size');
 }
 
 let curveSeries = [];  // the learning curves drawn: [{label, colour, points}]
