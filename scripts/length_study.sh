@@ -4,8 +4,10 @@
 # digits, 100 problems per size, 3 seeds per cell, each run on one core. Vanilla under each
 # position setting against priors that say different things (specs/arith/addition*.mask), fixed,
 # learnable and tied to the spec's rules, near-hard (close -30) and with the close value growing
-# with the length (*_scaled.mask). Runs go to runs/length/<cell>/<settings>/seedK (resumable:
-# rerunning continues), then are kept as one archive per cell under docs/results/length/<cell>.
+# with the length (*_scaled.mask); then reversal from data files of several lengths
+# (examples/reversal), the same comparison at smaller cost. Runs go to
+# runs/length/<cell>/<settings>/seedK (resumable: rerunning continues), then are kept as one
+# archive per cell under docs/results/length/<cell>.
 #   bash scripts/length_study.sh            # every cell, two runs at a time
 #   bash scripts/length_study.sh local      # cells whose name contains "local"
 set -euo pipefail
@@ -40,3 +42,27 @@ cell vanilla pos_embedding=none,sinusoidal,rope,alibi -- --init vanilla
 cell align init=mask-fixed,mask -- --spec specs/arith/addition.mask --mask-param rules \
   --pos-embedding none
 cell align-scaled init=mask-fixed -- --spec specs/arith/addition_scaled.mask --pos-embedding none
+cell near-hard-rules init=mask -- --spec specs/arith/addition_local.mask --mask-param rules \
+  --mask-close -30 --pos-embedding none
+# Reversal from data files of several lengths (examples/reversal): trained on 1..8 digits,
+# tested at 8, 16, 32, 64 and 128, 100 lines each; 1,500 steps.
+reversal=(--data examples/reversal/train.txt --test-data examples/reversal/test.txt --predict y
+  --spec examples/reversal/reversal.mask --steps 1500 --eval-every 1500 --preset quick)
+data_cell() {  # NAME GRID... -- TRAIN_FLAGS...
+  local name=$1
+  shift
+  [[ -z $filter || $name == *"$filter"* ]] || return 0
+  local grid=()
+  while [[ $1 != -- ]]; do
+    grid+=(--grid "$1")
+    shift
+  done
+  shift
+  echo "== $name: ${grid[*]} $*"
+  "$maskc" sweep "${grid[@]}" --seeds 3 -j "${JOBS:-2}" --out "$out/$name" -- "${reversal[@]}" "$@"
+  bash scripts/keep_runs.sh "$out/$name" "$keep/$name"
+}
+data_cell reversal-vanilla pos_embedding=none,sinusoidal,rope,alibi -- --init vanilla
+data_cell reversal-mask init=mask-fixed,mask -- --mask-param rules --pos-embedding none
+data_cell reversal-near-hard init=mask-fixed,mask -- --mask-param rules --mask-close -30 \
+  --pos-embedding none
