@@ -36,14 +36,11 @@ cell local init=mask-fixed,mask -- --spec specs/arith/addition_local.mask --mask
   --pos-embedding none
 cell near-hard spec=specs/arith/addition_local.mask,specs/arith/addition.mask -- \
   --init mask-fixed --mask-close -30 --pos-embedding none
+cell near-hard-rules init=mask -- --spec specs/arith/addition_local.mask --mask-param rules \
+  --mask-close -30 --pos-embedding none
 cell local-scaled init=mask-fixed,mask -- --spec specs/arith/addition_local_scaled.mask \
   --mask-param rules --pos-embedding none
 cell vanilla pos_embedding=none,sinusoidal,rope,alibi -- --init vanilla
-cell align init=mask-fixed,mask -- --spec specs/arith/addition.mask --mask-param rules \
-  --pos-embedding none
-cell align-scaled init=mask-fixed -- --spec specs/arith/addition_scaled.mask --pos-embedding none
-cell near-hard-rules init=mask -- --spec specs/arith/addition_local.mask --mask-param rules \
-  --mask-close -30 --pos-embedding none
 # Reversal from data files of several lengths (examples/reversal): trained on 1..8 digits,
 # tested at 8, 16, 32, 64 and 128, 100 lines each; 1,500 steps.
 reversal=(--data examples/reversal/train.txt --test-data examples/reversal/test.txt --predict y
@@ -66,3 +63,6 @@ data_cell reversal-vanilla pos_embedding=none,sinusoidal,rope,alibi -- --init va
 data_cell reversal-mask init=mask-fixed,mask -- --mask-param rules --pos-embedding none
 data_cell reversal-near-hard init=mask-fixed,mask -- --mask-param rules --mask-close -30 \
   --pos-embedding none
+cell align init=mask-fixed,mask -- --spec specs/arith/addition.mask --mask-param rules \
+  --pos-embedding none
+cell align-scaled init=mask-fixed -- --spec specs/arith/addition_scaled.mask --pos-embedding none
