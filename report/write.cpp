@@ -670,7 +670,17 @@ std::string by_length_text(const fs::path& root, const TaskSection& section,
   const double scale = share ? 100.0 : 1.0;
   for (const ReportRow* row : section.rows) {
     out += fmt::format("| {} |", inert(row->label));
-    PlotSeries series{plot_label(*row), {}, {}, {}, {}, false};
+    // The legend's room is a quarter of the figure: "cell/runs/init=mask" as "cell init=mask".
+    const std::string full = plot_label(*row);
+    std::string label;
+    for (size_t from = 0;;) {
+      const size_t at = full.find("/runs/", from);
+      label += full.substr(from, at == std::string::npos ? std::string::npos : at - from);
+      if (at == std::string::npos) break;
+      label += ' ';
+      from = at + 6;
+    }
+    PlotSeries series{label, {}, {}, {}, {}, false};
     for (const auto& [size, trained] : sizes) {
       const Summary s = at_size(*row, size, key);
       out += fmt::format(" {} |", cell(s, share));
