@@ -59,6 +59,12 @@ def load_run(path, *, device="cpu"):
             config = json.load(f)
     else:
         config = json.loads(metadata.get("config", "{}"))
+    if any(name.startswith("prior_values_") or name == "rule_offsets" for name in tensors):
+        raise ValueError(
+            "%s is a run over several sizes (docs/settings.md, \"Sizes\"): its model holds a prior "
+            "per size, which the Python model does not load; its learned rules are in "
+            "summary.json's learned_rules, and `maskc distill %s --from mask` writes them back "
+            "as a spec" % (path, path))
     model = MaskedTransformer(**_settings(tensors, config))
     if "mask" in tensors:
         model.set_mask(tensors["mask"].float(), learnable=config.get("init") != "mask-fixed")

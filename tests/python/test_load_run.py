@@ -76,6 +76,13 @@ def runs(tmp):
                        "--batch-size", "64"],
         "sequence": ["--data", tmp / "train.txt", "--spec", rev, "--predict", "c", "--init",
                      "mask", "--loss-rows", "all", "--pos-init-std", "0.02"],
+        "rope": ["--task", "addition", "--train-fraction", "0.000002", "--test-size", "40",
+                 "--pos-embedding", "rope", "--batch-size", "64"],
+        "alibi": ["--data", tmp / "train.txt", "--spec", rev, "--predict", "c", "--init", "mask",
+                  "--pos-embedding", "alibi"],
+        "sizes": ["--task", "addition", "--digits", "1..2", "--test-digits", "3", "--train-size",
+                  "50", "--test-size", "10", "--spec", ROOT / "specs" / "arith" / "addition.mask",
+                  "--init", "mask", "--mask-param", "rules", "--pos-embedding", "none"],
         "vision": ["--task", "fashion-mnist", "--data-dir", tmp / "fashion", "--train-size", "40",
                    "--test-size", "30", "--batch-size", "20", "--pos-embedding", "none"],
         "language": ["--task", "fortunes-char", "--data-dir", tmp / "corpus", "--n", "12",
@@ -93,7 +100,9 @@ class LoadRunTest(unittest.TestCase):
         cls.runs = {}
         for name, args in runs(tmp).items():
             out = tmp / ("run_" + name)
-            result = subprocess.run([MASKC, "train", *map(str, args), *TINY, "--out", str(out)],
+            # A run over several sizes keeps no test rows (they are of several lengths).
+            tiny = [a for a in TINY if name != "sizes" or a != "--save-test-rows"]
+            result = subprocess.run([MASKC, "train", *map(str, args), *tiny, "--out", str(out)],
                                     capture_output=True, text=True, check=False)
             cls.runs[name] = (out, result)
 
@@ -139,6 +148,21 @@ class LoadRunTest(unittest.TestCase):
 
     def test_sequence_data(self):
         self.check_run("sequence")
+
+    def test_rope_and_alibi(self):
+        # The Python model's rotary and ALiBi positions give the runtime's test loss.
+        for name in ("rope", "alibi"):
+            model, _, _ = self.check_run(name)
+            self.assertEqual(model.settings["pos_embedding"], name)
+            self.assertFalse(model.position_embedding.any())
+
+    def test_a_run_over_several_sizes_is_refused_with_the_way_on(self):
+        out, result = self.runs["sizes"]
+        self.assertEqual(result.returncode, 0, result.stderr)
+        with self.assertRaises(ValueError) as refused:
+            maskprior.load_run(out)
+        self.assertIn("a prior per size", str(refused.exception))
+        self.assertIn("maskc distill", str(refused.exception))
 
     def test_vision(self):
         model, metrics, final = self.check_run("vision")
