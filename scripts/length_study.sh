@@ -18,9 +18,10 @@ keep=${KEEP:-docs/results/length}
 filter=${1:-}
 common=(--task addition --digits 1..10 --test-digits 11,20,50,100,200,500,1000 --test-size 100
   --steps "${STEPS:-6000}" --eval-every "${STEPS:-6000}" --preset quick)
-cell() {  # NAME GRID... -- TRAIN_FLAGS...
-  local name=$1
-  shift
+sweep_cell() {  # FLAGS_ARRAY NAME GRID... -- TRAIN_FLAGS...: one cell, kept as one archive
+  local -n flags=$1
+  local name=$2
+  shift 2
   [[ -z $filter || $name == *"$filter"* ]] || return 0
   local grid=()
   while [[ $1 != -- ]]; do
@@ -29,9 +30,10 @@ cell() {  # NAME GRID... -- TRAIN_FLAGS...
   done
   shift
   echo "== $name: ${grid[*]} $*"
-  "$maskc" sweep "${grid[@]}" --seeds 3 -j "${JOBS:-2}" --out "$out/$name" -- "${common[@]}" "$@"
+  "$maskc" sweep "${grid[@]}" --seeds 3 -j "${JOBS:-2}" --out "$out/$name" -- "${flags[@]}" "$@"
   bash scripts/keep_runs.sh "$out/$name" "$keep/$name"
 }
+cell() { sweep_cell common "$@"; }
 cell local init=mask-fixed,mask -- --spec specs/arith/addition_local.mask --mask-param rules \
   --pos-embedding none
 cell near-hard spec=specs/arith/addition_local.mask,specs/arith/addition.mask -- \
@@ -45,20 +47,7 @@ cell vanilla pos_embedding=none,sinusoidal,rope,alibi -- --init vanilla
 # tested at 8, 16, 32, 64 and 128, 100 lines each; 1,500 steps.
 reversal=(--data examples/reversal/train.txt --test-data examples/reversal/test.txt --predict y
   --spec examples/reversal/reversal.mask --steps 1500 --eval-every 1500 --preset quick)
-data_cell() {  # NAME GRID... -- TRAIN_FLAGS...
-  local name=$1
-  shift
-  [[ -z $filter || $name == *"$filter"* ]] || return 0
-  local grid=()
-  while [[ $1 != -- ]]; do
-    grid+=(--grid "$1")
-    shift
-  done
-  shift
-  echo "== $name: ${grid[*]} $*"
-  "$maskc" sweep "${grid[@]}" --seeds 3 -j "${JOBS:-2}" --out "$out/$name" -- "${reversal[@]}" "$@"
-  bash scripts/keep_runs.sh "$out/$name" "$keep/$name"
-}
+data_cell() { sweep_cell reversal "$@"; }
 data_cell reversal-vanilla pos_embedding=none,sinusoidal,rope,alibi -- --init vanilla
 data_cell reversal-mask init=mask-fixed,mask -- --mask-param rules --pos-embedding none
 data_cell reversal-near-hard init=mask-fixed,mask -- --mask-param rules --mask-close -30 \
