@@ -19,6 +19,7 @@
 #include "experiments/placement.h"
 #include "io/atomic_file.h"
 #include "io/json_file.h"
+#include "runfolder/run_state.h"
 #include "train/config.h"
 #include "train/interrupt.h"
 #include "train/run_folder.h"
@@ -262,8 +263,7 @@ json dry_run_plan(const std::vector<PlannedRun>& runs, const PlanOptions& option
 }
 
 bool finished_run(const std::string& dir) {
-  const RunFolder folder(dir);
-  return folder.has(kSummaryFile) && !folder.read_json(kSummaryFile).value("interrupted", false);
+  return runfolder::run_state(dir) == runfolder::RunState::kFinished;
 }
 
 std::optional<json> reuse_or_resume(const std::string& dir, const json& overrides,

@@ -17,6 +17,7 @@
 #include "render/plot.h"
 #include "report/stats.h"
 #include "runfolder/archive.h"
+#include "runfolder/run_state.h"
 #include "tasks/family.h"
 
 namespace maskprior::report {
@@ -51,12 +52,12 @@ bool natural_less(const std::string& a, const std::string& b) {
   return a.size() - i < b.size() - j;
 }
 
-/// The run folders under root: folders holding config.json and summary.json, in natural order
-/// (train fractions and seeds by number).
+/// The finished runs under root (runfolder/run_state.h), in natural order (train fractions and
+/// seeds by number).
 std::vector<fs::path> run_folders(const fs::path& root) {
   std::vector<fs::path> folders;
   auto is_run = [](const fs::path& dir) {
-    return fs::is_regular_file(dir / "config.json") && fs::is_regular_file(dir / "summary.json");
+    return runfolder::run_state(dir) == runfolder::RunState::kFinished;
   };
   if (is_run(root)) folders.push_back(root);
   for (const auto& entry :
@@ -198,9 +199,9 @@ std::optional<RunRecord> read_run(const std::string& dir_text, uint64_t max_metr
   const fs::path dir(dir_text);
   RunRecord run;
   run.dir = dir_text;
-  if (!fs::is_regular_file(dir / "summary.json")) return std::nullopt;
-  run.summary = read_json_file((dir / "summary.json").string());
-  if (run.summary.is_object() && run.summary.value("interrupted", false)) return std::nullopt;
+  auto summary = runfolder::finished_summary(dir);
+  if (!summary) return std::nullopt;
+  run.summary = std::move(*summary);
   run.config = read_json_file((dir / "config.json").string());
   if (fs::is_regular_file(dir / "spec.mask")) {  // only its header is read
     constexpr uint64_t kLargestSpec = uint64_t{64} << 20;

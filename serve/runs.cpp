@@ -12,6 +12,7 @@
 #include "io/mask_file.h"
 #include "render/grid.h"
 #include "report/report.h"
+#include "runfolder/run_state.h"
 #include "serve/api.h"
 #include "serve/mask_reply.h"
 #include "tasks/family.h"
@@ -59,10 +60,7 @@ json numeric_records(const fs::path& path) {
 
 /// "finished" (summary.json), "running" (the lock of a training process), else "stopped".
 std::string run_status(const fs::path& run) {
-  std::error_code error;
-  if (fs::exists(run / "summary.json", error)) return "finished";
-  if (fs::exists(run / ".lock", error)) return "running";
-  return "stopped";
+  return runfolder::run_state_name(runfolder::run_state(run));
 }
 
 std::string headline_key(const json& config) {

@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "runfolder/archive.h"
 #include "runfolder/run_files.h"
+#include "runfolder/run_state.h"
 
 namespace {
 
@@ -128,6 +129,31 @@ TEST_F(RunsArchiveTest, RefusesWhatNoArchiveOfRunsHolds) {
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("more than 1 MiB decompressed"), std::string::npos);
   }
+}
+
+// One definition of a run's state: no config is no run; a summary that does not say
+// `interrupted` is finished; otherwise a held lock is running, else stopped.
+TEST_F(RunsArchiveTest, RunStateIsOneDefinition) {
+  using runfolder::RunState;
+  const fs::path run = dir_ / "run";
+  fs::create_directories(run);
+  EXPECT_EQ(runfolder::run_state(run), RunState::kNone);
+  std::ofstream(run / "config.json") << "{}";
+  EXPECT_EQ(runfolder::run_state(run), RunState::kStopped);
+  std::ofstream(run / ".lock") << "";
+  EXPECT_EQ(runfolder::run_state(run), RunState::kRunning);
+  EXPECT_STREQ(runfolder::run_state_name(RunState::kRunning), "running");
+  std::ofstream(run / "summary.json") << R"({"interrupted": true})";
+  EXPECT_EQ(runfolder::run_state(run), RunState::kRunning);
+  EXPECT_FALSE(runfolder::finished_summary(run));
+  fs::remove(run / ".lock");
+  EXPECT_EQ(runfolder::run_state(run), RunState::kStopped);
+  std::ofstream(run / "summary.json") << R"({"accuracy": 0.5})";
+  EXPECT_EQ(runfolder::run_state(run), RunState::kFinished);
+  EXPECT_EQ(runfolder::finished_summary(run)->at("accuracy"), 0.5);
+  std::ofstream(run / "summary.json") << "{not json";  // its readers say what is wrong
+  EXPECT_EQ(runfolder::run_state(run), RunState::kFinished);
+  EXPECT_STREQ(runfolder::run_state_name(RunState::kFinished), "finished");
 }
 
 }  // namespace
