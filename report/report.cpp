@@ -17,6 +17,7 @@
 #include "render/plot.h"
 #include "report/stats.h"
 #include "runfolder/archive.h"
+#include "runfolder/run_files.h"
 #include "runfolder/run_state.h"
 #include "tasks/family.h"
 
@@ -169,8 +170,8 @@ void label_rows(std::vector<ReportRow>& rows, const std::string& root_name) {
 }  // namespace
 
 const std::vector<std::string>& execution_keys() {
-  static const std::vector<std::string> kKeys = {"threads",  "device",     "precision",
-                                                 "progress", "stop_after", "log_every"};
+  static const std::vector<std::string> kKeys(runfolder::kExecutionKeys.begin(),
+                                              runfolder::kExecutionKeys.end());
   return kKeys;
 }
 

@@ -30,10 +30,10 @@ struct RunRecord {
   std::string distilled;
 };
 
-/// The config.json keys that say how a run was computed, not what it computes: the rows of the
-/// config table (train/config.cpp) that `maskc train --resume` may change (train_test checks that
-/// the two lists agree). With the seed and the run folder (`out`) they are no part of a run's
-/// settings, so runs that differ only in them pool into one row.
+/// runfolder::kExecutionKeys (runfolder/run_files.h): the config.json keys that say how a run was
+/// computed, not what it computes, the rows of the config table that `maskc train --resume` may
+/// change. With the seed and the run folder (`out`) they are no part of a run's settings, so runs
+/// that differ only in them pool into one row.
 const std::vector<std::string>& execution_keys();
 
 /// What a run learns and how: its config.json without the seed, `out`, `config_format`,

@@ -17,6 +17,13 @@ inline constexpr std::string_view kSpecFile = "spec.mask";         // the spec t
 inline constexpr std::array<std::string_view, 5> kArchivedFiles = {
     kConfigFile, kSummaryFile, kMetricsFile, kStepsCsvFile, kSpecFile};
 
+/// The config.json keys that say how a run was computed, not what it computes: the settings
+/// `maskc train --resume` may change (train/config.cpp's table marks its rows from this list).
+/// With the seed and the run folder (`out`) they are no part of a run's settings, so runs that
+/// differ only in them pool into one row of a report.
+inline constexpr std::array<std::string_view, 6> kExecutionKeys = {
+    "threads", "device", "precision", "progress", "stop_after", "log_every"};
+
 /// The archive of a results folder's runs (runfolder/archive.h), beside its REPORT.md.
 inline constexpr std::string_view kArchiveFile = "runs.jsonl.gz";
 

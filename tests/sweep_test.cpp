@@ -17,10 +17,11 @@ namespace {
 using nlohmann::json;
 const std::string kParity2 = std::string(MASKPRIOR_SOURCE_DIR) + "/specs/gotu/parity2.mask";
 
-// The report (no LibTorch, so it cannot read the table) keeps its own list of what only changes
-// how a run is computed; it must be exactly the rows --resume may change.
+// What only changes how a run is computed is one list (runfolder/run_files.h): the report's, and
+// the rows --resume may change, each a row of the config table.
 TEST(SweepTest, ReportExecutionKeysAreTheResumableRows) {
   EXPECT_EQ(report::execution_keys(), resumable_keys());
+  EXPECT_EQ(resumable_keys().size(), 6u);
 }
 
 TEST(SweepTest, AxesAreTypedByTheirRow) {

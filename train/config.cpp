@@ -12,6 +12,7 @@
 
 #include "core/error.h"
 #include "core/machine.h"
+#include "runfolder/run_files.h"
 #include "runtime/init_method.h"
 #include "tasks/family.h"
 #include "train/presets.h"
@@ -178,28 +179,27 @@ std::vector<ConfigField> training_fields() {
      "each starts from the spec's", &C::mask_sharing, R::kOneOf, {"spec", "layer", "head"}},
     // Execution.
     {"threads", "--threads", fmt::format("CPU threads (0 = every core; at most {})", kMaxThreads), &C::threads,
-     R::kThreadCount, {}, /*resumable=*/true},
+     R::kThreadCount, {}},
     {"device", "--device", "where to train (auto = cuda when available)", &C::device, R::kOneOf,
-     {"auto", "cpu", "cuda"}, /*resumable=*/true},
+     {"auto", "cpu", "cuda"}},
     {"precision", "--precision",
      "bf16 = matrix products in bfloat16 under autocast, in training and evaluation passes "
      "(parameters, optimizer state and checkpoints stay float32); fp32 = float32 throughout",
-     &C::precision, R::kOneOf, {"fp32", "bf16"}, /*resumable=*/true},
+     &C::precision, R::kOneOf, {"fp32", "bf16"}},
     {"eval_every", "--eval-every", "steps between evaluations (0 = every epoch)", &C::eval_every,
      R::kNonNegative},
     {"checkpoint_every", "--checkpoint-every", "steps between checkpoints (0 = every epoch)",
      &C::checkpoint_every, R::kNonNegative},
     {"probe_size", "--probe-size", "sequences in the fixed batch that attention metrics use",
      &C::probe_size, R::kPositive},
-    {"progress", "-q,--quiet", "no progress output", &C::progress, R::kAny, {},
-     /*resumable=*/true},
+    {"progress", "-q,--quiet", "no progress output", &C::progress, R::kAny},
     {"stop_after", "--stop-after",
      "stop with a checkpoint after this step, as if interrupted (0 = never)", &C::stop_after,
-     R::kNonNegative, {}, /*resumable=*/true},
+     R::kNonNegative, {}},
     {"log_every", "--log-every",
      "steps between lines of the run folder's step log (steps.jsonl and steps.csv: the step's "
      "loss, learning rate, gradient norm and seconds; 0 = none)", &C::log_every,
-     R::kNonNegative, {}, /*resumable=*/true},
+     R::kNonNegative, {}},
   };
   // clang-format on
 }
@@ -208,6 +208,11 @@ std::vector<ConfigField> make_fields() {
   auto fields = learning_fields();
   for (auto& field : model_fields()) fields.push_back(std::move(field));
   for (auto& field : training_fields()) fields.push_back(std::move(field));
+  // The execution settings, which --resume may change, are the run folder's list of them.
+  for (auto& field : fields) {
+    field.resumable = std::find(runfolder::kExecutionKeys.begin(), runfolder::kExecutionKeys.end(),
+                                field.key) != runfolder::kExecutionKeys.end();
+  }
   return fields;
 }
 
