@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Keeps the runs under a results folder in the repository as one archive, so a reported number
 # can be checked: DEST/runs.jsonl.gz (runfolder/archive.h: one JSON line per run, its path and the
-# exact text of its config.json, summary.json, metrics.jsonl, steps.csv and spec.mask), beside the
-# folder's results.md/results.json and the specs `maskc reproduce distill` distilled
-# (distilled/). Weights, checkpoints and masks stay behind. `maskc report DEST` reads the archive
-# as it reads run folders. Runs already in DEST's archive stay unless a run of the same path
-# replaces them, so a study cell can grow by seeds.
+# exact text of its config.json, summary.json, metrics.jsonl, steps.csv and spec.mask), beside
+# the specs `maskc reproduce distill` distilled (distilled/). Weights, checkpoints, masks and the
+# sweep's results.md/results.json stay behind: `maskc report DEST` reads the archive as it reads
+# run folders and writes the tables again. Runs already in DEST's archive stay unless a run of the
+# same path replaces them, so a study cell can grow by seeds.
 #   bash scripts/keep_runs.sh RESULTS_FOLDER DEST
 #   bash scripts/keep_runs.sh runs/study/addition-bf16 docs/results/study/addition-bf16
 # A Boolean task with n inputs records 2^n Fourier coefficients per evaluation (n = 15: 8 MB of
@@ -86,9 +86,6 @@ os.replace(ARCHIVE + ".tmp", ARCHIVE)
 print("keep_runs: %d runs of %s -> %s (%d runs, %d bytes)"
       % (found, src, ARCHIVE, len(runs), len(buffer.getvalue())))
 PY
-for f in results.md results.json; do
-  if [[ -f $src/$f ]]; then cp "$src/$f" "$dest/"; fi
-done
 if [[ -d $src/distilled ]]; then
   mkdir -p "$dest/distilled"
   cp "$src"/distilled/*.mask "$dest/distilled/"
