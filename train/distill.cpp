@@ -207,7 +207,7 @@ std::optional<Statement> statement_of(const std::string& line) {
   s.end = close_brace == std::string::npos ? code.find_last_not_of(" \t\r") + 1 : close_brace;
   std::string rest = code.substr(s.begin + static_cast<size_t>(match.length(0)),
                                  s.end - s.begin - static_cast<size_t>(match.length(0)));
-  if (std::regex_search(rest, std::regex(R"(\b(open|close|set)\s)"))) return std::nullopt;
+  if (std::regex_search(rest, verb)) return std::nullopt;  // a second statement on the line
   static const std::regex value(R"(^(.*?)\s+(at\s+.*|=.*)$)");
   if (std::regex_match(rest, match, value)) rest = match[1];
   while (!rest.empty() && (rest.back() == ' ' || rest.back() == '\t')) rest.pop_back();
@@ -240,8 +240,9 @@ void rewrite_rule(std::vector<std::string>& lines, const json& rule, double open
   const std::string note =
       fmt::format("  # learned {} (written {:.3g})", values, rule.at("written").get<double>());
   if (line == 0) {  // the cells no statement wrote: the `default`
+    static const std::regex default_line(R"(^\s*default\b)");
     const auto it = std::find_if(lines.begin(), lines.end(), [](const std::string& l) {
-      return std::regex_search(l, std::regex(R"(^\s*default\b)"));
+      return std::regex_search(l, default_line);
     });
     if (it == lines.end()) return;  // M's default 0: nothing to rewrite
     const std::string verb = by_verb.size() == 1 ? by_verb.begin()->first

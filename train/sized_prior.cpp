@@ -31,7 +31,8 @@ std::string line_text(const std::string& text, int32_t line) {
   return out.substr(first, out.find_last_not_of(" \t\r") - first + 1);
 }
 
-/// The longest trained sequence's tokens.
+}  // namespace
+
 int64_t longest_trained(const std::vector<runtime::SizeGroup>& groups) {
   int64_t tokens = 0;
   for (const auto& group : groups) {
@@ -39,8 +40,6 @@ int64_t longest_trained(const std::vector<runtime::SizeGroup>& groups) {
   }
   return tokens;
 }
-
-}  // namespace
 
 void check_sized_run(const TrainConfig& config, const std::vector<runtime::SizeGroup>& groups) {
   const InitMethod method = runtime::parse_init_method(config.init);

@@ -29,6 +29,9 @@ struct SizedSpec {
   std::map<int64_t, std::vector<int64_t>> rules;
 };
 
+/// The tokens of the longest trained sequence of `groups` (0 when none trains).
+int64_t longest_trained(const std::vector<runtime::SizeGroup>& groups);
+
 /// InputError unless `config` can run over several sizes: its init (vanilla, mask, mask-fixed,
 /// mask-zero; the query/key fits and the others fit one size), --mask-param rules for a learnable
 /// prior (cells are one size's), --mask-sharing spec, no -D of the length parameter, and positions

@@ -368,11 +368,10 @@ Run::Run(const TrainConfig& config, bool resuming, ProcessGroup* group)
     check_footprint(model_config_, config_);
   } else {  // training runs at the trained sizes only; every size's prior is a buffer
     ModelConfig trained = model_config_;
-    trained.seq_len = 1;
+    trained.seq_len = longest_trained(groups_);
     double priors = 0;
     for (const auto& size : groups_) {
       const auto t = static_cast<double>(size.layout.size());
-      if (size.train_rows > 0) trained.seq_len = std::max(trained.seq_len, size.layout.size());
       // values (float) and rules (int64) per layer and head, the hard mask (bool)
       priors += static_cast<double>(model_config_.depth * model_config_.heads) * t * t * 12 + t * t;
     }
