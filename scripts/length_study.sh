@@ -42,7 +42,14 @@ cell near-hard-rules init=mask -- --spec specs/arith/addition_local.mask --mask-
   --mask-close -30 --pos-embedding none
 cell local-scaled init=mask-fixed,mask -- --spec specs/arith/addition_local_scaled.mask \
   --mask-param rules --pos-embedding none
+# The same prior with 20 times the data (20,000 problems per length, 6,000 steps: each problem
+# is seen about twice instead of about 40 times), and with that data for 20,000 steps.
+cell local-scaled-data init=mask-fixed,mask -- --spec specs/arith/addition_local_scaled.mask \
+  --mask-param rules --pos-embedding none --train-size 20000
 cell vanilla pos_embedding=none,sinusoidal,rope,alibi -- --init vanilla
+# A prior that says the wrong thing: recency (addition_distance.mask), a control.
+cell distance init=mask-fixed,mask -- --spec specs/arith/addition_distance.mask \
+  --mask-param rules --pos-embedding none
 # Reversal from data files of several lengths (examples/reversal): trained on 1..8 digits,
 # tested at 8, 16, 32, 64 and 128, 100 lines each; 1,500 steps.
 reversal=(--data examples/reversal/train.txt --test-data examples/reversal/test.txt --predict y
@@ -57,6 +64,9 @@ long=(--task addition --digits 1..10 --test-digits 11,20,50,100,200,500,1000 --t
   --steps 20000 --eval-every 20000 --preset quick)
 sweep_cell long near-hard-long init=mask-fixed -- --spec specs/arith/addition_local.mask \
   --mask-close -30 --pos-embedding none
+sweep_cell long local-scaled-long init=mask-fixed,mask -- \
+  --spec specs/arith/addition_local_scaled.mask --mask-param rules --pos-embedding none \
+  --train-size 20000
 cell align init=mask-fixed,mask -- --spec specs/arith/addition.mask --mask-param rules \
   --pos-embedding none
 cell align-scaled init=mask-fixed -- --spec specs/arith/addition_scaled.mask --pos-embedding none

@@ -405,6 +405,18 @@ Reference addition_local(int64_t n, bool scaled) {
   return r;
 }
 
+/// addition_distance: over the whole layout, d = q - k; the value is max(-5, 5 (1 - d / width))
+/// (the future is hard-excluded; there d < 0 and the value is above 5).
+Reference addition_distance(int64_t n, int64_t width) {
+  Reference r = arithmetic("addition_distance", "plus", n, n + 1, true);
+  r.params["width"] = static_cast<double>(width);
+  r.value = [width](int64_t, int64_t, int64_t q, int64_t k) {
+    const double d = static_cast<double>(q - k);
+    return std::max(-5.0, 5.0 * (1.0 - d / static_cast<double>(width)));
+  };
+  return r;
+}
+
 /// The tighter multiplication designs: diagonal; the answer rows see each other; the row
 /// predicting answer place j -> a place i and b place k for the pairs with i + k = j -
 /// offset(head): multiplication_nocarry has one head, offset 0; multiplication_heads n + 1, head
@@ -710,6 +722,8 @@ std::vector<Case> shipped_cases() {
       {"specs/arith/addition_local.mask", {{"n", "8"}}, addition_local(8, false)},
       {"specs/arith/addition_local_scaled.mask", {}, addition_local(3, true)},
       {"specs/arith/addition_local_scaled.mask", {{"n", "6"}}, addition_local(6, true)},
+      {"specs/arith/addition_distance.mask", {}, addition_distance(3, 4)},
+      {"specs/arith/addition_distance.mask", {{"n", "7"}, {"width", "2"}}, addition_distance(7, 2)},
       {"specs/arith/addition_nocarry.mask", {}, addition(false)},
       {"specs/arith/addition_nocarry.mask", {{"n", "5"}}, addition(false, 5)},
       {"specs/arith/multiplication.mask", {}, multiplication(false)},
