@@ -53,12 +53,16 @@ cell distance init=mask-fixed,mask -- --spec specs/arith/addition_distance.mask 
 # Reversal from data files of several lengths (examples/reversal): trained on 1..8 digits,
 # tested at 8, 16, 32, 64 and 128, 100 lines each; 1,500 steps.
 reversal=(--data examples/reversal/train.txt --test-data examples/reversal/test.txt --predict y
-  --spec examples/reversal/reversal.mask --steps 1500 --eval-every 1500 --preset quick)
+  --steps 1500 --eval-every 1500 --preset quick)
+prior=(--spec examples/reversal/reversal.mask)
 data_cell() { sweep_cell reversal "$@"; }
-data_cell reversal-vanilla pos_embedding=none,sinusoidal,rope,alibi -- --init vanilla
-data_cell reversal-mask init=mask-fixed,mask -- --mask-param rules --pos-embedding none
-data_cell reversal-near-hard init=mask-fixed,mask -- --mask-param rules --mask-close -30 \
+data_cell reversal-vanilla pos_embedding=none,sinusoidal,rope,alibi -- "${prior[@]}" --init vanilla
+data_cell reversal-mask init=mask-fixed,mask -- "${prior[@]}" --mask-param rules \
   --pos-embedding none
+data_cell reversal-near-hard init=mask-fixed,mask -- "${prior[@]}" --mask-param rules \
+  --mask-close -30 --pos-embedding none
+data_cell reversal-scaled init=mask-fixed,mask -- --spec examples/reversal/reversal_scaled.mask \
+  --mask-param rules --pos-embedding none
 # The near-hard local prior trained longer (20,000 steps: about 4 minutes of training on one core).
 long=(--task addition --digits 1..10 --test-digits 11,20,50,100,200,500,1000 --test-size 100
   --steps 20000 --eval-every 20000 --preset quick)
