@@ -5,7 +5,8 @@
 # position setting against priors that say different things (specs/arith/addition*.mask), fixed,
 # learnable and tied to the spec's rules, near-hard (close -30) and with the close value growing
 # with the length (*_scaled.mask); then reversal from data files of several lengths
-# (examples/reversal), the same comparison at smaller cost. Runs go to
+# (examples/reversal) and parity with its running parity written out (examples/parity), the same
+# comparison at smaller cost. Runs go to
 # runs/length/<cell>/<settings>/seedK (resumable: rerunning continues), then are kept as one
 # archive per cell under docs/results/length/<cell>.
 #   bash scripts/length_study.sh            # every cell, two runs at a time
@@ -74,3 +75,16 @@ sweep_cell long local-scaled-long init=mask-fixed,mask -- \
 cell align init=mask-fixed,mask -- --spec specs/arith/addition.mask --mask-param rules \
   --pos-embedding none
 cell align-scaled init=mask-fixed -- --spec specs/arith/addition_scaled.mask --pos-embedding none
+# Parity of n bits with the running parity written out (examples/parity: y[i] = x[0] xor ... xor
+# x[i]), from data files of several lengths: trained on 1..8 bits, tested at 8, 16, 32, 64 and 128.
+parity=(--data examples/parity/train.txt --test-data examples/parity/test.txt --predict y
+  --steps 1500 --eval-every 1500 --preset quick)
+parity_cell() { sweep_cell parity "$@"; }
+parity_cell parity-vanilla pos_embedding=none,sinusoidal,rope,alibi -- \
+  --spec examples/parity/parity.mask --init vanilla
+parity_cell parity-mask init=mask-fixed,mask -- --spec examples/parity/parity.mask \
+  --mask-param rules --pos-embedding none
+parity_cell parity-near-hard init=mask-fixed,mask -- --spec examples/parity/parity.mask \
+  --mask-param rules --mask-close -30 --pos-embedding none
+parity_cell parity-scaled init=mask-fixed,mask -- --spec examples/parity/parity_scaled.mask \
+  --mask-param rules --pos-embedding none
