@@ -32,6 +32,7 @@ ModelConfig sized_model_config(const ExperimentConfig& config, int64_t vocab, in
   model.attn_dropout = config.attn_dropout;
   model.resid_dropout = config.resid_dropout;
   model.activation = parse_activation(config.activation);
+  model.qk_norm = parse_qk_norm(config.qk_norm);
   return model;
 }
 

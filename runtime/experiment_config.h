@@ -56,6 +56,7 @@ struct ExperimentSettings {
   double attn_dropout = 0;                // dropout on the attention probabilities
   double resid_dropout = 0;               // dropout on each sublayer's output before its residual
   std::string activation = "gelu";        // the MLP's: gelu | relu
+  std::string qk_norm = "none";           // none | layer: LayerNorm on each head's q and k
 };
 
 /// What an experiment is built from: the run's settings and, for sequence data files, the layout

@@ -14,6 +14,8 @@
 
 namespace maskprior::runtime {
 
+namespace F = torch::nn::functional;
+
 namespace {
 
 /// Layer l, head h of an open_cells pattern (broadcast over L', H') as double [N, N].
@@ -99,7 +101,8 @@ nlohmann::json init_qk_svd(MaskedTransformer& model, const torch::Tensor& open,
 }
 
 /// qk-opt (docs/paper.md, "Baselines"): Adam fits every layer's and head's Wq, Wk so that
-/// softmax(X Wq Wkᵀ Xᵀ / √d_head) matches softmax(contrast · open) on the probe batch (MSE).
+/// softmax(X Wq Wkᵀ Xᵀ / √d_head) matches softmax(contrast · open) on the probe batch (MSE); with
+/// qk_norm, softmax(LN(X Wq) LN(X Wk)ᵀ / √d_head), the product the model then computes.
 nlohmann::json init_qk_opt(MaskedTransformer& model, const torch::Tensor& open,
                            const InitOptions& options) {
   const auto& config = model->config();
@@ -136,6 +139,10 @@ nlohmann::json init_qk_opt(MaskedTransformer& model, const torch::Tensor& open,
     check_stop_requested("fitting the qk-opt initialisation");
     auto q = torch::matmul(xs, wq.unsqueeze(2));  // [L, H, B, N, r]
     auto k = torch::matmul(xs, wk.unsqueeze(2));
+    if (config.qk_norm) {  // through the model's norms as they start (gain 1, bias 0)
+      q = F::layer_norm(q, F::LayerNormFuncOptions({r}));
+      k = F::layer_norm(k, F::LayerNormFuncOptions({r}));
+    }
     auto probs = torch::softmax(torch::matmul(q, k.transpose(-2, -1)) * scale, -1);
     auto loss = (probs - target).pow(2).mean();
     adam.zero_grad();

@@ -211,6 +211,11 @@ bool parse_post_norm(const std::string& name) {
   throw InputError(fmt::format("norm must be one of pre, post, got '{}'", name));
 }
 
+bool parse_qk_norm(const std::string& name) {
+  if (name == "none" || name == "layer") return name == "layer";
+  throw InputError(fmt::format("qk_norm must be one of none, layer, got '{}'", name));
+}
+
 BlockImpl::BlockImpl(const ModelConfig& config)
     : heads(config.heads),
       head_dim(config.head_dim),
@@ -229,6 +234,19 @@ BlockImpl::BlockImpl(const ModelConfig& config)
       register_module("ln_mlp", torch::nn::LayerNorm(torch::nn::LayerNormOptions({config.dim})));
   fc_in = register_module("fc_in", linear(config.dim, config.mlp, /*bias=*/true));
   fc_out = register_module("fc_out", linear(config.mlp, config.dim, /*bias=*/true));
+  if (config.qk_norm) {
+    const auto over_head = torch::nn::LayerNormOptions({config.head_dim});
+    q_norm = register_module("q_norm", torch::nn::LayerNorm(over_head));
+    k_norm = register_module("k_norm", torch::nn::LayerNorm(over_head));
+  }
+}
+
+torch::Tensor BlockImpl::normed_queries(const torch::Tensor& q) {
+  return q_norm ? q_norm(q) : q;
+}
+
+torch::Tensor BlockImpl::normed_keys(const torch::Tensor& k) {
+  return k_norm ? k_norm(k) : k;
 }
 
 torch::Tensor BlockImpl::attention_input(const torch::Tensor& x) {
@@ -262,7 +280,9 @@ ModelFootprint estimate_footprint(const ModelConfig& config, int64_t batch) {
                              ? static_cast<double>(config.classes)
                              : static_cast<double>(config.vocab);
   ModelFootprint f;
-  const double block = 4 * d * inner + 2 * d * mlp + mlp + 5 * d;  // Wq, Wk, Wv, Wo, MLP, LNs
+  const double qk_norm = config.qk_norm ? 4 * static_cast<double>(config.head_dim) : 0;
+  const double block =
+      4 * d * inner + 2 * d * mlp + mlp + 5 * d + qk_norm;  // Wq, Wk, Wv, Wo, MLP, LNs
   f.parameters = inputs * d + n * d + depth * block + 2 * d + (d + 1) * outputs;
   f.mask_logits = depth * heads * n * n;
   // Kept per row and layer: the block's input and norms (3d), Q, K, V and the attended values
@@ -576,7 +596,8 @@ torch::Tensor MaskedTransformerImpl::layer_forward(int64_t layer, const torch::T
   auto split = [&](torch::nn::Linear& w) {
     return w(h).view({batch, n, config_.heads, config_.head_dim}).transpose(1, 2);
   };
-  auto q = split(block->wq), k = split(block->wk), v = split(block->wv);
+  auto q = block->normed_queries(split(block->wq)), k = block->normed_keys(split(block->wk)),
+       v = split(block->wv);
   if (config_.position == PositionEmbedding::kRope) {
     q = rotate(q, first, 2);
     k = rotate(k, first, 2);
@@ -666,6 +687,13 @@ torch::Tensor MaskedTransformerImpl::segment_layer(int64_t layer, const torch::T
                        : F::linear(block->attention_input(distinct->embedded), weight)
                              .index_select(0, distinct->index);
   projected = projected.view({batch, n, all_rows ? 3 : 2, heads, d});
+  if (block->q_norm) {  // the queries (where all rows are wanted) and keys, normed
+    std::vector<torch::Tensor> parts;
+    if (all_rows) parts.push_back(block->normed_queries(projected.narrow(2, 0, 1)));
+    parts.push_back(block->normed_keys(projected.narrow(2, all_rows ? 1 : 0, 1)));
+    parts.push_back(projected.narrow(2, all_rows ? 2 : 1, 1));
+    projected = torch::cat(parts, 2);
+  }
   const bool rope = config_.position == PositionEmbedding::kRope;
   if (rope) {  // the queries (where all rows are wanted) and keys turned by their positions
     const int64_t turned = all_rows ? 2 : 1;
@@ -683,8 +711,8 @@ torch::Tensor MaskedTransformerImpl::segment_layer(int64_t layer, const torch::T
     mixed = fused_attention(projected, these_bias, scale, 0, n, want_probs);
   } else {
     auto q = all_rows ? projected.select(2, 0)
-                      : block->wq(h.narrow(1, rows.first - first, rows.count))
-                            .view({batch, rows.count, heads, d});
+                      : block->normed_queries(block->wq(h.narrow(1, rows.first - first, rows.count))
+                                                  .view({batch, rows.count, heads, d}));
     if (rope && !all_rows) q = rotate(q, rows.first, 1);
     mixed = fused_attention(q, kv, these_bias, scale, want_probs);
   }

@@ -38,6 +38,8 @@ PositionEmbedding parse_position_embedding(const std::string& name);
 Activation parse_activation(const std::string& name);
 /// norm = "pre" → false, "post" → true.
 bool parse_post_norm(const std::string& name);
+/// qk_norm = "none" → false, "layer" → true.
+bool parse_qk_norm(const std::string& name);
 
 struct ModelConfig {
   int64_t vocab = 3;     // token ids 0..vocab-1 (Boolean: 0, 1 = (x+1)/2 and 2 = CLS)
@@ -60,6 +62,10 @@ struct ModelConfig {
   double attn_dropout = 0;   // on the attention probabilities, in training mode
   double resid_dropout = 0;  // on each sublayer's output before its residual, in training mode
   Activation activation = Activation::kGelu;
+  // A LayerNorm over each head's d_head query and key values before their product (its gain and
+  // bias shared by the heads of a layer, starting at 1 and 0), so that q·k / √d_head stays within
+  // ±√d_head · gain²: the "QK normalisation" of several recent large models.
+  bool qk_norm = false;
 };
 
 /// What training a model of `config` takes, counted from its shape before anything is allocated
@@ -86,10 +92,15 @@ struct BlockImpl : torch::nn::Module {
   torch::Tensor finish(const torch::Tensor& residual, const torch::Tensor& attended);
   /// The probability of dropping an attention probability now (0 in evaluation mode).
   double attention_dropout() const { return is_training() ? attn_dropout : 0.0; }
+  /// Queries or keys [..., d_head] through q_norm or k_norm (ModelConfig::qk_norm); unchanged
+  /// without it.
+  torch::Tensor normed_queries(const torch::Tensor& q);
+  torch::Tensor normed_keys(const torch::Tensor& k);
 
   torch::nn::LayerNorm ln_attention{nullptr}, ln_mlp{nullptr};
   torch::nn::Linear wq{nullptr}, wk{nullptr}, wv{nullptr}, wo{nullptr};
   torch::nn::Linear fc_in{nullptr}, fc_out{nullptr};
+  torch::nn::LayerNorm q_norm{nullptr}, k_norm{nullptr};  // over d_head; only with qk_norm
   int64_t heads = 0;
   int64_t head_dim = 0;
   bool post_norm = false;

@@ -356,7 +356,15 @@ torch::Tensor reference_forward(MaskedTransformer& model, const torch::Tensor& i
     auto split = [&](torch::nn::Linear& w) {
       return w(h).view({batch, n, c.heads, c.head_dim}).transpose(1, 2);
     };
-    auto scores = torch::matmul(split(b->wq), split(b->wk).transpose(-2, -1)) /
+    // qk_norm: (t − mean) / √(var + 1e-5) · gain + bias over each head's d_head values.
+    auto normed = [&](const torch::Tensor& t, torch::nn::LayerNorm& norm) {
+      if (!c.qk_norm) return t;
+      const auto mean = t.mean(-1, /*keepdim=*/true);
+      const auto var = (t - mean).pow(2).mean(-1, /*keepdim=*/true);
+      return (t - mean) / torch::sqrt(var + 1e-5) * norm->weight + norm->bias;
+    };
+    auto scores = torch::matmul(normed(split(b->wq), b->q_norm),
+                                normed(split(b->wk), b->k_norm).transpose(-2, -1)) /
                   std::sqrt(static_cast<double>(c.head_dim));
     if (model->has_mask()) {
       scores =
@@ -385,6 +393,30 @@ torch::Tensor reference_forward(MaskedTransformer& model, const torch::Tensor& i
   return head.forward(ln_final.forward(x));
 }
 
+/// The model's passes (the CPU kernels on large batches, the matmul path on small ones, rows
+/// only, cached decoding, one position) against reference_forward, with a random learnable M.
+void expect_passes_follow_reference(MaskedTransformer& model) {
+  const bool causal = model->config().readout == Readout::kCausalLm;
+  model->set_mask(torch::randn({2, 1, 6, 6}), /*learnable=*/true);
+  model->eval();
+  torch::NoGradGuard no_grad;
+  for (const int64_t rows : {int64_t{2}, int64_t{40}}) {  // below and above 2 · vocab
+    const auto ids = torch::randint(0, 3, {rows, 6}, torch::kLong);
+    const auto expected = reference_forward(model, ids);
+    EXPECT_TRUE(torch::allclose(model->forward(ids), expected, 1e-4, 1e-5)) << rows;
+    if (!causal) continue;
+    EXPECT_TRUE(torch::allclose(model->forward(ids, MaskedTransformerImpl::Rows{3, 2}),
+                                expected.narrow(1, 3, 2), 1e-4, 1e-5));
+    MaskedTransformerImpl::KeyValueCache cache;
+    EXPECT_TRUE(torch::allclose(model->forward_cached(ids, cache, {3, 2}), expected.narrow(1, 3, 2),
+                                1e-4, 1e-5));
+    MaskedTransformerImpl::KeyValueCache whole;  // every position, then position 4 again
+    EXPECT_TRUE(torch::allclose(model->forward_cached(ids, whole), expected, 1e-4, 1e-5));
+    const auto step = model->forward_position(ids.select(1, 4), 4, whole);
+    EXPECT_TRUE(torch::allclose(step, expected.select(1, 4), 1e-4, 1e-5));
+  }
+}
+
 // Pre- and post-LN, GELU and ReLU, encoder and decoder: the model's passes (the CPU kernels on
 // large batches, the matmul path on small ones, rows only, cached decoding) equal the forward
 // pass written out from the modules.
@@ -396,24 +428,7 @@ TEST(ModelSettingsTest, NormPlacementAndActivationFollowTheirDefinitions) {
                                  readout == Readout::kCausalLm));
         torch::manual_seed(3);
         MaskedTransformer model(settings_model(readout, post, activation));
-        model->set_mask(torch::randn({2, 1, 6, 6}), /*learnable=*/true);
-        model->eval();
-        torch::NoGradGuard no_grad;
-        for (const int64_t rows : {int64_t{2}, int64_t{40}}) {  // below and above 2 · vocab
-          const auto ids = torch::randint(0, 3, {rows, 6}, torch::kLong);
-          const auto expected = reference_forward(model, ids);
-          EXPECT_TRUE(torch::allclose(model->forward(ids), expected, 1e-4, 1e-5)) << rows;
-          if (readout != Readout::kCausalLm) continue;
-          EXPECT_TRUE(torch::allclose(model->forward(ids, MaskedTransformerImpl::Rows{3, 2}),
-                                      expected.narrow(1, 3, 2), 1e-4, 1e-5));
-          MaskedTransformerImpl::KeyValueCache cache;
-          EXPECT_TRUE(torch::allclose(model->forward_cached(ids, cache, {3, 2}),
-                                      expected.narrow(1, 3, 2), 1e-4, 1e-5));
-          MaskedTransformerImpl::KeyValueCache whole;  // every position, then position 4 again
-          EXPECT_TRUE(torch::allclose(model->forward_cached(ids, whole), expected, 1e-4, 1e-5));
-          const auto step = model->forward_position(ids.select(1, 4), 4, whole);
-          EXPECT_TRUE(torch::allclose(step, expected.select(1, 4), 1e-4, 1e-5));
-        }
+        expect_passes_follow_reference(model);
       }
     }
   }
@@ -424,6 +439,43 @@ TEST(ModelSettingsTest, NormPlacementAndActivationFollowTheirDefinitions) {
   MaskedTransformer post(settings_model(Readout::kClsRegression, true, Activation::kGelu));
   const auto ids = torch::randint(0, 3, {4, 6}, torch::kLong);
   EXPECT_FALSE(torch::allclose(pre->forward(ids), post->forward(ids)));
+}
+
+// qk_norm: each head's queries and keys go through a LayerNorm over d_head (gain and bias per
+// layer, shared by the heads) before their product, in every pass; without it there are no such
+// parameters. Random gains and biases, so that the norm's affine part is checked too.
+TEST(ModelSettingsTest, QkNormNormalisesEachHeadsQueriesAndKeys) {
+  for (const auto readout : {Readout::kClsRegression, Readout::kCausalLm}) {
+    for (const bool post : {false, true}) {
+      SCOPED_TRACE(fmt::format("causal {} post {}", readout == Readout::kCausalLm, post));
+      auto config = settings_model(readout, post, Activation::kGelu);
+      config.qk_norm = true;
+      torch::manual_seed(5);
+      MaskedTransformer model(config);
+      {
+        torch::NoGradGuard no_grad;
+        for (auto& block : model->blocks()) {
+          for (auto* norm : {&block->q_norm, &block->k_norm}) {
+            (*norm)->weight.copy_(torch::rand({config.head_dim}) + 0.5);
+            (*norm)->bias.copy_(torch::randn({config.head_dim}) * 0.3);
+          }
+        }
+      }
+      expect_passes_follow_reference(model);
+      const auto names = model->named_parameters();
+      EXPECT_TRUE(names.contains("block1.q_norm.weight") && names.contains("block0.k_norm.bias"));
+      // The same weights without the norm give other outputs.
+      config.qk_norm = false;
+      torch::manual_seed(5);
+      MaskedTransformer plain(config);
+      EXPECT_FALSE(plain->named_parameters().contains("block0.q_norm.weight"));
+      plain->set_mask(model->mask().detach().clone(), /*learnable=*/true);
+      const auto ids = torch::randint(0, 3, {4, 6}, torch::kLong);
+      torch::NoGradGuard no_grad;
+      plain->eval();
+      EXPECT_FALSE(torch::allclose(plain->forward(ids), model->forward(ids), 1e-3, 1e-4));
+    }
+  }
 }
 
 // Learned at init std s: a parameter whose values have standard deviation s (the default 1 draws

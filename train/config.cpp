@@ -134,6 +134,9 @@ std::vector<ConfigField> model_fields() {
      &C::resid_dropout, R::kProbability},
     {"activation", "--activation", "the MLP's activation", &C::activation, R::kOneOf,
      {"gelu", "relu"}},
+    {"qk_norm", "--qk-norm",
+     "none, or layer: a LayerNorm over each head's queries and keys before their product (gain "
+     "and bias per layer, shared by its heads)", &C::qk_norm, R::kOneOf, {"none", "layer"}},
   };
   // clang-format on
 }

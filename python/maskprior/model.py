@@ -91,7 +91,7 @@ class Block(torch.nn.Module):
     x ← LN(x + MLP(x))). Wq, Wk, Wv have no bias."""
 
     def __init__(self, dim, heads, head_dim, mlp, norm="pre", attn_dropout=0.0,
-                 resid_dropout=0.0, activation="gelu", rope=False):
+                 resid_dropout=0.0, activation="gelu", rope=False, qk_norm="none"):
         super().__init__()
         inner = heads * head_dim
         self.rope = rope
@@ -106,6 +106,11 @@ class Block(torch.nn.Module):
         self.ln_mlp = torch.nn.LayerNorm(dim)
         self.fc_in = torch.nn.Linear(dim, mlp)
         self.fc_out = torch.nn.Linear(mlp, dim)
+        if qk_norm == "layer":  # over each head's d_head values, shared by the heads
+            self.q_norm = torch.nn.LayerNorm(head_dim)
+            self.k_norm = torch.nn.LayerNorm(head_dim)
+        else:
+            self.q_norm = self.k_norm = None
 
     def forward(self, x, bias=None, attention=None):
         """x [B, N, dim]; bias [H or 1, N, N] (or None) added to the scores; with `attention` (a
@@ -117,6 +122,8 @@ class Block(torch.nn.Module):
             return w(h).view(b, n, self.heads, self.head_dim).transpose(1, 2)
 
         q, k, v = split(self.wq), split(self.wk), split(self.wv)
+        if self.q_norm is not None:
+            q, k = self.q_norm(q), self.k_norm(k)
         if self.rope:
             q, k = rotate(q), rotate(k)
         scores = q @ k.transpose(-2, -1) * (1.0 / math.sqrt(self.head_dim))
@@ -156,12 +163,13 @@ class MaskedTransformer(torch.nn.Module):
     softmax(QKᵀ/√d_head + log σ(M) + hard(−∞) [+ causal(−∞)]) V with M installed by set_mask.
     The settings are those of docs/settings.md: pos_embedding (learned, sinusoidal, none, rope,
     alibi),
-    pos_init_std, norm (pre, post), attn_dropout, resid_dropout, activation (gelu, relu)."""
+    pos_init_std, norm (pre, post), attn_dropout, resid_dropout, activation (gelu, relu), qk_norm
+    (none, layer: a LayerNorm over each head's queries and keys before their product)."""
 
     def __init__(self, *, vocab=3, seq_len=16, dim=256, depth=12, heads=6, head_dim=64, mlp=256,
                  readout="cls_regression", classes=0, patch_features=0, pos_embedding="learned",
                  pos_init_std=1.0, norm="pre", attn_dropout=0.0, resid_dropout=0.0,
-                 activation="gelu"):
+                 activation="gelu", qk_norm="none"):
         super().__init__()
         _check_choice("readout", readout, READOUTS)
         _check_choice("pos_embedding", pos_embedding,
@@ -170,20 +178,22 @@ class MaskedTransformer(torch.nn.Module):
             raise ValueError("rope positions need an even head_dim, got %r" % (head_dim,))
         _check_choice("norm", norm, ("pre", "post"))
         _check_choice("activation", activation, ("gelu", "relu"))
+        _check_choice("qk_norm", qk_norm, ("none", "layer"))
         if readout == "cls_classify" and classes <= 0:
             raise ValueError("classes must be positive, got %r" % (classes,))
         self.settings = dict(vocab=vocab, seq_len=seq_len, dim=dim, depth=depth, heads=heads,
                              head_dim=head_dim, mlp=mlp, readout=readout, classes=classes,
                              patch_features=patch_features, pos_embedding=pos_embedding,
                              pos_init_std=pos_init_std, norm=norm, attn_dropout=attn_dropout,
-                             resid_dropout=resid_dropout, activation=activation)
+                             resid_dropout=resid_dropout, activation=activation,
+                             qk_norm=qk_norm)
         self.depth, self.heads, self.seq_len, self.readout = depth, heads, seq_len, readout
         self.patch_features, self.pos_embedding = patch_features, pos_embedding
         self._embeddings(vocab, seq_len, dim, patch_features, pos_embedding, pos_init_std)
         for layer in range(depth):
             self.add_module("block%d" % layer, Block(dim, heads, head_dim, mlp, norm, attn_dropout,
                                                      resid_dropout, activation,
-                                                     pos_embedding == "rope"))
+                                                     pos_embedding == "rope", qk_norm))
         self.ln_final = torch.nn.LayerNorm(dim)
         outputs = {"cls_regression": 1, "cls_classify": classes, "causal_lm": vocab}[readout]
         self.head = torch.nn.Linear(dim, outputs)
