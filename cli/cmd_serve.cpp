@@ -44,6 +44,11 @@ void add_serve_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--host", options->host,
                   "Address to listen on (default 127.0.0.1, this machine only; any other prints a "
                   "warning)");
+  cmd->add_option("--allow-host", options->allow_hosts,
+                  "A name this server may be reached by (the Host header) besides its IP "
+                  "addresses, localhost and this machine's name; repeatable. Every other name is "
+                  "refused (DNS rebinding)")
+      ->type_name("NAME");
   cmd->add_option("--max-bytes", options->serve.max_bytes,
                   "Refuse a compile whose mask and provenance exceed this many bytes (as maskc "
                   "compile; default 4 GiB)")

@@ -23,6 +23,7 @@ CompiledMask compile_source(const std::string& source, const std::string& filena
   const ast::Spec spec = parse_spec(text);
   const Declarations decls = resolve_declarations(spec, text, options);
   check_output_size(decls, text, options.max_bytes, options.provenance);
+  if (options.check_size) options.check_size(decls.layers, decls.heads, decls.layout.size());
   resolve_rules(spec, decls, text);
 
   CompiledMask out;

@@ -52,6 +52,10 @@ struct CompileOptions {
   /// of a large compile); it may throw to stop the compile, and the exception leaves the compiler
   /// as thrown. The Python module raises KeyboardInterrupt through it. Empty: never called.
   std::function<void()> check_cancelled;
+  /// Called once with the declared size (layers, heads, tokens), after the max_bytes check and
+  /// before anything is allocated; it may throw to refuse the spec (`maskc serve` refuses masks
+  /// larger than its page draws). Empty: never called.
+  std::function<void(int64_t layers, int64_t heads, int64_t n)> check_size;
 };
 
 /// How messages name the define of parameter `name`: `options.name_define`'s name, else `-D name`.

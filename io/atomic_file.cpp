@@ -232,6 +232,13 @@ class TempFile {
   /// (fsync reports a write error the disk found late, e.g. ENOSPC or EIO) leaves the target as
   /// it was.
   void commit() {
+    // A file replaced keeps its permissions and group (a 0640 spec stays 0640), set before the
+    // rename so that the new file is never more readable than the old one.
+    struct stat old {};
+    if (::lstat(target_.c_str(), &old) == 0 && S_ISREG(old.st_mode)) {
+      if (::fchmod(fd_, old.st_mode & 07777) != 0) fail(errno, "fchmod");
+      [[maybe_unused]] const int kept = ::fchown(fd_, static_cast<uid_t>(-1), old.st_gid);
+    }
     if (::fsync(fd_) != 0) fail(errno, "fsync");
     const int fd = fd_;
     fd_ = -1;

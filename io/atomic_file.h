@@ -7,7 +7,8 @@
 // followed nor replaced, and a directory, FIFO, device or socket is never replaced (all are an
 // InputError); the temporary file is `TARGET.tmp-PID-XXXXXXXX`, removed on every failure, by
 // remove_temp_files_on_signals' handlers when a signal ends the process, and by the next write
-// of the same target when its process (PID) is gone.
+// of the same target when its process (PID) is gone. A file replaced keeps its permissions and
+// (where the writer may set it) its group.
 #pragma once
 
 #include <string>

@@ -9,6 +9,8 @@
 
 #include "core/regular_file.h"
 #include "io/atomic_file.h"
+#include "io/json_file.h"
+#include "runfolder/run_files.h"
 #include "serve/mask_reply.h"
 #include "tasks/arithmetic_task.h"
 #include "tasks/boolean_task.h"
@@ -22,7 +24,8 @@ using nlohmann::json;
 namespace {
 
 json parse_body(const std::string& body) {
-  json request = json::parse(body);  // json::parse_error: a 400 (server.cpp)
+  // At most kMaxJsonDepth deep, as every JSON maskc reads; InputError: a 400 (server.cpp).
+  json request = parse_json(body, "malformed request");
   if (!request.is_object()) throw RequestError(400, "the request body is no JSON object");
   return request;
 }
@@ -37,11 +40,17 @@ std::string source_of(const json& request) {
   return source;
 }
 
-/// `params` {name: number or text} as -D values.
+/// `params` {name: number or text} as -D values; a list or object as a value is refused.
 std::map<std::string, std::string> defines_of(const json& request) {
   std::map<std::string, std::string> defines;
   if (!request.contains("params")) return defines;
-  for (const auto& [name, value] : request.at("params").items()) {
+  const json& params = request.at("params");
+  if (!params.is_object()) throw RequestError(400, "params is an object {name: value}");
+  for (const auto& [name, value] : params.items()) {
+    if (value.is_structured()) {
+      throw RequestError(400, fmt::format("params.{}: a value is a number or text",
+                                          escape_control_chars(name, true)));
+    }
     defines[name] = value.is_string() ? value.get<std::string>() : value.dump();
   }
   return defines;
@@ -52,6 +61,10 @@ Reply text_reply(std::string body, const char* type = "text/plain; charset=utf-8
 }
 
 }  // namespace
+
+std::string json_text(const json& value) {
+  return value.dump(-1, ' ', false, json::error_handler_t::replace);
+}
 
 std::string without_root(std::string text, const fs::path& root) {
   const std::string prefix = root.string() + "/";
@@ -70,11 +83,21 @@ CompileOptions Api::compile_options(const std::map<std::string, std::string>& de
   const auto limit = std::chrono::duration<double>(options_.time_limit_s);
   const auto deadline = std::chrono::steady_clock::now() + limit;
   const double seconds = options_.time_limit_s;
-  options.check_cancelled = [deadline, seconds] {
+  options.check_cancelled = [deadline, seconds, stopping = options_.stopping] {
+    if (stopping && stopping()) throw RequestError(503, "the server is stopping");
     if (std::chrono::steady_clock::now() > deadline) {
       throw RequestError(503, fmt::format("the compile took longer than the server's time limit "
                                           "of {} s (maskc serve --time-limit)",
                                           seconds));
+    }
+  };
+  // The page draws masks of at most max_page_tokens: a larger one is refused from its
+  // declarations, before its M is allocated (a 22,000-token mask is 3.9 GB).
+  options.check_size = [max_tokens = options_.max_page_tokens](int64_t, int64_t, int64_t n) {
+    if (n > max_tokens) {
+      throw RequestError(413, fmt::format("{} tokens: the page draws masks of at most {} (maskc "
+                                          "show --png draws any size)",
+                                          n, max_tokens));
     }
   };
   return options;
@@ -93,7 +116,7 @@ Reply Api::info() const {
                       {"examples", examples},
                       {"tasks", task_names},
                       {"max_page_tokens", options_.max_page_tokens}};
-  return text_reply(reply.dump(), "application/json");
+  return text_reply(json_text(reply), "application/json");
 }
 
 Reply Api::file(const Query& query) const {
@@ -151,7 +174,7 @@ Reply Api::validate(const std::string& body) const {
   const validate::ValidationReport report = validate::validate_target(mask, target);
   const json reply = {{"ok", report.ok()},
                       {"text", without_root(validate::format_report(report), dir_.root())}};
-  return text_reply(reply.dump(), "application/json");
+  return text_reply(json_text(reply), "application/json");
 }
 
 Reply Api::save(const std::string& body) const {
@@ -160,8 +183,14 @@ Reply Api::save(const std::string& body) const {
   const std::string source = source_of(request);
   const fs::path path = dir_.file_to_write(relative);
   if (path.extension() != ".mask") throw RequestError(403, "the editor saves .mask specs only");
+  if (path.filename().string() == runfolder::kSpecFile &&
+      fs::exists(path.parent_path() / runfolder::kConfigFile)) {
+    throw RequestError(403, fmt::format("{} is the spec a run recorded: save the edited spec under "
+                                        "another name",
+                                        quote_input(relative)));
+  }
   write_file_atomic(path.string(), source);
-  return text_reply(json{{"saved", dir_.relative(path)}, {"bytes", source.size()}}.dump(),
+  return text_reply(json_text({{"saved", dir_.relative(path)}, {"bytes", source.size()}}),
                     "application/json");
 }
 

@@ -4,7 +4,10 @@
 // `maskc compile`'s caps (CompileOptions::max_bytes, kMaxSpecBytes) and within a time limit.
 #pragma once
 
+#include <nlohmann/json.hpp>
+
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 
@@ -19,6 +22,8 @@ struct ServeOptions {
   uint64_t max_bytes = CompileOptions{}.max_bytes;  // as `maskc compile --max-bytes`
   double time_limit_s = 20;                         // per compile or validation
   int64_t max_page_tokens = 2048;                   // the largest mask the page draws
+  /// Whether the server is stopping: compiles in progress then end with a 503. Empty: never.
+  std::function<bool()> stopping;
 };
 
 /// One answer: status, content type and body.
@@ -30,6 +35,10 @@ struct Reply {
 
 /// The request query (`?path=...&layer=0`).
 using Query = std::map<std::string, std::string>;
+
+/// `value` as JSON text, any bytes that are not UTF-8 (a file name, a config value, a line of a
+/// spec) replaced by U+FFFD: a reply is always JSON, never an exception while it is written.
+std::string json_text(const nlohmann::json& value);
 
 /// `text` with every `ROOT/` cut out: messages and reports name files under the served folder
 /// relative to it, as the page names them, and never show where the folder is.

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "render/grid.h"
+#include "serve/api.h"
 
 namespace maskprior::serve {
 
@@ -50,7 +51,7 @@ nlohmann::json mask_header(const CompiledMask& mask, int64_t layer, int64_t head
 std::string mask_reply_body(const CompiledMask& mask, int64_t layer, int64_t head,
                             const nlohmann::json& header) {
   check_layer_head(mask, layer, head);
-  std::string text = header.dump();
+  std::string text = json_text(header);
   text.append((4 - text.size() % 4) % 4, ' ');
   const auto cells = static_cast<size_t>(mask.n * mask.n);
   const size_t first = mask.index(layer, head, 0, 0);

@@ -9,9 +9,13 @@
 
 #include "compiler/compile.h"
 #include "core/regular_file.h"
+#include "io/input_file.h"
+#include "io/json_file.h"
 #include "io/mask_file.h"
+#include "io/safetensors.h"
 #include "render/grid.h"
 #include "report/report.h"
+#include "runfolder/run_files.h"
 #include "runfolder/run_state.h"
 #include "serve/api.h"
 #include "serve/mask_reply.h"
@@ -29,33 +33,87 @@ constexpr size_t kMaxRuns = 2000;
 /// The settings the runs table shows, when a run's config has them.
 const char* const kShownSettings[] = {"preset", "seed", "lr", "depth", "heads", "dim", "n"};
 
-std::optional<json> read_json_file(const fs::path& path) {
+/// The file `name` of the run folder `run`, if it has one: a regular file reached without leaving
+/// DIR. A link that leads out of DIR is refused (RequestError 403), and nothing is read through it.
+std::optional<fs::path> run_file(const ServedDir& dir, const fs::path& run, std::string_view name) {
   std::error_code error;
-  if (!fs::is_regular_file(path, error)) return std::nullopt;
-  return json::parse(read_regular_file(path.string(), kMaxJsonFileBytes, "run file"));
+  if (!fs::exists(fs::symlink_status(run / name, error))) return std::nullopt;
+  try {
+    return dir.file_to_read(dir.relative(run / name));
+  } catch (const RequestError& e) {
+    if (e.status() == 404) return std::nullopt;
+    throw;
+  }
 }
 
-/// The records of a .jsonl file, each cut to its numbers (a list of numbers, per layer, becomes
-/// its mean, as the report plots it); a last line cut short (a run writing it) is left out.
-json numeric_records(const fs::path& path) {
+/// A run's JSON file, nested at most kMaxJsonDepth deep (io/json_file.h), as every JSON file
+/// maskc reads.
+std::optional<json> read_run_json(const ServedDir& dir, const fs::path& run,
+                                  std::string_view name) {
+  const auto path = run_file(dir, run, name);
+  if (!path) return std::nullopt;
+  return parse_json(read_regular_file(path->string(), kMaxJsonFileBytes, "run file"),
+                    dir.relative(*path));
+}
+
+/// One line of a .jsonl file as JSON; nullopt for a line that is not JSON (a line cut short by a
+/// run writing it) or is nested too deep.
+std::optional<json> parse_record(std::string_view line) {
+  try {
+    return parse_json(line, "record");
+  } catch (const InputError&) {
+    return std::nullopt;
+  }
+}
+
+/// `record` cut to its numbers (a list of numbers, per layer, becomes its mean, as the report
+/// plots it).
+json numbers_of(const json& record) {
+  json numbers = json::object();
+  for (const auto& [key, value] : record.items()) {
+    const double number = report::metric_value(record, key);
+    if (std::isfinite(number)) numbers[key] = number;
+  }
+  return numbers;
+}
+
+/// The records of a run's .jsonl file, each cut to its numbers; a last line cut short (a run
+/// writing it) is left out.
+json numeric_records(const ServedDir& dir, const fs::path& run, std::string_view name) {
   json records = json::array();
-  std::error_code error;
-  if (!fs::is_regular_file(path, error)) return records;
+  const auto path = run_file(dir, run, name);
+  if (!path) return records;
   const std::string text =
-      read_regular_file(path.string(), report::kMaxMetricsBytes, "metrics log");
+      read_regular_file(path->string(), report::kMaxMetricsBytes, "metrics log");
   size_t start = 0;
   for (size_t end = text.find('\n'); end != std::string::npos;
        start = end + 1, end = text.find('\n', start)) {
-    const json record = json::parse(text.substr(start, end - start), nullptr, false);
-    if (!record.is_object()) continue;
-    json numbers = json::object();
-    for (const auto& [key, value] : record.items()) {
-      const double number = report::metric_value(record, key);
-      if (std::isfinite(number)) numbers[key] = number;
-    }
-    records.push_back(numbers);
+    const auto record = parse_record(std::string_view(text).substr(start, end - start));
+    if (record && record->is_object()) records.push_back(numbers_of(*record));
   }
   return records;
+}
+
+/// The newest complete record of a run's .jsonl file, from its last kTailBytes only: the runs
+/// table asks for it on every poll, and a long run's log is tens of MiB.
+std::optional<json> last_record(const ServedDir& dir, const fs::path& run, std::string_view name) {
+  constexpr uint64_t kTailBytes = uint64_t{1} << 20;
+  const auto path = run_file(dir, run, name);
+  if (!path) return std::nullopt;
+  InputFile file(path->string());
+  const uint64_t from = file.size() > kTailBytes ? file.size() - kTailBytes : 0;
+  const std::string text = file.read_string(from, file.size() - from);
+  size_t end = text.rfind('\n');
+  while (end != std::string::npos && end > 0) {
+    const size_t start = text.rfind('\n', end - 1);
+    const size_t begin = start == std::string::npos ? 0 : start + 1;
+    if (start == std::string::npos && from > 0) break;  // the first line may be cut by the tail
+    auto record = parse_record(std::string_view(text).substr(begin, end - begin));
+    if (record && record->is_object()) return numbers_of(*record);
+    if (start == std::string::npos) break;
+    end = start;
+  }
+  return std::nullopt;
 }
 
 /// "finished" (summary.json), "running" (the lock of a training process), else "stopped".
@@ -72,23 +130,23 @@ std::string headline_key(const json& config) {
 }
 
 /// The last value of `key` in a run: from its summary, else its newest evaluation.
-json headline_value(const fs::path& run, const std::string& key) {
+json headline_value(const ServedDir& dir, const fs::path& run, const std::string& key) {
   if (key.empty()) return nullptr;
-  if (auto summary = read_json_file(run / "summary.json")) {
+  if (auto summary = read_run_json(dir, run, runfolder::kSummaryFile)) {
     const double value = report::metric_value(*summary, key);
     if (std::isfinite(value)) return value;
   }
-  const json records = numeric_records(run / "metrics.jsonl");
-  if (!records.empty() && records.back().contains(key)) return records.back()[key];
+  const auto record = last_record(dir, run, runfolder::kMetricsFile);
+  if (record && record->contains(key)) return (*record)[key];
   return nullptr;
 }
 
 /// A finished run over several sizes: `key` at each size its summary's by_length holds, as
 /// [size, value] pairs in ascending size (an empty list for other runs).
-json by_length(const fs::path& run, const std::string& key) {
+json by_length(const ServedDir& dir, const fs::path& run, const std::string& key) {
   json points = json::array();
   if (key.empty()) return points;
-  const auto summary = read_json_file(run / "summary.json");
+  const auto summary = read_run_json(dir, run, runfolder::kSummaryFile);
   if (!summary || !summary->is_object()) return points;
   const auto sizes = summary->find("by_length");
   if (sizes == summary->end() || !sizes->is_object()) return points;
@@ -107,7 +165,7 @@ json by_length(const fs::path& run, const std::string& key) {
 json run_row(const ServedDir& dir, const fs::path& run) {
   json row = {{"path", dir.relative(run)}, {"status", run_status(run)}};
   try {
-    const json config = read_json_file(run / "config.json").value_or(json::object());
+    const json config = read_run_json(dir, run, runfolder::kConfigFile).value_or(json::object());
     for (const char* key : {"task", "spec", "init", "data", "truth_table"}) {
       if (config.contains(key) && !config[key].is_null()) row[key] = config[key];
     }
@@ -117,10 +175,10 @@ json run_row(const ServedDir& dir, const fs::path& run) {
     }
     row["settings"] = settings;
     row["metric"] = headline_key(config);
-    row["value"] = headline_value(run, row["metric"].get<std::string>());
+    row["value"] = headline_value(dir, run, row["metric"].get<std::string>());
   } catch (const std::exception& e) {
     row["status"] = "unreadable";
-    row["error"] = without_root(e.what(), dir.root());
+    row["error"] = without_root(escape_control_chars(e.what(), true), dir.root());
   }
   return row;
 }
@@ -147,44 +205,65 @@ Reply Api::runs() const {
   std::error_code error;
   auto it = fs::recursive_directory_iterator(dir_.root(),
                                              fs::directory_options::skip_permission_denied, error);
-  for (; !error && it != fs::recursive_directory_iterator() && rows.size() < kMaxRuns;
-       it.increment(error)) {
+  bool truncated = false;
+  for (; !error && it != fs::recursive_directory_iterator(); it.increment(error)) {
     if (it->is_symlink() || !it->is_directory()) continue;
     const std::string name = it->path().filename().string();
     if (!name.empty() && name[0] == '.') {
       it.disable_recursion_pending();
       continue;
     }
-    if (fs::is_regular_file(it->path() / "config.json")) rows.push_back(run_row(dir_, it->path()));
+    if (!fs::is_regular_file(it->path() / runfolder::kConfigFile)) continue;
+    if (rows.size() == kMaxRuns) {
+      truncated = true;  // the table says so rather than silently showing the first kMaxRuns
+      break;
+    }
+    rows.push_back(run_row(dir_, it->path()));
   }
-  if (fs::is_regular_file(dir_.root() / "config.json")) rows.push_back(run_row(dir_, dir_.root()));
-  return Reply{200, "application/json", json{{"runs", rows}}.dump()};
+  if (fs::is_regular_file(dir_.root() / runfolder::kConfigFile)) {
+    rows.push_back(run_row(dir_, dir_.root()));
+  }
+  return Reply{200, "application/json",
+               json_text({{"runs", rows}, {"truncated", truncated}, {"max_runs", kMaxRuns}})};
 }
 
 Reply Api::run(const Query& query) const {
   const fs::path run = dir_.folder(query_value(query, "path"));
-  const json config = read_json_file(run / "config.json").value_or(json::object());
+  const json config = read_run_json(dir_, run, runfolder::kConfigFile).value_or(json::object());
   const json reply = {{"path", dir_.relative(run)},
                       {"status", run_status(run)},
                       {"metric", headline_key(config)},
-                      {"metrics", numeric_records(run / "metrics.jsonl")},
-                      {"by_length", by_length(run, headline_key(config))},
-                      {"steps", numeric_records(run / "steps.jsonl")},
-                      {"has_mask", fs::is_regular_file(run / "mask.safetensors")}};
-  return Reply{200, "application/json", reply.dump()};
+                      {"metrics", numeric_records(dir_, run, runfolder::kMetricsFile)},
+                      {"by_length", by_length(dir_, run, headline_key(config))},
+                      {"steps", numeric_records(dir_, run, "steps.jsonl")},
+                      {"has_mask", run_file(dir_, run, "mask.safetensors").has_value()}};
+  return Reply{200, "application/json", json_text(reply)};
 }
 
 Reply Api::run_mask(const Query& query) const {
   const fs::path run = dir_.folder(query_value(query, "path"));
   const std::string learned_path =
       dir_.file_to_read(dir_.relative(run / "mask.safetensors")).string();
+  {
+    // The size the file's header declares, against the page's limit, before a byte of it is read.
+    InputFile file(learned_path);
+    const SafetensorsHeader header = read_safetensors_header(file, options_.max_bytes);
+    const auto mask = header.tensors.find("mask");
+    if (mask != header.tensors.end() && mask->second.shape.size() == 4 &&
+        mask->second.shape[3] > options_.max_page_tokens) {
+      throw RequestError(413, fmt::format("{} tokens: the page draws masks of at most {}",
+                                          mask->second.shape[3], options_.max_page_tokens));
+    }
+  }
   const CompiledMask learned = read_mask_file(learned_path, options_.max_bytes);
   std::map<std::string, std::string> defines;
   for (const auto& [name, value] : learned.params) defines[name] = fmt::format("{}", value);
   CompileOptions options = compile_options(defines);
   options.open_value = learned.open_value;
   options.close_value = learned.close_value;
-  const CompiledMask init = compile_file((run / "spec.mask").string(), options);
+  const auto spec = run_file(dir_, run, runfolder::kSpecFile);
+  if (!spec) throw RequestError(404, "the run folder has no spec.mask to compare its mask with");
+  const CompiledMask init = compile_file(spec->string(), options);
   const CompiledMask difference = mask_difference(init, learned);
   if (difference.n > options_.max_page_tokens) {
     throw RequestError(413, fmt::format("{} tokens: the page draws masks of at most {}",
@@ -212,7 +291,7 @@ Reply Api::reports() const {
     std::sort(plots.begin(), plots.end());
     reports.push_back({{"path", report}, {"plots", plots}});
   }
-  return Reply{200, "application/json", json{{"reports", reports}}.dump()};
+  return Reply{200, "application/json", json_text({{"reports", reports}})};
 }
 
 Reply Api::raw(const Query& query) const {

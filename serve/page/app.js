@@ -187,6 +187,16 @@ async function compile() {
                                                params: state.params, layer: state.layer,
                                                head: state.head});
   if (sequence < state.shown) return;
+  if (reply.status === 503 && sequence === state.sequence) {
+    const body = await reply.json();
+    // Both compile slots were taken (another tab, a slow spec): try again shortly.
+    if (body.busy) {
+      debounce = setTimeout(compile, kDebounceMs);
+      return;
+    }
+    state.shown = sequence;
+    return showError(body);
+  }
   state.shown = sequence;
   if (!reply.ok) return showError(await reply.json());
   const mask = decodeMask(await reply.arrayBuffer());

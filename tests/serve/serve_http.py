@@ -5,6 +5,7 @@ Usage: serve_http.py MASKC SOURCE_DIR CASE"""
 import json
 import os
 import shutil
+import signal
 import socket
 import sys
 import tempfile
@@ -182,7 +183,10 @@ def case_concurrent_requests(server, root):
     def work(i):
         try:
             if i % 2:
-                status, data = server.post("/api/compile", {"source": PARITY2, "params": {"n": i + 2}})
+                status = 503
+                while status == 503:  # both compile slots taken: answered at once, tried again
+                    status, data = server.post("/api/compile",
+                                               {"source": PARITY2, "params": {"n": i + 2}})
                 check(status == 200 and decode_mask(data)[0]["n"] == i + 3, f"compile {i}")
             else:
                 status, _ = server.get("/api/file?path=parity2.mask")
@@ -236,6 +240,245 @@ def case_cannot_serve(server, root):
     result = subprocess.run([MASKC, "serve", root, "--port", str(server.port)],
                             capture_output=True, text=True, timeout=20)
     check(result.returncode == 1 and "cannot listen" in result.stderr, result.stderr)
+
+
+def peak_memory_kib(server):
+    """The server's peak resident memory (VmHWM), in KiB."""
+    with open(f"/proc/{server.process.pid}/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    raise AssertionError("no VmHWM")
+
+
+def make_run(served, name, config=None):
+    run = os.path.join(served, name)
+    os.makedirs(run)
+    with open(os.path.join(run, "config.json"), "w") as f:
+        json.dump(config or {"task": "parity2", "seed": 0}, f)
+    return run
+
+
+def case_deep_json_refused(server, root):
+    # Issue 45.1: nesting that a recursive dump or parse would follow to a stack overflow.
+    deep = "[" * 60000 + "]" * 60000
+    body = '{"source": %s, "params": {"n": %s}}' % (json.dumps(PARITY2), deep)
+    for path in ["/api/compile", "/api/validate"]:
+        expect_error(server.post(path, body, {"Content-Type": "application/json"}), 400, "")
+    expect_error(server.post("/api/compile", {"source": PARITY2, "params": {"n": [6]}}), 400,
+                 "a value is a number or text")
+    served = os.path.join(root, "served")
+    make_run(served, "good")
+    bad = make_run(served, "deep")
+    with open(os.path.join(bad, "config.json"), "w") as f:
+        f.write('{"task": "parity2", "seed": ' + "[" * 100000 + "]" * 100000 + "}")
+    with open(os.path.join(served, "good", "metrics.jsonl"), "w") as f:
+        f.write('{"step": 1, "x": ' + "[" * 100000 + "]" * 100000 + "}\n")
+    status, data = server.get("/api/runs")
+    check(status == 200, f"/api/runs: {status} {data[:200]!r}")
+    rows = {row["path"]: row for row in json.loads(data)["runs"]}
+    check(rows["deep"]["status"] == "unreadable" and "nested" in rows["deep"]["error"], rows)
+    check(rows["good"]["status"] != "unreadable", rows)
+    check(server.get("/api/run?path=good")[0] == 200, "the curves of a run with a deep line")
+    check(server.alive(), "server gone after deep JSON")
+
+
+def case_foreign_host_any_bind(server, root):
+    # Issue 45.2: the Host check holds whatever address the server listens on.
+    server.stop()
+    served = os.path.join(root, "served")
+    for host in ["0.0.0.0", "127.0.0.2"]:
+        with Server(MASKC, served, "--host", host, "--allow-host", "my.box") as exposed:
+            def status_for(name):
+                return exposed.request("GET", "/api/info", headers={"Host": name})[0]
+            port = exposed.port
+            check(status_for(f"evil.example:{port}") == 403, f"{host}: a foreign name")
+            check(status_for(f"evil.example") == 403, f"{host}: a foreign name without port")
+            check(status_for(f"127.0.0.1:{port + 1}") == 403, f"{host}: another port")
+            for name in [f"127.0.0.1:{port}", f"localhost:{port}", f"LOCALHOST.:{port}",
+                         f"[::1]:{port}", f"10.1.2.3:{port}", f"my.box:{port}",
+                         f"{socket.gethostname()}:{port}"]:
+                check(status_for(name) == 200, f"{host}: {name} refused")
+
+
+def slowloris(server, count, stop):
+    """`count` connections that each send one header line a second until `stop` is set."""
+    def drip():
+        try:
+            raw = socket.create_connection((server.host, server.port), timeout=60)
+            raw.sendall(b"GET /api/info HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n" % server.port)
+            while not stop.is_set():
+                raw.sendall(b"X-Drip: 1\r\n")
+                stop.wait(1)
+            raw.close()
+        except OSError:
+            pass  # cut off by the server: what it should do
+    threads = [threading.Thread(target=drip, daemon=True) for _ in range(count)]
+    for t in threads:
+        t.start()
+    return threads
+
+
+def case_slowloris_bounded(server, root):
+    # Issue 45.3: slow clients are cut off per request, over-cap connections get a 503 at once,
+    # and SIGTERM stops the server while they are connected.
+    import time
+    stop = threading.Event()
+    slowloris(server, 80, stop)  # more than the connections served at once
+    time.sleep(2)  # all connected and dripping
+    answered = None
+    give_up = time.monotonic() + 60
+    while time.monotonic() < give_up:
+        try:
+            answered = server.request("GET", "/api/info", timeout=10)
+        except OSError:
+            answered = None
+        if answered and answered[0] == 200:
+            break
+        check(answered is None or answered[0] == 503, f"{answered}")
+        time.sleep(0.5)
+    check(answered and answered[0] == 200, "the server never answered with slow clients connected")
+    slowloris(server, 12, stop)
+    import subprocess
+    server.process.send_signal(signal.SIGTERM)
+    try:
+        server.process.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        server.process.kill()
+        raise AssertionError("SIGTERM did not stop the server with slow clients connected")
+    stop.set()
+    check(server.process.returncode == 0, f"exit status {server.process.returncode}")
+
+
+def case_chunked_body_capped(server, root):
+    # Issue 45.4: a chunked body is counted as it arrives and refused past the cap, not read whole.
+    raw = socket.create_connection((server.host, server.port), timeout=60)
+    raw.sendall(b"POST /api/compile HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n"
+                b"Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+                % server.port)
+    chunk = b"%x\r\n" % (1 << 20) + b" " * (1 << 20) + b"\r\n"
+    reply = b""
+    try:
+        for _ in range(200):
+            raw.sendall(chunk)
+        raw.sendall(b"0\r\n\r\n")
+        reply = raw.recv(1000)
+    except OSError:
+        try:
+            reply = raw.recv(1000)
+        except OSError:
+            pass
+    raw.close()
+    check(reply == b"" or reply.startswith(b"HTTP/1.1 413"), f"reply {reply[:200]!r}")
+    peak = peak_memory_kib(server)
+    check(peak < 160 * 1024, f"the server held {peak} KiB: the body was read whole")
+    check(server.alive(), "server gone after a 200 MB chunked body")
+
+
+def case_sizes_up_front(server, root):
+    # Issue 45.4: a mask larger than the page draws is refused from its declarations, and a run's
+    # learned mask from its file's header, before either is allocated.
+    expect_error(server.post("/api/compile", {"source": "mask big\ntokens x[22000]\n"}), 413,
+                 "at most 2048")
+    peak = peak_memory_kib(server)
+    check(peak < 1024 * 1024, f"the server held {peak} KiB for a refused compile")
+    served = os.path.join(root, "served")
+    run = make_run(served, "big")
+    with open(os.path.join(run, "spec.mask"), "w") as f:
+        f.write("mask big\ntokens x[3000]\n")
+    n = 3000
+    header = json.dumps({"mask": {"dtype": "F32", "shape": [1, 1, n, n],
+                                  "data_offsets": [0, 4 * n * n]}}).encode()
+    header += b" " * ((8 - len(header) % 8) % 8)
+    import struct
+    with open(os.path.join(run, "mask.safetensors"), "wb") as f:
+        f.write(struct.pack("<Q", len(header)) + header)
+        f.truncate(8 + len(header) + 4 * n * n)  # sparse: no disk used
+    expect_error(server.get("/api/run_mask?path=big"), 413, "at most 2048")
+    # Requests another site's page makes (an <img> tag, a fetch) are refused before any work.
+    status, data = server.request("GET", "/api/run_mask?path=big",
+                                  headers={"Sec-Fetch-Site": "cross-site"})
+    check(status == 403 and "Sec-Fetch-Site" in error_of(data), f"cross-site: {status}")
+    status, _ = server.request("GET", "/api/info", headers={"Sec-Fetch-Site": "same-origin"})
+    check(status == 200, f"same-origin: {status}")
+    check(server.alive(), "server gone")
+
+
+def case_busy_answers_at_once(server, root):
+    # Issue 45.4: a compile that finds both slots taken is answered 503 at once; it does not wait
+    # on a worker thread for a slot (which would starve every other request).
+    server.stop()
+    slow = ("mask slow\ntokens x[2025]\ngrid x 45 x 45\ndefault close\n" +
+            "open local x radius 40 metric chebyshev\n" * 400)
+    replies = []
+    lock = threading.Lock()
+    with Server(MASKC, os.path.join(root, "served"), "--time-limit", "3") as limited:
+        def work():
+            status, data = limited.post("/api/compile", {"source": slow})
+            with lock:
+                replies.append((status, error_of(data) if status != 200 else ""))
+        threads = [threading.Thread(target=work) for _ in range(10)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        check(limited.alive(), "server gone")
+    busy = [i for i, (status, error) in enumerate(replies) if "busy" in error]
+    timed = [i for i, (status, error) in enumerate(replies) if "time limit" in error]
+    check(busy and all(status == 503 for status, error in replies if "busy" in error), replies)
+    check(not timed or max(busy) < min(timed), f"busy replies after a compile ended: {replies}")
+
+
+def case_run_files_confined(server, root):
+    # Issue 45.5: run files are not read through links out of DIR; bad UTF-8 is no failure of
+    # the whole listing; saves keep the mode and refuse a run's spec.mask; the cap is reported.
+    served = os.path.join(root, "served")
+    run = make_run(served, "linked")
+    os.symlink("/etc/passwd", os.path.join(run, "spec.mask"))
+    subprocess_run = __import__("subprocess").run
+    subprocess_run([MASKC, "compile", os.path.join(served, "parity2.mask"), "-o",
+                    os.path.join(run, "mask.safetensors")], check=True, capture_output=True)
+    status, data = server.get("/api/run_mask?path=linked")
+    check(status == 403 and b"root:" not in data, f"{status} {data[:200]!r}")
+    os.symlink("/etc/passwd", os.path.join(make_run(served, "linked2"), "summary.json"))
+    rows = {r["path"]: r for r in json.loads(server.get("/api/runs")[1])["runs"]}
+    check(rows["linked2"]["status"] == "unreadable" and "root:" not in json.dumps(rows), rows)
+    # Names and bytes that are not UTF-8.
+    bad_dir = os.path.join(served.encode(), b"r\xff")
+    os.makedirs(bad_dir)
+    with open(os.path.join(bad_dir, b"config.json"), "wb") as f:
+        f.write(b'{"task": "parity2", "spec": "\xfe"}')
+    with open(os.path.join(served.encode(), b"bad\xff.mask"), "w") as f:
+        f.write(PARITY2)
+    status, data = server.get("/api/info")
+    check(status == 200 and "parity2.mask" in json.loads(data)["specs"], f"info {status}")
+    status, data = server.get("/api/runs")
+    check(status == 200, f"runs {status} {data[:200]!r}")
+    rows = json.loads(data)["runs"]
+    check(sum(r["status"] == "unreadable" for r in rows) == 2 and len(rows) == 3, rows)
+    check(json.loads(data)["truncated"] is False, "truncated")
+    status, data = server.post("/api/compile", b'{"source": "\xff"}',
+                               {"Content-Type": "application/json"})
+    check(status == 400 and "malformed" in error_of(data), f"{status} {data[:200]!r}")
+    # Saves keep the mode and never replace a run's recorded spec.
+    spec = os.path.join(served, "parity2.mask")
+    os.chmod(spec, 0o640)
+    status, _ = server.post("/api/save", {"path": "parity2.mask", "source": PARITY2})
+    check(status == 200 and os.stat(spec).st_mode & 0o777 == 0o640,
+          f"mode {oct(os.stat(spec).st_mode)}")
+    recorded = os.path.join(make_run(served, "trained"), "spec.mask")
+    with open(recorded, "w") as f:
+        f.write("mask recorded\n")
+    expect_error(server.post("/api/save", {"path": "trained/spec.mask", "source": PARITY2}), 403,
+                 "the spec a run recorded")
+    check(open(recorded).read() == "mask recorded\n", "a run's spec.mask was overwritten")
+    # /api/runs says when it stops at its cap.
+    many = os.path.join(served, "many")
+    for i in range(2001):
+        make_run(many, f"r{i}")
+    reply = json.loads(server.get("/api/runs")[1])
+    check(reply["truncated"] is True and len(reply["runs"]) <= reply["max_runs"] + 1, "no truncated")
+    check(server.alive(), "server gone")
 
 
 def main():
