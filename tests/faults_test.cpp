@@ -181,6 +181,37 @@ TEST_F(FaultsTest, LockOfAKilledProcessIsFree) {
   EXPECT_NO_THROW(FolderLock{run});
 }
 
+// A process forked while a lock is held (a sweep's run, `maskc reproduce --jobs`) does not keep
+// it: once the holder is killed outright, the folder is free while the child still runs, so a
+// `kill -9`'d sweep can be rerun at once.
+TEST_F(FaultsTest, ForkedChildDoesNotKeepTheLock) {
+  const std::string run = file("run");
+  int ready[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  const pid_t holder = ::fork();
+  ASSERT_GE(holder, 0);
+  if (holder == 0) {
+    const FolderLock held(run);
+    write_text(run + "/config.json", "{}");
+    if (::fork() == 0) {  // the child says it runs (its copy of the lock is closed by then)
+      const pid_t me = ::getpid();
+      if (::write(ready[1], &me, sizeof me) != sizeof me) ::_exit(1);
+      for (;;) ::pause();  // killed by the test below
+    }
+    ::pause();
+    ::_exit(0);
+  }
+  pid_t child = 0;
+  ASSERT_EQ(::read(ready[0], &child, sizeof child), static_cast<ssize_t>(sizeof child));
+  ::close(ready[0]);
+  ::close(ready[1]);
+  ::kill(holder, SIGKILL);
+  ::waitpid(holder, nullptr, 0);
+  EXPECT_EQ(::kill(child, 0), 0) << "the holder's child should still run";
+  EXPECT_EQ(input_error([&] { const FolderLock again(run); }), "");
+  ::kill(child, SIGKILL);
+}
+
 // A signal ends a process by whichever of its threads does not block it. While the writing thread
 // creates and records its temporary file it holds the signals, so the kernel hands one to another
 // thread (maskc's TBB workers): that thread's handler must still find and remove the file. The
