@@ -529,6 +529,30 @@ TEST(Report, DamagedRunsAreLeftOutAndNamed) {
             std::string::npos);
 }
 
+// Two copies of one seed's run are one seed, not two (a report of "2 seeds, 75.00 ± 0.00"): the
+// copy is left out and named.
+TEST(Report, ACopiedRunIsOneSeed) {
+  const fs::path root = fresh_dir("copied");
+  json config = parity2_config("vanilla");
+  config["seed"] = 0;
+  for (const char* name : {"seed0", "seed0-copy"}) {
+    write_run(root / "parity2" / name, config, {{"accuracy", 0.75}, {"steps", 300}, {"seed", 0}},
+              {{0, 0.5}, {300, 0.75}}, "accuracy");
+  }
+  config["seed"] = 1;
+  write_run(root / "parity2" / "seed1", config, {{"accuracy", 0.25}, {"steps", 300}, {"seed", 1}},
+            {{0, 0.5}, {300, 0.25}}, "accuracy");
+  std::vector<LeftOut> left_out;
+  const std::vector<ReportRow> rows = read_rows(root.string(), &left_out);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].runs.size(), 2u) << "seeds 0 and 1";
+  ASSERT_EQ(left_out.size(), 1u);
+  EXPECT_NE(left_out[0].reason.find("seed0-copy: seed 0 again, as in"), std::string::npos)
+      << left_out[0].reason;
+  const std::string text = read_text(write_report({root.string(), kSource, ""}, &left_out));
+  EXPECT_NE(text.find("| parity2 | 2 | 50.00 ± 35.36"), std::string::npos) << text;
+}
+
 // A metrics.jsonl beyond the report's cap is refused with the limit, not read into memory.
 TEST(Report, MetricsBeyondTheCapAreRefused) {
   const fs::path run = fresh_dir("big") / "seed0";
