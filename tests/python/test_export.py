@@ -196,6 +196,31 @@ class ExportTest(unittest.TestCase):
         by_float, _ = one(y, y, y, attn_mask=torch.zeros(12, 12).masked_fill(hard, float("-inf")))
         torch.testing.assert_close(by_bool, by_float)
 
+    def test_arguments_are_checked_as_maskc_export_checks_them(self):
+        spec = self.priors()["spec"]
+        for size in (0, -1, (1 << 20) + 1, 10 ** 12):
+            with self.assertRaises(ValueError, msg=size):
+                export.block_sparsity(spec, size)
+        for size in (1.5, True, "128"):
+            with self.assertRaises(TypeError, msg=repr(size)):
+                export.block_sparsity(spec, size)
+        self.assertEqual(tuple(export.block_sparsity(spec, 1 << 20)["kind"].shape), (1, 1))
+        padding = torch.ones(2, 12, dtype=torch.long)
+        with self.assertRaises(ValueError) as refused:
+            export.hf_mask(spec, padding[:, None, :])   # [B, 1, N]: not a tokenizer's mask
+        self.assertIn("must be [batch, 12]", str(refused.exception))
+        with self.assertRaises(ValueError):
+            export.hf_mask(spec, padding[:, :11])
+        with self.assertRaises(TypeError) as refused:
+            export.hf_mask(spec, padding, dtype=torch.int32)
+        self.assertIn("floating torch dtype", str(refused.exception))
+        for mask_dtype in (torch.int32, torch.float16, torch.bool):
+            self.assertTrue(torch.equal(export.hf_mask(spec, padding.to(mask_dtype)),
+                                        export.hf_mask(spec, padding)), mask_dtype)
+        half = export.hf_mask(spec, padding, dtype=torch.float16)
+        self.assertEqual((half.dtype, tuple(half.shape)), (torch.float16, (2, 1, 12, 12)))
+        self.assertFalse(torch.isinf(half).any())
+
     def test_hugging_face_mask(self):
         shared = self.priors()["spec"]
         padding = torch.ones(2, 12, dtype=torch.long)
