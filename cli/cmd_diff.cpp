@@ -58,11 +58,13 @@ void add_diff_command(CLI::App& app, int& exit_code) {
                   "stands for all)")
       ->required()
       ->type_name("SPEC|FILE");
-  cmd->add_option("--png", args->png, "Also draw the difference of one (layer, head) to this PNG")
-      ->type_name("OUT.png")
-      ->check(png_path());
-  cmd->add_option("--layer", args->layer, "--png: the layer to draw (default 0)");
-  cmd->add_option("--head", args->head, "--png: the head to draw (default 0)");
+  auto* png = cmd->add_option("--png", args->png,
+                              "Also draw the difference of one (layer, head) to this PNG")
+                  ->type_name("OUT.png")
+                  ->check(png_path());
+  // The text compares every layer and head: --layer and --head choose only what --png draws.
+  cmd->add_option("--layer", args->layer, "--png: the layer to draw (default 0)")->needs(png);
+  cmd->add_option("--head", args->head, "--png: the head to draw (default 0)")->needs(png);
   add_define_flag(*cmd, args->flags);
   add_digits_flag(*cmd, args->flags);
   add_scale_and_size_flags(*cmd, args->flags);

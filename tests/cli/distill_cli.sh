@@ -24,6 +24,9 @@ diff_counts_cells() {
   grep -Eq '^ +0 +0 +[1-9][0-9]* +0 +[0-9]+ +0\.[0-9]{3}$' "$d/out" || fail "counts: $(cat "$d/out")"
   grep -q ' a ' "$d/out" || fail "no cell marked only in A: $(cat "$d/out")"
   test -s "$d/diff.png" || fail "no PNG"
+  # --layer and --head choose what --png draws; without it they are refused, not ignored.
+  "$maskc" diff "$addition" "$addition" --layer 5 >/dev/null 2>"$d/err"
+  [[ $? -eq 2 ]] && grep -q -- "--layer requires --png" "$d/err" || fail "--layer: $(cat "$d/err")"
   "$maskc" diff "$addition" "$specs/gotu/parity2.mask" >"$d/out" 2>"$d/err"
   [[ $? -eq 1 ]] && grep -q "cannot compare mask 'addition'" "$d/err" || fail "$(cat "$d/err")"
 }

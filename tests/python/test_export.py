@@ -4,6 +4,7 @@ import contextlib
 import os
 import pathlib
 import subprocess
+import sys
 import tempfile
 import unittest
 import warnings
@@ -268,6 +269,33 @@ class ExportTest(unittest.TestCase):
                 dtype, array = tensors[name]
                 self.assertEqual(dtype, "I32")
                 np.testing.assert_array_equal(array, want.numpy(), err_msg=name)
+
+    def test_maskc_export_holds_no_more_than_max_bytes(self):
+        # N = 5800: M and its provenance take 8 bytes a cell (269 MB); the bias is computed in
+        # place of M, so the peak is the compiled mask's (it was 1.5 times that). Peak resident
+        # memory of the child, as getrusage reports it in a fresh process.
+        n = 5800
+        measure = ("import resource, subprocess, sys\n"
+                   "result = subprocess.run(sys.argv[1:], capture_output=True)\n"
+                   "print(result.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+        with tempfile.TemporaryDirectory() as tmp:
+            spec = pathlib.Path(tmp) / "big.mask"
+            spec.write_text("mask big\ntokens x[%d]\nopen diagonal\n" % n)
+            out = subprocess.run([sys.executable, "-c", measure, MASKC, "export", str(spec), "--to",
+                                  "numpy", "-o", str(pathlib.Path(tmp) / "bias.npy")],
+                                 capture_output=True, text=True, check=True).stdout.split()
+            self.assertEqual(out[0], "0")
+            compiled = 8 * n * n
+            self.assertLess(int(out[1]) * 1024, 1.1 * compiled + (32 << 20))
+            # Block data beyond --max-bytes is refused before it is allocated.
+            result = subprocess.run([MASKC, "export", str(spec), "--to", "flex-blocks",
+                                     "--block-size", "1", "--max-bytes", "300M", "-o",
+                                     str(pathlib.Path(tmp) / "blocks.safetensors")],
+                                    capture_output=True, text=True, check=False)
+            self.assertEqual(result.returncode, 1, result.stderr)
+            self.assertIn("5800 x 5800 blocks of N = 5800 tokens take 1.0 GiB, above --max-bytes",
+                          result.stderr)
+            self.assertFalse((pathlib.Path(tmp) / "blocks.safetensors").exists())
 
     def test_sdpa_equals_dense_attention_with_the_bias(self):
         priors = self.priors()
