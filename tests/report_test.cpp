@@ -21,13 +21,16 @@ using nlohmann::json;
 
 const std::string kSource = MASKPRIOR_SOURCE_DIR;
 
+/// A folder of its own for one test's runs; this process removes the folders it made as it exits.
 fs::path fresh_dir(const std::string& name) {
-  const fs::path dir =
-      fs::temp_directory_path() / fmt::format("maskprior-report-{}-{}", name,
-                                              ::testing::UnitTest::GetInstance()->random_seed());
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
+  static struct Made {
+    std::vector<fs::path> dirs;
+    ~Made() {
+      for (const fs::path& dir : dirs) fs::remove_all(dir);
+    }
+  } made;
+  made.dirs.push_back(maskprior::testing::unique_temp_dir("maskprior-report-" + name));
+  return made.dirs.back();
 }
 
 std::string read_text(const fs::path& path) {
