@@ -175,6 +175,32 @@ std::string slurm_script(const SweepFlags& flags, size_t runs, bool jobs_given) 
       shards - 1, runs, shards, shards, shell_quote(fs::current_path().string()), command);
 }
 
+/// --emit-slurm: the sweep checked as a run of it would be, then the array script written.
+void emit_slurm(const SweepFlags& flags, const training::SweepOptions& options, size_t runs,
+                bool jobs_given) {
+  const std::vector<training::SweepPoint> points = training::sweep_points(options);
+  training::check_sweep_inputs(points, options);
+  training::check_sweep_runs(points, options);
+  write_file_atomic(flags.emit_slurm, slurm_script(flags, runs, jobs_given));
+  std::cout << fmt::format("slurm: {} (sbatch it)\n", flags.emit_slurm);
+  const size_t tasks = array_tasks(flags, runs);
+  if (tasks < runs) {
+    std::cout << fmt::format(
+        "{} runs in {} array tasks (task i trains runs i, i + {}, ...){}; --shards K sets how "
+        "many tasks share them\n",
+        runs, tasks, tasks,
+        flags.shards > 0
+            ? ""
+            : fmt::format(" (Slurm's default MaxArraySize is {})", kSlurmMaxArraySize));
+  } else if (tasks > kSlurmMaxArraySize) {
+    std::cerr << fmt::format(
+        "maskc: warning: {} array tasks: above Slurm's default MaxArraySize ({}), sbatch "
+        "refuses the script unless the cluster allows more; a smaller --shards lets each task "
+        "train several runs\n",
+        tasks, kSlurmMaxArraySize);
+  }
+}
+
 }  // namespace
 
 void add_sweep_command(CLI::App& app, int& exit_code) {
@@ -223,27 +249,7 @@ void add_sweep_command(CLI::App& app, int& exit_code) {
     training::SweepOptions options = sweep_options(*flags);
     const size_t runs = training::sweep_points(options).size() * static_cast<size_t>(flags->seeds);
     if (!flags->emit_slurm.empty()) {
-      const std::vector<training::SweepPoint> points = training::sweep_points(options);
-      training::check_sweep_inputs(points, options);
-      training::check_sweep_runs(points, options);
-      write_file_atomic(flags->emit_slurm, slurm_script(*flags, runs, jobs->count() > 0));
-      std::cout << fmt::format("slurm: {} (sbatch it)\n", flags->emit_slurm);
-      const size_t tasks = array_tasks(*flags, runs);
-      if (tasks < runs) {
-        std::cout << fmt::format(
-            "{} runs in {} array tasks (task i trains runs i, i + {}, ...){}; --shards K sets how "
-            "many tasks share them\n",
-            runs, tasks, tasks,
-            flags->shards > 0
-                ? ""
-                : fmt::format(" (Slurm's default MaxArraySize is {})", kSlurmMaxArraySize));
-      } else if (tasks > kSlurmMaxArraySize) {
-        std::cerr << fmt::format(
-            "maskc: warning: {} array tasks: above Slurm's default MaxArraySize ({}), sbatch "
-            "refuses the script unless the cluster allows more; a smaller --shards lets each task "
-            "train several runs\n",
-            tasks, kSlurmMaxArraySize);
-      }
+      emit_slurm(*flags, options, runs, jobs->count() > 0);
       exit_code = kExitOk;
       return;
     }

@@ -21,10 +21,12 @@ std::string input_error(F f) {
   return "";
 }
 
-/// A new folder of its own under the temporary folder, named PREFIX.XXXXXX (mkdtemp): a test
+/// A new folder of its own under the temporary folder, named PREFIX.XXXXXX (mkdtemp; a `/` in
+/// PREFIX becomes `_`): a test
 /// that removes it removes nothing another test (or a second run of this one) made, however many
 /// run at once. InternalError when it cannot be made.
-inline std::filesystem::path unique_temp_dir(const std::string& prefix) {
+inline std::filesystem::path unique_temp_dir(std::string prefix) {
+  for (char& c : prefix) c = c == '/' ? '_' : c;  // parameterised tests are named "Name/0"
   std::string pattern = (std::filesystem::temp_directory_path() / (prefix + ".XXXXXX")).string();
   if (::mkdtemp(pattern.data()) == nullptr) {
     throw InternalError("unique_temp_dir: cannot make a folder like " + pattern);
