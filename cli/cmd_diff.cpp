@@ -6,6 +6,7 @@
 
 #include "cli/commands.h"
 #include "cli/spec_flags.h"
+#include "core/cells.h"
 #include "render/grid.h"
 #include "render/plot.h"
 
@@ -24,8 +25,11 @@ void run_diff(const DiffArgs& args) {
     check_output_is_not_input(args.a, args.png, "--png");
     check_output_is_not_input(args.b, args.png, "--png");
   }
-  const PatternDiff diff = compare_patterns(load_spec_or_mask_file(args.a, args.flags, std::cerr),
-                                            load_spec_or_mask_file(args.b, args.flags, std::cerr));
+  const CompiledMask a = load_spec_or_mask_file(args.a, args.flags, std::cerr);
+  const CompiledMask b = load_spec_or_mask_file(args.b, args.flags, std::cerr);
+  check_finite_cells(a, args.a);
+  check_finite_cells(b, args.b);
+  const PatternDiff diff = compare_patterns(a, b);
   std::cout << render_pattern_diff(diff, args.a, args.b);
   if (args.png.empty()) return;
   check_layer_head(diff.cells, args.layer, args.head);
@@ -54,11 +58,13 @@ void add_diff_command(CLI::App& app, int& exit_code) {
                   "stands for all)")
       ->required()
       ->type_name("SPEC|FILE");
-  cmd->add_option("--png", args->png, "Also draw the difference of one (layer, head) to this PNG")
-      ->type_name("OUT.png")
-      ->check(png_path());
-  cmd->add_option("--layer", args->layer, "--png: the layer to draw (default 0)");
-  cmd->add_option("--head", args->head, "--png: the head to draw (default 0)");
+  auto* png = cmd->add_option("--png", args->png,
+                              "Also draw the difference of one (layer, head) to this PNG")
+                  ->type_name("OUT.png")
+                  ->check(png_path());
+  // The text compares every layer and head: --layer and --head choose only what --png draws.
+  cmd->add_option("--layer", args->layer, "--png: the layer to draw (default 0)")->needs(png);
+  cmd->add_option("--head", args->head, "--png: the head to draw (default 0)")->needs(png);
   add_define_flag(*cmd, args->flags);
   add_digits_flag(*cmd, args->flags);
   add_scale_and_size_flags(*cmd, args->flags);

@@ -21,6 +21,8 @@
 #include "cli/commands.h"
 #include "cli/spec_flags.h"
 #include "compiler/compile.h"
+#include "core/error.h"
+#include "core/text.h"
 #include "io/npy.h"
 #include "io/safetensors.h"
 
@@ -45,13 +47,15 @@ bool is_hard(const CompiledMask& m, int64_t q, int64_t k) {
   return m.hard && (*m.hard)[static_cast<size_t>(q * m.n + k)] != 0;
 }
 
-void write_bias(const CompiledMask& m, const std::string& path) {
-  std::vector<float> bias(m.mask.size());
+/// Writes the bias, computed in place of M: export holds no more than the compiled mask, which
+/// --max-bytes bounds.
+void write_bias(CompiledMask& m, const std::string& path) {
+  std::vector<float>& bias = m.mask;
   const int64_t cells = m.n * m.n;
   for (size_t i = 0; i < bias.size(); ++i) {
     const auto cell = static_cast<int64_t>(i) % cells;
     bias[i] = is_hard(m, cell / m.n, cell % m.n) ? -std::numeric_limits<float>::infinity()
-                                                 : log_sigmoid(m.mask[i]);
+                                                 : log_sigmoid(bias[i]);
   }
   write_npy_f32(path, {m.layers, m.heads, m.n, m.n},
                 {reinterpret_cast<const char*>(bias.data()), bias.size() * sizeof(float)});
@@ -83,8 +87,21 @@ std::vector<int32_t> block_kinds(const CompiledMask& m, int64_t size, int64_t bl
   return kind;
 }
 
-void write_blocks(const CompiledMask& m, int64_t size, const std::string& path) {
+/// Bytes per block that write_blocks holds: the allowed count (int64), the kinds and two index
+/// lists (int32), each also copied into its tensor.
+constexpr uint64_t kBytesPerBlock = 8 + 2 * (4 + 4 + 4);
+
+void write_blocks(const CompiledMask& m, int64_t size, const std::string& path,
+                  uint64_t max_bytes) {
   const int64_t blocks = (m.n + size - 1) / size;
+  const uint64_t bytes =
+      static_cast<uint64_t>(blocks) * static_cast<uint64_t>(blocks) * kBytesPerBlock;
+  if (bytes > max_bytes) {
+    throw InputError(fmt::format(
+        "--block-size {}: {} x {} blocks of N = {} tokens take {}, above --max-bytes ({}); give "
+        "a larger --block-size",
+        size, blocks, blocks, m.n, human_bytes(bytes), human_bytes(max_bytes)));
+  }
   const std::vector<int32_t> kind = block_kinds(m, size, blocks);
   SafetensorsData data;
   data.tensors["kind"] = int32_tensor(kind, {blocks, blocks});
@@ -110,14 +127,17 @@ void write_blocks(const CompiledMask& m, int64_t size, const std::string& path) 
 
 void run_export(const ExportArgs& args) {
   check_output_is_not_input(args.spec, args.output, "-o");
-  const CompiledMask mask = compile_file(args.spec, compile_options(args.flags));
+  const CompileOptions options = compile_options(args.flags);
+  CompiledMask mask = compile_file(args.spec, options);
   print_warnings(mask, std::cerr);
+  std::vector<int32_t>().swap(mask.provenance);  // not exported: its memory goes back now
   if (args.to == "numpy") {
     write_bias(mask, args.output);
     std::cout << fmt::format("{}: bias [{}, {}, {}, {}] -> {}\n", mask.name, mask.layers,
                              mask.heads, mask.n, mask.n, args.output);
   } else {
-    write_blocks(mask, args.block_size, args.output);
+    std::vector<float>().swap(mask.mask);  // the blocks read only the hard cells
+    write_blocks(mask, args.block_size, args.output, options.max_bytes);
     const int64_t blocks = (mask.n + args.block_size - 1) / args.block_size;
     std::cout << fmt::format("{}: {} x {} blocks of {} -> {}\n", mask.name, blocks, blocks,
                              args.block_size, args.output);

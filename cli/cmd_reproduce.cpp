@@ -12,6 +12,7 @@
 #include "report/report.h"
 #include "tasks/family.h"
 #include "train/config.h"
+#include "train/distributed.h"
 #include "train/presets.h"
 
 namespace maskprior::cli {
@@ -117,6 +118,11 @@ void add_reproduce_command(CLI::App& app, int& exit_code) {
   cmd->callback([flags, jobs_option, &exit_code] {
     const training::SuiteOptions options = suite_options(*flags, jobs_option->count() > 0);
     if (flags->dry_run) {
+      // Under maskc launch or torchrun every rank is asked; one answer is enough.
+      if (const auto world = training::world_from_environment(); world && world->rank != 0) {
+        exit_code = kExitOk;
+        return;
+      }
       training::dry_run_suite(options, std::cout);
       exit_code = kExitOk;
       return;

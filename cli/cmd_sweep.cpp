@@ -133,6 +133,15 @@ void place(training::SweepOptions& options, bool jobs_given) {
   if (placement.threads) options.base["threads"] = *placement.threads;
 }
 
+/// Slurm's default MaxArraySize: an array's task indices must be below it.
+constexpr size_t kSlurmMaxArraySize = 1001;
+
+/// The array tasks of --emit-slurm: --shards, or one per run up to Slurm's default limit.
+size_t array_tasks(const SweepFlags& flags, size_t runs) {
+  return flags.shards > 0 ? std::min<size_t>(flags.shards, runs)
+                          : std::min(runs, kSlurmMaxArraySize);
+}
+
 std::string shell_quote(const std::string& text) {
   std::string quoted = "'";
   for (char c : text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
@@ -142,7 +151,7 @@ std::string shell_quote(const std::string& text) {
 /// The Slurm array script: task i of N runs `maskc sweep` with the same flags, which trains its
 /// share (SLURM_ARRAY_TASK_ID of SLURM_ARRAY_TASK_COUNT).
 std::string slurm_script(const SweepFlags& flags, size_t runs, bool jobs_given) {
-  const size_t shards = flags.shards > 0 ? std::min<size_t>(flags.shards, runs) : runs;
+  const size_t shards = array_tasks(flags, runs);
   std::vector<std::string> args = {"sweep"};
   for (const std::string& axis : flags.grid) args.insert(args.end(), {"--grid", axis});
   args.insert(args.end(), {"--seeds", std::to_string(flags.seeds), "--out",
@@ -166,6 +175,32 @@ std::string slurm_script(const SweepFlags& flags, size_t runs, bool jobs_given) 
       shards - 1, runs, shards, shards, shell_quote(fs::current_path().string()), command);
 }
 
+/// --emit-slurm: the sweep checked as a run of it would be, then the array script written.
+void emit_slurm(const SweepFlags& flags, const training::SweepOptions& options, size_t runs,
+                bool jobs_given) {
+  const std::vector<training::SweepPoint> points = training::sweep_points(options);
+  training::check_sweep_inputs(points, options);
+  training::check_sweep_runs(points, options);
+  write_file_atomic(flags.emit_slurm, slurm_script(flags, runs, jobs_given));
+  std::cout << fmt::format("slurm: {} (sbatch it)\n", flags.emit_slurm);
+  const size_t tasks = array_tasks(flags, runs);
+  if (tasks < runs) {
+    std::cout << fmt::format(
+        "{} runs in {} array tasks (task i trains runs i, i + {}, ...){}; --shards K sets how "
+        "many tasks share them\n",
+        runs, tasks, tasks,
+        flags.shards > 0
+            ? ""
+            : fmt::format(" (Slurm's default MaxArraySize is {})", kSlurmMaxArraySize));
+  } else if (tasks > kSlurmMaxArraySize) {
+    std::cerr << fmt::format(
+        "maskc: warning: {} array tasks: above Slurm's default MaxArraySize ({}), sbatch "
+        "refuses the script unless the cluster allows more; a smaller --shards lets each task "
+        "train several runs\n",
+        tasks, kSlurmMaxArraySize);
+  }
+}
+
 }  // namespace
 
 void add_sweep_command(CLI::App& app, int& exit_code) {
@@ -183,7 +218,8 @@ void add_sweep_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--grid", flags->grid,
                   "KEY=V1,V2,...: a config.json key of maskc train (init, lr, spec, data, n, "
                   "pos_init_std, ... — any row of its config table but seed, out, -D and the "
-                  "execution settings) and its values; repeat for more keys")
+                  "execution settings) and its values (\\, for a comma inside one); repeat for "
+                  "more keys")
       ->required()
       ->allow_extra_args(false);
   cmd->add_option("--seeds", flags->seeds, "Seeds per combination, 0..K-1 (default 1)")
@@ -204,19 +240,25 @@ void add_sweep_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--emit-slurm", flags->emit_slurm,
                   "Write a Slurm array script to FILE whose tasks each run a share of the sweep "
                   "(nothing is trained now)");
-  cmd->add_option("--shards", flags->shards, "--emit-slurm: array tasks (default: one per run)")
+  cmd->add_option("--shards", flags->shards,
+                  "--emit-slurm: array tasks (default: one per run, at most 1001, Slurm's default "
+                  "MaxArraySize)")
       ->check(CLI::Range(1, 100000));
   cmd->add_option("TRAIN_FLAGS", flags->train_args, "after --: maskc train's flags for every run");
   cmd->callback([flags, jobs, &exit_code] {
     training::SweepOptions options = sweep_options(*flags);
     const size_t runs = training::sweep_points(options).size() * static_cast<size_t>(flags->seeds);
     if (!flags->emit_slurm.empty()) {
-      write_file_atomic(flags->emit_slurm, slurm_script(*flags, runs, jobs->count() > 0));
-      std::cout << fmt::format("slurm: {} (sbatch it)\n", flags->emit_slurm);
+      emit_slurm(*flags, options, runs, jobs->count() > 0);
       exit_code = kExitOk;
       return;
     }
     if (flags->dry_run) {
+      // Under maskc launch or torchrun every rank is asked; one answer is enough.
+      if (const auto world = training::world_from_environment(); world && world->rank != 0) {
+        exit_code = kExitOk;
+        return;
+      }
       training::dry_run_sweep(options, std::cout);
       exit_code = kExitOk;
       return;

@@ -153,15 +153,12 @@ void print_summary(const nlohmann::json& summary, const std::string& out) {
 /// The run's config from the preset and the flags given (`overrides`). Every mistake in them is a
 /// usage error (exit 2) naming the setting and what it allows: an unknown task, a combination
 /// that cannot run (`--data` without `--predict`, `--init mask` without `--spec`), a setting of
-/// another task family, and `--epochs 0`, which would train nothing.
+/// another task family, and `--epochs 0`, which would train nothing (training::check_config).
 training::TrainConfig config_of_flags(const TrainFlags& f, const nlohmann::json& overrides) {
   try {
     auto config = training::resolve_config(f.config.task, f.config.preset, overrides);
     tasks::family_of_run(training::to_json(config));  // an unknown task, with the known ones
-    if (config.epochs == 0 && config.steps == 0) {
-      throw CLI::ValidationError(
-          "--epochs", "--epochs 0 trains no step: give --epochs N or --steps N with N at least 1");
-    }
+    training::check_trains_a_step(config);
     return config;
   } catch (const InputError& e) {
     throw CLI::ValidationError(e.what());

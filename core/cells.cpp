@@ -1,6 +1,30 @@
 #include "core/cells.h"
 
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "core/error.h"
+
 namespace maskprior {
+
+void check_finite_cells(const CompiledMask& mask, const std::string& source) {
+  for (int64_t l = 0; l < mask.layers; ++l) {
+    for (int64_t h = 0; h < mask.heads; ++h) {
+      for (int64_t q = 0; q < mask.n; ++q) {
+        for (int64_t k = 0; k < mask.n; ++k) {
+          const float v = mask.mask[mask.index(l, h, q, k)];
+          if (mask.is_hard(q, k) || std::isfinite(v)) continue;
+          throw InputError(fmt::format(
+              "{}: the cell of layer {}, head {}, query {}, key {} is {}: a mask that is not "
+              "finite is neither open nor closed there (a diverged run?)",
+              source, l, h, mask.layout.token_label(q), mask.layout.token_label(k),
+              std::isnan(v) ? "nan" : fmt::format("{}", v)));
+        }
+      }
+    }
+  }
+}
 
 CellClass classify_cell(const CompiledMask& mask, int64_t layer, int64_t head, int64_t q,
                         int64_t k) {
@@ -23,6 +47,7 @@ bool leans_closed(const CompiledMask& mask, double value) {
 
 std::vector<uint8_t> open_pattern(const CompiledMask& mask) {
   check_invariants(mask);
+  check_finite_cells(mask, fmt::format("mask '{}'", mask.name));
   std::vector<uint8_t> pattern(mask.mask.size(), 0);
   for (int64_t l = 0; l < mask.layers; ++l) {
     for (int64_t h = 0; h < mask.heads; ++h) {

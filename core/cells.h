@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "core/compiled_mask.h"
@@ -25,8 +26,13 @@ bool leans_open(const CompiledMask& mask, double value);
 /// True when `value` lies strictly on the close side of that midpoint (a closed cell always does).
 bool leans_closed(const CompiledMask& mask, double value);
 
+/// InputError "SOURCE: the cell of layer L, head H, query Q, key K is nan: ..." for the first cell
+/// that is not hard-excluded and whose value is not finite (a learned M of a diverged run).
+void check_finite_cells(const CompiledMask& mask, const std::string& source);
+
 /// The binary prior [L, H, N, N]: 1 where a cell is not hard-excluded and leans open. This is the
-/// pattern that qk inits fit and that prior-mass metrics measure.
+/// pattern that qk inits fit and that prior-mass metrics measure. InputError for a cell that is
+/// not finite (check_finite_cells): it leans neither way.
 std::vector<uint8_t> open_pattern(const CompiledMask& mask);
 
 }  // namespace maskprior

@@ -65,17 +65,17 @@ int shell_status(int wait_status) {
   return WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : 128 + WTERMSIG(wait_status);
 }
 
-/// In the child: default signal handling (a training run installs its own), its own process
-/// group if asked, the work, then exit without the parent's atexit handlers or static destructors.
+/// In the child: default signal handling (a training run installs its own), SIGTERM when the
+/// supervisor dies (however it dies: a `kill -9`'d sweep leaves no run training as an orphan), its
+/// own process group if asked, the work, then exit without the parent's atexit handlers or static
+/// destructors.
 [[noreturn]] void child_main(const ChildProcess& child, bool own_process_group, pid_t parent) {
   std::signal(SIGINT, SIG_DFL);
   std::signal(SIGTERM, SIG_DFL);
-  if (own_process_group) {
-    ::setpgid(0, 0);
-    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
-    // The supervisor died before prctl: end as the SIGTERM prctl promises would have.
-    if (::getppid() != parent) ::_exit(128 + SIGTERM);
-  }
+  if (own_process_group) ::setpgid(0, 0);
+  ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+  // The supervisor died before prctl: end as the SIGTERM prctl promises would have.
+  if (::getppid() != parent) ::_exit(128 + SIGTERM);
   int status = 1;
   try {
     status = child.work();

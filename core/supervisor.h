@@ -33,9 +33,10 @@ struct ChildExit {
 
 struct SuperviseOptions {
   int parallel = 1;  // children running at once (at least 1)
-  /// Each child in its own process group, and sent SIGTERM if the supervisor dies: a Ctrl-C at
-  /// the terminal reaches the supervisor alone, which passes it on once (a second SIGINT would
-  /// end a training run before its checkpoint, train/interrupt.h).
+  /// Each child in its own process group (every child is sent SIGTERM if the supervisor dies,
+  /// whether or not it has its own group): a Ctrl-C at the terminal reaches the supervisor alone,
+  /// which passes it on once (a second SIGINT would end a training run before its checkpoint,
+  /// train/interrupt.h).
   bool own_process_group = false;
   /// When set: after the first child that fails, unless it stopped cleanly (is_stop_status) or a
   /// signal was passed on before it ended, no child starts and the running ones get SIGTERM, then
@@ -57,11 +58,12 @@ struct Supervision {
 };
 
 /// Runs `children` in order, each in a forked child process, at most options.parallel at once,
-/// and returns when every child it started has ended. While it runs, SIGINT and SIGTERM sent to
-/// this process are passed on to every running child (as often as they arrive) and no further
-/// child starts; the previous handlers are restored on return. One supervisor per process at a
-/// time. Throws InputError (options.cannot_start) if fork fails; the children already started
-/// are left running.
+/// and returns when every child it started has ended. A child is sent SIGTERM when the supervisor
+/// dies, however it dies (PR_SET_PDEATHSIG), so none is left running as an orphan. While it runs,
+/// SIGINT and SIGTERM sent to this process are passed on to every running child (as often as they
+/// arrive) and no further child starts; the previous handlers are restored on return. One
+/// supervisor per process at a time. Throws InputError (options.cannot_start) if fork fails; the
+/// children already started are left running.
 Supervision supervise(const std::vector<ChildProcess>& children, const SuperviseOptions& options);
 
 /// True for 130 and 143, the statuses of a process that stopped on SIGINT or SIGTERM — the way a

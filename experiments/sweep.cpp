@@ -1,12 +1,17 @@
 #include "experiments/sweep.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <charconv>
+#include <climits>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <ostream>
@@ -14,6 +19,7 @@
 #include <type_traits>
 
 #include "core/error.h"
+#include "core/supervisor.h"
 #include "core/text.h"
 #include "experiments/run_plan.h"
 #include "io/atomic_file.h"
@@ -180,12 +186,17 @@ SweepAxis parse_axis(const std::string& text) {
   if (const std::string why = not_sweepable(*field); !why.empty()) {
     throw InputError(fmt::format("--grid: {} cannot be swept: {}", axis.key, why));
   }
-  std::string rest = text.substr(eq + 1);
-  for (size_t start = 0;;) {
-    const size_t comma = rest.find(',', start);
-    axis.values.push_back(typed_value(*field, rest.substr(start, comma - start)));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
+  // Values split at each comma; `\,` is a comma inside one (a file name holding a comma).
+  std::string piece;
+  for (size_t i = eq + 1; i <= text.size(); ++i) {
+    if (i == text.size() || text[i] == ',') {
+      axis.values.push_back(typed_value(*field, piece));
+      piece.clear();
+    } else if (text[i] == '\\' && i + 1 < text.size() && text[i + 1] == ',') {
+      piece += text[++i];
+    } else {
+      piece += text[i];
+    }
   }
   std::set<std::string> seen;
   for (const json& value : axis.values) {
@@ -208,10 +219,16 @@ std::vector<SweepPoint> sweep_points(const SweepOptions& options) {
       point.name += fmt::format("{}{}={}", a ? "," : "", options.grid[a].key, texts[a][at[a]]);
     }
     try {
-      resolve(run_settings(options, point,
-                           {{"seed", 0}, {"out", run_dir(options, point, 0).string()}}));
+      check_trains_a_step(resolve(run_settings(
+          options, point, {{"seed", 0}, {"out", run_dir(options, point, 0).string()}})));
     } catch (const InputError& e) {
       throw InputError(fmt::format("--grid combination {}: {}", point.name, e.what()));
+    }
+    if (point.name.size() > NAME_MAX) {
+      throw InputError(fmt::format(
+          "--grid combination {}...: its folder name has {} bytes, more than the {} of a file "
+          "name; sweep fewer keys at once, or give the files shorter names",
+          point.name.substr(0, 60), point.name.size(), NAME_MAX));
     }
     points.push_back(std::move(point));
     size_t a = options.grid.size();
@@ -228,14 +245,92 @@ void check_sweep_inputs(const std::vector<SweepPoint>& points, const SweepOption
     for (const char* key : {"spec", "data", "test_data", "truth_table"}) {
       const std::string path = string_of(settings, key);
       if (!path.empty() && !fs::is_regular_file(path)) {
-        throw InputError(
-            fmt::format("[sweep] {} ({}): {} '{}' is not a file", point.name, key, key, path));
+        const bool swept = point.settings.contains(key);
+        throw InputError(fmt::format(
+            "[sweep] {} ({}): {} '{}' is not a file{}", point.name, key, key, path,
+            swept ? " (--grid splits values at commas: write \\, for a comma in a file name)"
+                  : ""));
       }
     }
   }
 }
 
+void check_sweep_runs(const std::vector<SweepPoint>& points, const SweepOptions& options) {
+  // In a child process: the checks start LibTorch's and oneTBB's threads, which must not be
+  // running in the process that forks the runs. Its first failure comes back through a pipe.
+  int pipe_fds[2];
+  if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
+    throw InputError(fmt::format("[sweep] cannot check the runs: {}", std::strerror(errno)));
+  }
+  const int to_parent = pipe_fds[1];
+  const ChildProcess checker{
+      "[sweep] checking every combination", [&points, &options, to_parent] {
+        for (const SweepPoint& point : points) {
+          try {
+            check_run(resolve(run_settings(options, point, {{"seed", 0}, {"out", ""}})));
+          } catch (const std::exception& e) {
+            // Below the pipe's buffer: written before anyone reads.
+            const std::string message =
+                fmt::format("[sweep] {}: {}", point.name, e.what()).substr(0, 16384);
+            if (::write(to_parent, message.data(), message.size()) < 0) {
+              return 2;
+            }
+            return 1;
+          }
+        }
+        return 0;
+      }};
+  const Supervision checked = supervise({checker}, SuperviseOptions{});
+  ::close(pipe_fds[1]);
+  std::string message;
+  char buffer[4096];
+  for (ssize_t got; (got = ::read(pipe_fds[0], buffer, sizeof buffer)) > 0;) {
+    message.append(buffer, static_cast<size_t>(got));
+  }
+  ::close(pipe_fds[0]);
+  if (const ChildExit* failed = checked.first_failure()) {
+    throw InputError(message.empty() ? fmt::format("[sweep] checking the combinations ended with "
+                                                   "status {}",
+                                                   failed->status)
+                                     : message);
+  }
+}
+
 namespace {
+
+/// The grid as results.json records it.
+json grid_json(const std::vector<SweepAxis>& grid) {
+  json axes = json::array();
+  for (const SweepAxis& axis : grid) axes.push_back({{"key", axis.key}, {"values", axis.values}});
+  return axes;
+}
+
+/// Every run's settings without the execution settings (threads, ...): what a sweep's results
+/// are of.
+json learned_base(json base) {
+  if (!base.is_object()) return json::object();
+  for (const std::string& key : report::execution_keys()) base.erase(key);
+  return base;
+}
+
+/// InputError when options.out holds the tables of another command or sweep (another grid, or
+/// other flags after --): this sweep would overwrite its results.md and results.json.
+void check_other_results(const SweepOptions& options) {
+  const fs::path path = fs::path(options.out) / "results.json";
+  if (!fs::is_regular_file(path)) return;
+  const json results = read_json_file(path.string());
+  if (results.is_object() && results.value("command", json()) == "sweep" &&
+      results.value("grid", json()) == grid_json(options.grid) &&
+      learned_base(results.value("base", json())) == learned_base(options.base)) {
+    return;
+  }
+  throw InputError(fmt::format(
+      "{} holds the results of another {} ({}), which this sweep would overwrite: choose another "
+      "--out, or move its results.md and results.json away first (its runs stay where they are)",
+      printable_utf8(options.out),
+      results.is_object() && results.value("command", json()) == "sweep" ? "sweep" : "command",
+      printable_utf8(path.string())));
+}
 
 /// Trains, resumes or reuses one run of the sweep.
 json run_one(const SweepOptions& options, const SweepPoint& point, int seed,
@@ -333,6 +428,8 @@ json run_sweep(const SweepOptions& options, std::ostream& out) {
                     run_settings(options, point, {{"seed", seed}, {"out", dir.string()}}), "sweep");
     }
   }
+  check_other_results(options);
+  check_sweep_runs(points, options);
   const bool split = options.world && options.world->size > 1;
   const bool sharded = options.shard_count > 1;
   fs::create_directories(options.out);
@@ -360,10 +457,7 @@ json run_sweep(const SweepOptions& options, std::ostream& out) {
                   {"seeds", options.seeds},
                   {"rows", rows},
                   {"interrupted", outcome.interrupted}};
-  json grid = json::array();
-  for (const SweepAxis& axis : options.grid)
-    grid.push_back({{"key", axis.key}, {"values", axis.values}});
-  results["grid"] = grid;
+  results["grid"] = grid_json(options.grid);
   if (!outcome.failed.empty()) results["failed"] = outcome.failed;
   write_results_files(options.out, results_heading(options), tables, results, out);
   if (!outcome.interrupted) throw_if_failed(outcome.failed, "sweep");

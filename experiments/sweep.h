@@ -23,10 +23,11 @@ struct SweepAxis {
   std::vector<nlohmann::json> values;
 };
 
-/// Parses `KEY=V1,V2,...`. The key must be a row of the config table that says what a run learns
-/// (not `seed`, `out`, a map such as `defines`, or an execution setting `--resume` may change),
-/// each value of the row's type and among its allowed values; no value twice. InputError naming
-/// the key and what it allows otherwise.
+/// Parses `KEY=V1,V2,...` (`\,` is a comma inside a value, e.g. a file name holding one). The key
+/// must be a row of the config table that says what a run learns (not `seed`, `out`, a map such as
+/// `defines`, or an execution setting `--resume` may change), each value of the row's type and
+/// among its allowed values; no value twice. InputError naming the key and what it allows
+/// otherwise.
 SweepAxis parse_axis(const std::string& text);
 
 /// One combination of the grid.
@@ -48,19 +49,27 @@ struct SweepOptions {
 
 /// Every combination of the grid (the first axis varying slowest), named by its settings (values
 /// made safe for a file name: paths by their file name, with a short hash where two would read
-/// alike). Each is resolved as its runs will be (resolve_config, check_config): InputError naming
-/// the combination otherwise, before anything is written.
+/// alike). Each is resolved as its runs will be (resolve_config, check_config, and it must train a
+/// step) and its folder name must fit a file name (255 bytes): InputError naming the combination
+/// otherwise, before anything is written.
 std::vector<SweepPoint> sweep_points(const SweepOptions& options);
 
 /// InputError when a file the runs read (spec, data, test_data, truth_table) is missing.
 void check_sweep_inputs(const std::vector<SweepPoint>& points, const SweepOptions& options);
+
+/// Sets up one run of each combination as `maskc train` would before training (check_run: the
+/// spec compiled at the run's size and checked against the task and model, the data, the memory
+/// it needs), in a child process; InputError naming the first combination that cannot run.
+void check_sweep_runs(const std::vector<SweepPoint>& points, const SweepOptions& options);
 
 /// Prints every run of the sweep (folder, finished or not) and an estimate of the time the
 /// unfinished ones take, from a few steps of one run of each combination timed in this process
 /// (experiments/run_plan.h dry_run_plan; nothing is written). Returns dry_run_plan's result.
 nlohmann::json dry_run_sweep(const SweepOptions& options, std::ostream& out);
 
-/// Runs (or resumes, or reuses finished) every run of the sweep, writes results.json and
+/// Runs (or resumes, or reuses finished) every run of the sweep (checked first: check_sweep_inputs,
+/// check_sweep_runs, and InputError when options.out holds the results of another sweep or
+/// command, which its tables would overwrite), writes results.json and
 /// results.md (one row per combination) into options.out and prints the tables. Returns
 /// results.json's content ("interrupted": true if stopped: rerunning the same command continues).
 /// A rank other than 0, or an array task that did not finish the sweep's last run, writes no

@@ -2,12 +2,15 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <pthread.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <filesystem>
+#include <mutex>
+#include <set>
 #include <system_error>
 
 #include "core/error.h"
@@ -58,6 +61,33 @@ bool holds_only_lock_file(const std::string& folder) {
   return !error && it == fs::directory_iterator();
 }
 
+/// The locks this process holds. A flock belongs to the open file, which fork shares with the
+/// child: a forked child (a sweep's run) would hold the folder as long as it lives, and after a
+/// `kill -9` of the holder the folder would stay locked in the name of a dead process. So the
+/// child closes its copies at once (pthread_atfork); O_CLOEXEC does the same for exec.
+struct HeldLocks {
+  std::mutex mutex;
+  std::set<int*> fds;  // each held lock's FolderLock::fd_
+};
+
+HeldLocks& held_locks() {
+  static HeldLocks* held = [] {
+    auto* locks = new HeldLocks;  // never destroyed: a fork may come during static destruction
+    ::pthread_atfork([] { held_locks().mutex.lock(); }, [] { held_locks().mutex.unlock(); },
+                     [] {
+                       HeldLocks& in_child = held_locks();
+                       for (int* fd : in_child.fds) {
+                         ::close(*fd);
+                         *fd = -1;  // the child's FolderLock releases nothing
+                       }
+                       in_child.fds.clear();
+                       in_child.mutex.unlock();
+                     });
+    return locks;
+  }();
+  return *held;
+}
+
 }  // namespace
 
 FolderLock::FolderLock(const std::string& folder) : folder_(folder) {
@@ -101,9 +131,17 @@ FolderLock::FolderLock(const std::string& folder) : folder_(folder) {
     ::close(fd_);
     lock_failed(lock_path_, reason);
   }
+  HeldLocks& held = held_locks();
+  const std::lock_guard<std::mutex> guard(held.mutex);
+  held.fds.insert(&fd_);
 }
 
 FolderLock::~FolderLock() {
+  {
+    HeldLocks& held = held_locks();
+    const std::lock_guard<std::mutex> guard(held.mutex);
+    held.fds.erase(&fd_);
+  }
   if (fd_ < 0) return;
   const bool nothing_written = created_ && holds_only_lock_file(folder_);
   // Removed while still held: a process that opened it meanwhile and then gets the lock sees it

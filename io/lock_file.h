@@ -3,7 +3,8 @@
 // run folder or suite folder. The lock file is removed when the lock is released (the command
 // ended: finished, failed, or stopped by a signal it handles); the lock itself ends with the
 // process however it ends, so a lock file left by a process killed outright (SIGKILL) is no stale
-// lock: the next command takes it.
+// lock: the next command takes it. A process forked while the lock is held (a sweep's or a
+// suite's run) does not hold it: the lock ends with its holder even while such children run.
 #pragma once
 
 #include <string>

@@ -253,12 +253,28 @@ void check_run(const RunRecord& run) {
   }
 }
 
-std::vector<ReportRow> group_runs(std::vector<RunRecord> runs, const std::string& root_name) {
+std::vector<ReportRow> group_runs(std::vector<RunRecord> runs, const std::string& root_name,
+                                  std::vector<LeftOut>* duplicates) {
   std::vector<ReportRow> rows;
   std::map<std::string, size_t> index;
+  std::map<std::pair<size_t, std::string>, std::string> seen;  // (row, seed) -> its first run
   for (RunRecord& run : runs) {
     json settings = settings_of(run);
     auto [it, added] = index.emplace(run.row + "\n" + settings.dump(), rows.size());
+    // The seed as config.json (or summary.json) records it; a run that records none is no copy.
+    const json seed =
+        run.config.contains("seed") ? run.config["seed"] : run.summary.value("seed", json());
+    if (!seed.is_null()) {
+      const auto [first, fresh] = seen.emplace(std::pair(it->second, seed.dump()), run.dir);
+      if (!fresh) {
+        if (duplicates != nullptr) {
+          duplicates->push_back(
+              {run.dir, fmt::format("{}: seed {} again, as in {} (a copy?): a seed counts once",
+                                    run.dir, seed.dump(), first->second)});
+        }
+        continue;
+      }
+    }
     if (added) {
       ReportRow row;
       row.subject = subject_of(run.config);
@@ -323,10 +339,11 @@ std::vector<ReportRow> read_rows(const std::string& root_text, std::vector<LeftO
         "[report] {} holds no finished run (a folder with config.json and summary.json){}",
         root_text, skipped.empty() ? "" : " that can be reported:" + why));
   }
-  if (left_out != nullptr) *left_out = std::move(skipped);
   std::string root_name = fs::absolute(root).lexically_normal().filename().string();
   if (root_name.empty()) root_name = fs::absolute(root).parent_path().filename().string();
-  return group_runs(std::move(runs), root_name);
+  std::vector<ReportRow> rows = group_runs(std::move(runs), root_name, &skipped);
+  if (left_out != nullptr) *left_out = std::move(skipped);
+  return rows;
 }
 
 double metric_value(const json& record, const std::string& key) {

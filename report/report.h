@@ -73,11 +73,20 @@ std::optional<RunRecord> read_run(const std::string& dir,
 /// inf once averaged), a negative count of steps, or evaluation records whose steps are negative
 /// or go back.
 void check_run(const RunRecord& run);
+/// A finished run folder that a report leaves out, and why (a file that does not parse, a task of
+/// no known family, a value no run can have, more metrics than a report reads, or a second run of
+/// a seed its row already has).
+struct LeftOut {
+  std::string dir, reason;
+};
+
 /// Groups runs into rows, in the order of their first run: runs pool only when they share their
-/// row folder (RunRecord::row) and their settings (settings_of). `root_name` labels the rows of
-/// the root folder when they are its only ones. Throws InputError naming a run whose task belongs
-/// to no known family.
-std::vector<ReportRow> group_runs(std::vector<RunRecord> runs, const std::string& root_name);
+/// row folder (RunRecord::row) and their settings (settings_of). A seed counts once in a row: a
+/// later run of a seed the row already has (a copied run folder) is left out, and listed in
+/// `duplicates` when given. `root_name` labels the rows of the root folder when they are its only
+/// ones. Throws InputError naming a run whose task belongs to no known family.
+std::vector<ReportRow> group_runs(std::vector<RunRecord> runs, const std::string& root_name,
+                                  std::vector<LeftOut>* duplicates = nullptr);
 
 /// A metric in a summary or metrics record: a number, or the mean of a per-layer list; NaN when
 /// absent or not a number.
@@ -91,12 +100,6 @@ std::optional<int64_t> steps_to(const RunRecord& run, const std::string& key, do
 /// paper's own setting (for mask inits, the task's shipped spec `<task>.mask`; the setting the
 /// family's number names, e.g. arithmetic at the paper's train fraction).
 std::string paper_number(const ReportRow& row);
-
-/// A finished run folder that a report leaves out, and why (a file that does not parse, a task of
-/// no known family, a value no run can have, or more metrics than a report reads).
-struct LeftOut {
-  std::string dir, reason;
-};
 
 /// Every finished run folder under `root` (folders with config.json and summary.json; interrupted
 /// runs are skipped), in natural folder order, grouped into rows by group_runs. A run that cannot

@@ -775,7 +775,7 @@ std::string provenance_text(const std::vector<ReportRow>& rows) {
 std::string left_out_text(const std::vector<LeftOut>& left_out) {
   if (left_out.empty()) return "";
   std::string text =
-      fmt::format("**{} run{} left out** (damaged, or more than a report reads):\n\n",
+      fmt::format("**{} run{} left out** (damaged, more than a report reads, or a seed again):\n\n",
                   left_out.size(), left_out.size() == 1 ? "" : "s");
   for (const LeftOut& l : left_out) text += fmt::format("- {}\n", inert(l.reason));
   return text + "\n";

@@ -348,9 +348,7 @@ TEST(ArithDigitOrders, RunCompilesTheSpecWithItsOrders) {
   msb.digit_orders = {{"c", DigitOrder::kMsbFirst}};
   EXPECT_EQ(spec.mask, compile_file(spec_path("addition.mask"), msb).mask);
 
-  const auto dir =
-      std::filesystem::temp_directory_path() / fmt::format("maskprior_arith_orders_{}", ::getpid());
-  std::filesystem::create_directories(dir);
+  const auto dir = maskprior::testing::unique_temp_dir("maskprior_arith_orders");
   config.spec = (dir / "addition.safetensors").string();
   write_mask_file(compile_file(spec_path("addition.mask")), config.spec);
   const std::string message = input_error([&] { training::load_spec(config); });

@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "io/mask_file.h"
+#include "tests/test_util.h"
 
 namespace maskprior {
 namespace {
@@ -46,10 +47,7 @@ class MaskcTest : public ::testing::Test {
  protected:
   void SetUp() override {
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() /
-           (std::string("maskprior_cli_") + info->name() + "_" + std::to_string(::getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
+    dir_ = maskprior::testing::unique_temp_dir(std::string("maskprior_cli_") + info->name());
   }
   void TearDown() override { fs::remove_all(dir_); }
 

@@ -1,6 +1,8 @@
 // Tests of core: the layout's token labels and their binding to tokens; the process supervisor.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -318,6 +320,55 @@ TEST(Supervise, PutsEachChildInItsOwnProcessGroupWhenAsked) {
   options.own_process_group = true;
   const std::vector<ChildProcess> own = {{"own", [] { return ::getpgrp() == ::getpid() ? 0 : 1; }}};
   EXPECT_EQ(supervise(own, options).exits.at(0).status, 0);
+}
+
+// A supervisor killed outright (SIGKILL: nothing of it runs) leaves no child running as an orphan:
+// each is sent SIGTERM. This test process adopts the orphans (a subreaper) to see how they end.
+TEST(Supervise, ChildrenEndWhenTheSupervisorIsKilled) {
+  ASSERT_EQ(::prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+  int pids[2];
+  ASSERT_EQ(::pipe(pids), 0);
+  const pid_t supervisor = ::fork();
+  ASSERT_GE(supervisor, 0);
+  if (supervisor == 0) {
+    ::close(pids[0]);
+    const int out = pids[1];
+    const std::vector<ChildProcess> children(
+        2, ChildProcess{"waits", [out] {
+                          const pid_t me = ::getpid();
+                          if (::write(out, &me, sizeof me) != sizeof me) return 1;
+                          for (;;) ::pause();
+                        }});
+    SuperviseOptions options;
+    options.parallel = 2;
+    supervise(children, options);
+    ::_exit(0);
+  }
+  ::close(pids[1]);
+  std::vector<pid_t> children(2);
+  for (pid_t& child : children) ASSERT_EQ(::read(pids[0], &child, sizeof child), sizeof child);
+  ::close(pids[0]);
+  ::kill(supervisor, SIGKILL);
+  int status = 0;
+  ASSERT_EQ(::waitpid(supervisor, &status, 0), supervisor);
+  for (const pid_t child : children) {
+    // An orphan would pause for ever: give up (and fail) after a minute, however loaded the
+    // machine; a child that ends does so at once.
+    pid_t done = 0;
+    for (int i = 0; i < 600 && done == 0; ++i) {
+      done = ::waitpid(child, &status, WNOHANG);
+      if (done == 0) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    if (done == 0) {
+      ::kill(child, SIGKILL);
+      ::waitpid(child, &status, 0);
+      ADD_FAILURE() << "child " << child << " kept running after its supervisor was killed";
+      continue;
+    }
+    ASSERT_EQ(done, child);
+    EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM) << status;
+  }
+  ASSERT_EQ(::prctl(PR_SET_CHILD_SUBREAPER, 0), 0);
 }
 
 TEST(Supervise, StopStatuses) {

@@ -282,9 +282,7 @@ class ToyFamilyTest : public ::testing::Test {
  protected:
   void SetUp() override {
     register_toy_family();
-    dir_ = fs::temp_directory_path() / ("maskprior_family_" + std::to_string(::getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
+    dir_ = maskprior::testing::unique_temp_dir("maskprior_family");
   }
   void TearDown() override { fs::remove_all(dir_); }
   fs::path dir_;

@@ -30,10 +30,7 @@ class FaultsTest : public ::testing::Test {
  protected:
   void SetUp() override {
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ =
-        fs::temp_directory_path() / fmt::format("maskprior_faults_{}_{}", ::getpid(), info->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
+    dir_ = maskprior::testing::unique_temp_dir(fmt::format("maskprior_faults_{}", info->name()));
   }
   void TearDown() override { fs::remove_all(dir_); }
 
@@ -179,6 +176,37 @@ TEST_F(FaultsTest, LockOfAKilledProcessIsFree) {
   ::close(ready[0]);
   ::close(ready[1]);
   EXPECT_NO_THROW(FolderLock{run});
+}
+
+// A process forked while a lock is held (a sweep's run, `maskc reproduce --jobs`) does not keep
+// it: once the holder is killed outright, the folder is free while the child still runs, so a
+// `kill -9`'d sweep can be rerun at once.
+TEST_F(FaultsTest, ForkedChildDoesNotKeepTheLock) {
+  const std::string run = file("run");
+  int ready[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  const pid_t holder = ::fork();
+  ASSERT_GE(holder, 0);
+  if (holder == 0) {
+    const FolderLock held(run);
+    write_text(run + "/config.json", "{}");
+    if (::fork() == 0) {  // the child says it runs (its copy of the lock is closed by then)
+      const pid_t me = ::getpid();
+      if (::write(ready[1], &me, sizeof me) != sizeof me) ::_exit(1);
+      for (;;) ::pause();  // killed by the test below
+    }
+    ::pause();
+    ::_exit(0);
+  }
+  pid_t child = 0;
+  ASSERT_EQ(::read(ready[0], &child, sizeof child), static_cast<ssize_t>(sizeof child));
+  ::close(ready[0]);
+  ::close(ready[1]);
+  ::kill(holder, SIGKILL);
+  ::waitpid(holder, nullptr, 0);
+  EXPECT_EQ(::kill(child, 0), 0) << "the holder's child should still run";
+  EXPECT_EQ(input_error([&] { const FolderLock again(run); }), "");
+  ::kill(child, SIGKILL);
 }
 
 // A signal ends a process by whichever of its threads does not block it. While the writing thread

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/compiled_mask.h"
+#include "tests/test_util.h"
 
 namespace maskprior::testing {
 
@@ -22,11 +23,8 @@ class TempDir {
  public:
   TempDir() {
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    path_ = std::filesystem::temp_directory_path() /
-            (std::string("maskprior_") + info->test_suite_name() + "_" + info->name() + "_" +
-             std::to_string(::getpid()));
-    std::filesystem::remove_all(path_);
-    std::filesystem::create_directories(path_);
+    path_ = maskprior::testing::unique_temp_dir(std::string("maskprior_") +
+                                                info->test_suite_name() + "_" + info->name());
   }
   TempDir(const TempDir&) = delete;
   TempDir& operator=(const TempDir&) = delete;
@@ -62,8 +60,9 @@ inline Span make_span(const std::string& name, int64_t offset, int64_t length) {
   return s;
 }
 
-/// The parity2 example of docs/language-reference.md with n = 3: cls, x[3]; N = 4; 2 layers, 2 heads so that
-/// (layer, head) indexing is exercised; head 1 of layer 1 carries a non-scale value 0.5.
+/// The parity2 example of docs/language-reference.md with n = 3: cls, x[3]; N = 4; 2 layers, 2
+/// heads so that (layer, head) indexing is exercised; head 1 of layer 1 carries a non-scale value
+/// 0.5.
 inline CompiledMask example_mask(bool with_hard) {
   CompiledMask m;
   m.name = "parity2";

@@ -27,6 +27,7 @@
 #include "io/npy.h"
 #include "io/safetensors.h"
 #include "tasks/truth_table.h"
+#include "tests/test_util.h"
 
 namespace maskprior {
 namespace {
@@ -95,10 +96,7 @@ class ReadersTest : public ::testing::Test {
  protected:
   void SetUp() override {
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() /
-           fmt::format("maskprior_readers_{}_{}", info->name(), ::getpid());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
+    dir_ = maskprior::testing::unique_temp_dir(fmt::format("maskprior_readers_{}", info->name()));
   }
   void TearDown() override { fs::remove_all(dir_); }
 

@@ -21,13 +21,16 @@ using nlohmann::json;
 
 const std::string kSource = MASKPRIOR_SOURCE_DIR;
 
+/// A folder of its own for one test's runs; this process removes the folders it made as it exits.
 fs::path fresh_dir(const std::string& name) {
-  const fs::path dir =
-      fs::temp_directory_path() / fmt::format("maskprior-report-{}-{}", name,
-                                              ::testing::UnitTest::GetInstance()->random_seed());
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
+  static struct Made {
+    std::vector<fs::path> dirs;
+    ~Made() {
+      for (const fs::path& dir : dirs) fs::remove_all(dir);
+    }
+  } made;
+  made.dirs.push_back(maskprior::testing::unique_temp_dir("maskprior-report-" + name));
+  return made.dirs.back();
 }
 
 std::string read_text(const fs::path& path) {
@@ -527,6 +530,30 @@ TEST(Report, DamagedRunsAreLeftOutAndNamed) {
   // Without a list to put them in (a caller that wants every run), the first one is an error.
   EXPECT_NE(testing::input_error([&] { read_rows(root.string()); }).find("damaged"),
             std::string::npos);
+}
+
+// Two copies of one seed's run are one seed, not two (a report of "2 seeds, 75.00 ± 0.00"): the
+// copy is left out and named.
+TEST(Report, ACopiedRunIsOneSeed) {
+  const fs::path root = fresh_dir("copied");
+  json config = parity2_config("vanilla");
+  config["seed"] = 0;
+  for (const char* name : {"seed0", "seed0-copy"}) {
+    write_run(root / "parity2" / name, config, {{"accuracy", 0.75}, {"steps", 300}, {"seed", 0}},
+              {{0, 0.5}, {300, 0.75}}, "accuracy");
+  }
+  config["seed"] = 1;
+  write_run(root / "parity2" / "seed1", config, {{"accuracy", 0.25}, {"steps", 300}, {"seed", 1}},
+            {{0, 0.5}, {300, 0.25}}, "accuracy");
+  std::vector<LeftOut> left_out;
+  const std::vector<ReportRow> rows = read_rows(root.string(), &left_out);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].runs.size(), 2u) << "seeds 0 and 1";
+  ASSERT_EQ(left_out.size(), 1u);
+  EXPECT_NE(left_out[0].reason.find("seed0-copy: seed 0 again, as in"), std::string::npos)
+      << left_out[0].reason;
+  const std::string text = read_text(write_report({root.string(), kSource, ""}, &left_out));
+  EXPECT_NE(text.find("| parity2 | 2 | 50.00 ± 35.36"), std::string::npos) << text;
 }
 
 // A metrics.jsonl beyond the report's cap is refused with the limit, not read into memory.

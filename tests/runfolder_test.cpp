@@ -15,6 +15,7 @@
 #include "runfolder/archive.h"
 #include "runfolder/run_files.h"
 #include "runfolder/run_state.h"
+#include "tests/test_util.h"
 
 namespace {
 
@@ -25,11 +26,9 @@ namespace runfolder = maskprior::runfolder;
 class RunsArchiveTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("runfolder_test_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
+    dir_ = maskprior::testing::unique_temp_dir(
+        std::string("runfolder_test_") +
+        ::testing::UnitTest::GetInstance()->current_test_info()->name());
   }
   void TearDown() override { fs::remove_all(dir_); }
 

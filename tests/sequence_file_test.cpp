@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "core/layout.h"
 #include "tasks/sequence_file.h"
+#include "tests/test_util.h"
 
 namespace maskprior::tasks {
 namespace {
@@ -230,8 +231,7 @@ TEST(SequenceFile, HeldOutSplitIsASeededTenthOfTrain) {
 }
 
 TEST(SequenceFile, ReadsOnlyRegularFiles) {
-  const auto dir = fs::temp_directory_path() / ("maskprior_seqfile_" + std::to_string(getpid()));
-  fs::create_directories(dir);
+  const auto dir = maskprior::testing::unique_temp_dir("maskprior_seqfile");
   const auto path = (dir / "d.txt").string();
   std::ofstream(path) << "1 2 = 2 1\n";
   EXPECT_EQ(read_sequence_file(path, small_layout()).examples(), 1);

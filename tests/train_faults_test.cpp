@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "io/safetensors.h"
+#include "tests/test_util.h"
 
 namespace maskprior {
 namespace {
@@ -116,10 +117,8 @@ class TrainFaultsTest : public ::testing::Test {
  protected:
   void SetUp() override {
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() /
-           fmt::format("maskprior_train_faults_{}_{}", ::getpid(), info->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
+    dir_ =
+        maskprior::testing::unique_temp_dir(fmt::format("maskprior_train_faults_{}", info->name()));
   }
   void TearDown() override { fs::remove_all(dir_); }
 

@@ -67,10 +67,7 @@ class RuntimeTest : public ::testing::Test {
  protected:
   void SetUp() override {
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ =
-        fs::temp_directory_path() / fmt::format("maskprior_runtime_{}_{}", getpid(), info->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
+    dir_ = maskprior::testing::unique_temp_dir(fmt::format("maskprior_runtime_{}", info->name()));
     spec_path_ = (dir_ / "parity2.safetensors").string();
     write_mask_file(parity2_spec(kBits), spec_path_);
   }

@@ -41,9 +41,8 @@ class VlRuntimeTest : public ::testing::Test {
  protected:
   void SetUp() override {
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() /
-           fmt::format("maskprior_vlrt_{}_{}_{}", getpid(), info->test_suite_name(), info->name());
-    fs::remove_all(dir_);
+    dir_ = maskprior::testing::unique_temp_dir(
+        fmt::format("maskprior_vlrt_{}_{}", info->test_suite_name(), info->name()));
     maskprior::testing::write_toy_fashion_mnist(dir_ / "images", /*train_rows=*/320,
                                                 /*test_rows=*/100);
     maskprior::testing::write_toy_corpus(dir_ / "text", /*files=*/6, /*bytes=*/3000);

@@ -10,9 +10,9 @@
 #include <set>
 
 #include "core/error.h"
+#include "tasks/family.h"
 #include "tasks/fashion_mnist.h"
 #include "tasks/idx_file.h"
-#include "tasks/family.h"
 #include "tasks/text_corpus.h"
 #include "tests/test_util.h"
 #include "tests/vl_fixture.h"
@@ -30,9 +30,7 @@ class VlTasksTest : public ::testing::Test {
  protected:
   void SetUp() override {
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() / fmt::format("maskprior_vl_{}_{}", getpid(), info->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
+    dir_ = maskprior::testing::unique_temp_dir(fmt::format("maskprior_vl_{}", info->name()));
   }
   void TearDown() override { fs::remove_all(dir_); }
 

@@ -69,10 +69,7 @@ class YourDataTest : public ::testing::Test {
  protected:
   void SetUp() override {
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() /
-           fmt::format("maskprior_your_data_{}_{}", getpid(), info->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
+    dir_ = maskprior::testing::unique_temp_dir(fmt::format("maskprior_your_data_{}", info->name()));
   }
   void TearDown() override { fs::remove_all(dir_); }
 

@@ -489,6 +489,12 @@ std::string preset_row(const std::string& task, const json& overrides) {
 
 }  // namespace
 
+void check_trains_a_step(const TrainConfig& config) {
+  if (config.epochs == 0 && config.steps == 0) {
+    throw InputError("--epochs 0 trains no step: give --epochs N or --steps N with N at least 1");
+  }
+}
+
 void check_config(const TrainConfig& config) {
   for (const auto& field : config_fields()) check_field(field, config);
   check_what_is_learned(config);

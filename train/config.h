@@ -137,6 +137,10 @@ void check_field(const ConfigField& field, const TrainConfig& config);
 /// that the init method has the spec it needs; InputError naming the field otherwise.
 void check_config(const TrainConfig& config);
 
+/// InputError when `config` trains no step (epochs and steps 0). `maskc train` and `maskc sweep`
+/// refuse such a run; train() itself takes it (step 0's metrics alone).
+void check_trains_a_step(const TrainConfig& config);
+
 /// Builds the resolved config: defaults, then `preset` for `task` (quick or paper; "" = none),
 /// then `overrides` (JSON object of TrainConfig keys, e.g. the flags given on the command line).
 /// With no task, the preset is that of the runs on your own data the overrides name (`data` or

@@ -4,6 +4,7 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <map>
 #include <numeric>
@@ -16,6 +17,7 @@
 #include "core/cells.h"
 #include "core/error.h"
 #include "core/regular_file.h"
+#include "io/input_file.h"
 #include "io/mask_file.h"
 #include "io/safetensors.h"
 #include "runtime/experiment.h"
@@ -90,6 +92,29 @@ std::vector<double> covered_mass(const std::vector<float>& attention, int64_t la
   return mass;
 }
 
+/// InputError unless the weights file can hold the model `config` describes: its header's
+/// numbers (read before any tensor) against the model's parameters, counted from its shape
+/// (runtime::estimate_footprint, less the position table a run may not have), so that a
+/// config.json edited to `depth` 1e8 is refused before the model is built.
+void check_weights_fit(const RunFolder& folder, const runtime::ModelConfig& config) {
+  InputFile file(folder.file(kWeightsFile));
+  double numbers = 0;
+  for (const auto& [name, entry] : read_safetensors_header(file).tensors) {
+    double count = 1;
+    for (const int64_t extent : entry.shape) count *= static_cast<double>(extent);
+    numbers += count;
+  }
+  const double parameters = runtime::estimate_footprint(config, /*batch=*/1).parameters -
+                            static_cast<double>(config.seq_len) * static_cast<double>(config.dim);
+  if (parameters > 1.1 * numbers + 1e4) {
+    throw InputError(fmt::format(
+        "{}: config.json describes a model of about {:.3g} parameters (dim {}, depth {}, heads {} "
+        "x head_dim {}, mlp {}), but {} holds {:.3g} numbers: they are not of one model",
+        folder.path(), parameters, config.dim, config.depth, config.heads, config.head_dim,
+        config.mlp, kWeightsFile, numbers));
+  }
+}
+
 /// The model of the run, built as it trained and loaded from weights.safetensors.
 /// `prepare` installs what the model held beyond its parameters (a run over several sizes: its
 /// priors) before the weights are loaded.
@@ -100,7 +125,20 @@ runtime::MaskedTransformer load_model(
     throw InputError(
         fmt::format("{} has no {}: the run did not save its weights", folder.path(), kWeightsFile));
   }
-  runtime::MaskedTransformer model(config);
+  check_weights_fit(folder, config);
+  runtime::MaskedTransformer model = [&] {
+    try {
+      return runtime::MaskedTransformer(config);
+    } catch (const std::bad_alloc&) {
+    } catch (const c10::Error& e) {
+      if (std::string(e.what()).find("alloc") == std::string::npos) throw;
+    }
+    throw InputError(fmt::format(
+        "{}: not enough memory for the model config.json describes (dim {}, depth {}, heads {} x "
+        "head_dim {}, mlp {}, vocabulary {}, {} tokens)",
+        folder.path(), config.dim, config.depth, config.heads, config.head_dim, config.mlp,
+        config.vocab, config.seq_len));
+  }();
   if (prepare) prepare(model);
   load_model_tensors(model, read_safetensors(folder.file(kWeightsFile)), folder.file(kWeightsFile));
   model->eval();
@@ -131,6 +169,16 @@ SpecDraft attention_draft(const RunFolder& folder, const TrainConfig& config,
   const auto mean = torch::stack(maps).mean(/*dim=*/1).to(torch::kFloat).contiguous();  // [L,H,N,N]
   const std::vector<float> attention(mean.data_ptr<float>(), mean.data_ptr<float>() + mean.numel());
   const int64_t layers = mean.size(0), heads = mean.size(1), n = mean.size(2);
+  if (const auto bad = std::find_if_not(attention.begin(), attention.end(),
+                                        [](float a) { return std::isfinite(a); });
+      bad != attention.end()) {
+    const auto i = static_cast<int64_t>(bad - attention.begin());
+    throw InputError(fmt::format(
+        "{}: the model's attention is {} at layer {}, head {}, query {}, key {}: its weights are "
+        "not finite (a diverged run?), so it attends to nothing that can be written as a spec",
+        folder.file(kWeightsFile), std::isnan(*bad) ? "nan" : fmt::format("{}", *bad),
+        i / (heads * n * n), i / (n * n) % heads, i / n % n, i % n));
+  }
   SpecDraft draft;
   draft.layout = spec ? spec->layout : experiment->layout();
   if (!groups.empty()) draft.layout = experiment->layout();  // the probe rows': longest trained
@@ -175,6 +223,7 @@ SpecDraft mask_draft(const RunFolder& folder, const DistillOptions& options) {
         folder.path(), kMaskFile));
   }
   const CompiledMask learned = read_mask_file(folder.file(kMaskFile));
+  check_finite_cells(learned, folder.file(kMaskFile));
   SpecDraft draft;
   draft.name = learned.name;
   draft.layout = learned.layout;

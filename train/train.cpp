@@ -246,7 +246,8 @@ std::vector<int64_t> lost_evaluations(const std::string& metrics_path, int64_t c
 class Run {
  public:
   /// `group`: the ranks of a data-parallel run (train/distributed.h), null for one process.
-  Run(const TrainConfig& config, bool resuming, ProcessGroup* group);
+  /// `check_only`: set up no further than the checks before the model is built (check_run).
+  Run(const TrainConfig& config, bool resuming, ProcessGroup* group, bool check_only = false);
   /// Trains to the end or until stopped; returns the summary (see train()).
   json execute();
 
@@ -315,7 +316,7 @@ class Run {
   int64_t order_epoch_ = -1;
 };
 
-Run::Run(const TrainConfig& config, bool resuming, ProcessGroup* group)
+Run::Run(const TrainConfig& config, bool resuming, ProcessGroup* group, bool check_only)
     : config_(config),
       family_(family_of(config)),
       group_(group),
@@ -377,6 +378,7 @@ Run::Run(const TrainConfig& config, bool resuming, ProcessGroup* group)
     }
     check_footprint(trained, config_, priors);
   }
+  if (check_only) return;
   build_model();  // qk-opt polls between its fitting steps
   check_stop_requested("building the model");
   rows_ = experiment_->train_size();
@@ -759,6 +761,13 @@ json train(const TrainConfig& config, const World* world) {
         folder.path(), folder.path()));
   }
   return run(config, /*resuming=*/false, group.get());
+}
+
+void check_run(const TrainConfig& config) {
+  check_config(config);
+  TrainConfig unwritten = config;
+  unwritten.out.clear();
+  const Run setup(unwritten, /*resuming=*/false, /*group=*/nullptr, /*check_only=*/true);
 }
 
 json resume(const std::string& run_dir, const json& overrides, const World* world) {

@@ -31,6 +31,13 @@ nlohmann::json train(const TrainConfig& config, const World* world = nullptr);
 nlohmann::json resume(const std::string& run_dir, const nlohmann::json& overrides = {},
                       const World* world = nullptr);
 
+/// Sets up the run of `config` as train() does before its model is built, writing nothing: the
+/// config (check_config), the device, the spec compiled at the run's sizes and checked against the
+/// task's layout and the model, the data read, the memory the run needs. Throws what train() would
+/// throw there; `config.out` is not looked at. `sweep` checks every combination with it before
+/// its first run.
+void check_run(const TrainConfig& config);
+
 /// InputError when `device` ("auto", "cpu" or "cuda") cannot be had here: "cuda" without
 /// LibTorch CUDA support or a GPU. `reproduce` and `sweep` call it before their first run.
 void check_device_available(const std::string& device);

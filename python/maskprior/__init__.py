@@ -19,6 +19,7 @@ import json
 import math
 import numbers
 import os
+import tempfile
 
 from ._maskprior import CompiledMask, InputError, SpecError
 from . import _maskprior
@@ -64,6 +65,49 @@ def _defines(params):
     return defines
 
 
+def _max_bytes(value):
+    """max_bytes as the module takes it: None, or a whole number of bytes from 0 (TypeError for
+    another type, InputError for a negative number; the module checks the 64 GiB ceiling)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError("max_bytes: expected an int (bytes) or None, got %s"
+                        % type(value).__name__)
+    if value < 0:
+        raise _input_error("max_bytes is %d; it must be a number of bytes from 0 to 64 GiB"
+                           % value)
+    return int(value)
+
+
+def _compiled_mask_from_file_bytes(data):
+    """A CompiledMask from the bytes of its safetensors file (unpickling, copy.deepcopy)."""
+    fd, path = tempfile.mkstemp(suffix=".safetensors")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        return _maskprior.load(path, None)
+    finally:
+        os.unlink(path)
+
+
+def _reduce_compiled_mask(mask):
+    """pickle and copy: a CompiledMask travels as its safetensors file (`maskc compile -o`), which
+    holds everything but the compiler's warnings."""
+    folder = tempfile.mkdtemp()
+    path = os.path.join(folder, "mask.safetensors")
+    try:
+        mask.save(path)
+        with open(path, "rb") as f:
+            return _compiled_mask_from_file_bytes, (f.read(),)
+    finally:
+        if os.path.exists(path):
+            os.unlink(path)
+        os.rmdir(folder)
+
+
+CompiledMask.__reduce__ = _reduce_compiled_mask
+
+
 def _is_path(spec):
     """A path-like object, or a one-line str that names an existing file system entry or ends in
     `.mask` (so that a mistyped file name is "cannot read spec", not a syntax error); any other
@@ -90,6 +134,7 @@ def compile(spec, *, params=None, open=None, close=None, max_bytes=None):
     Ctrl-C stops a long compile with KeyboardInterrupt.
     """
     defines = _defines(params)
+    max_bytes = _max_bytes(max_bytes)
     if _is_path(spec):
         return _maskprior.compile_file(os.fspath(spec), defines, open, close, max_bytes)
     return _maskprior.compile_source(spec, "<string>", defines, open, close, max_bytes)
@@ -97,7 +142,7 @@ def compile(spec, *, params=None, open=None, close=None, max_bytes=None):
 
 def load(path, *, max_bytes=None):
     """Reads a compiled mask file (`maskc compile` output: safetensors, or npy with the mask only)."""
-    return _maskprior.load(os.fspath(path), max_bytes)
+    return _maskprior.load(os.fspath(path), _max_bytes(max_bytes))
 
 
 def validate(spec, *, task=None, truth_table=None, depends=None, depth=None, readout=None,
@@ -122,7 +167,7 @@ def read_safetensors(path, *, max_bytes=None):
     """A safetensors file, read and validated by maskc's own reader (no `safetensors` package
     needed): ({name: (dtype, NumPy array)}, {metadata key: str}). dtype is the file's name of it
     ("F32", "I64", "U8", ...); BF16 arrays hold the raw bits as uint16."""
-    return _maskprior.read_safetensors(os.fspath(path), max_bytes)
+    return _maskprior.read_safetensors(os.fspath(path), _max_bytes(max_bytes))
 
 
 def load_run(path, *, device="cpu"):

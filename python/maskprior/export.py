@@ -18,6 +18,8 @@ spread over its model's layers and heads) or a maskprior.torch.MaskedTransformer
 cell is log σ(M) and −inf on hard cells (and on causal cells of a causal MaskedTransformer).
 Everything but numpy_arrays needs PyTorch; hf_register also transformers (tested with 5.25).
 """
+import numbers
+
 import numpy as np
 
 __all__ = ["dense_bias", "allowed", "score_mod", "mask_mod", "block_sparsity", "block_mask",
@@ -104,6 +106,19 @@ def mask_mod(prior):
     return mod
 
 
+#: The largest block_size, as `maskc export --block-size` takes it.
+MAX_BLOCK_SIZE = 1 << 20
+
+
+def _check_block_size(block_size):
+    """TypeError unless block_size is an int, ValueError unless it is in 1..2^20 (as `maskc
+    export --block-size` checks it)."""
+    if isinstance(block_size, bool) or not isinstance(block_size, numbers.Integral):
+        raise TypeError("block_size: expected an int, got %r" % (block_size,))
+    if not 1 <= block_size <= MAX_BLOCK_SIZE:
+        raise ValueError("block_size is %d; it must be from 1 to %d" % (block_size, MAX_BLOCK_SIZE))
+
+
 def block_sparsity(prior, block_size=128):
     """The data of a FlexAttention BlockMask, from the hard cells: per block of block_size query
     rows × block_size key columns (the last ones shorter when N is not a multiple) its kind
@@ -112,8 +127,10 @@ def block_sparsity(prior, block_size=128):
     kv_indices of the partial blocks, full_kv_num_blocks and full_kv_indices of the full ones
     (indices in ascending order, then padded with 0). Returns a dict of int32 tensors."""
     import torch
+    _check_block_size(block_size)
     keep = allowed(prior)
     n = keep.shape[-1]
+    block_size = min(block_size, n)  # one block either way; padded to N, not to block_size
     blocks = -(-n // block_size)
     pad = blocks * block_size - n
     padded = torch.nn.functional.pad(keep.float(), (0, pad, 0, pad))
@@ -181,12 +198,17 @@ def hf_mask(prior, attention_mask=None, layer=0, per_head=None, dtype=None, caus
     each padded key (attention_mask [B, N] with 0 = padding, 1 = token), the dtype's most
     negative value; −inf becomes that value too, as transformers' own masks hold it. per_head
     (default: whether the bias differs between heads) chooses [B, H, N, N] over [B, 1, N, N].
+    attention_mask may be of any dtype (bool, int, float); another shape than [B, N] is a
+    ValueError, a dtype that is not floating (int32) a TypeError.
 
     transformers (5.x: masking_utils.create_causal_mask) passes a 4-D mask through as it is, in
     place of the causal and padding masks it would build: a decoder's spec must say
     `hard causal`, or pass causal=True to mask the keys after each query here."""
     import torch
     dtype = dtype or torch.float32
+    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
+        raise TypeError("hf_mask: dtype must be a floating torch dtype (float32, float16, "
+                        "bfloat16), got %r" % (dtype,))
     bias = dense_bias(prior, layer).to(dtype)
     if per_head is None:
         per_head = bias.shape[0] > 1
@@ -202,7 +224,12 @@ def hf_mask(prior, attention_mask=None, layer=0, per_head=None, dtype=None, caus
     bias = bias.clamp(min=lowest).unsqueeze(0)
     if attention_mask is None:
         return bias
-    padded = torch.as_tensor(attention_mask).to(bias.device) == 0  # [B, N]
+    attention_mask = torch.as_tensor(attention_mask)
+    n = bias.shape[-1]
+    if attention_mask.dim() != 2 or attention_mask.shape[1] != n:
+        raise ValueError("hf_mask: attention_mask must be [batch, %d] (1 = token, 0 = padding), "
+                         "as a tokenizer gives it; got shape %s" % (n, list(attention_mask.shape)))
+    padded = attention_mask.to(bias.device) == 0  # [B, N]
     return bias.masked_fill(padded[:, None, None, :], lowest)
 
 

@@ -3,14 +3,21 @@ config.json (maskprior.load_run), and its test metrics recomputed from test_rows
 (written by `maskc train --save-test-rows`). Needs PyTorch; the files are read with maskprior's
 own safetensors reader (maskprior.read_safetensors), the same as maskc's."""
 import json
+import numbers
 import os
+import re
+import stat
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
-from . import read_safetensors
+from . import _input_error, read_safetensors
 from .torch import MaskedTransformer
+
+# The most bytes of a run's config.json or summary.json read (maskc's io/json_file.h reads the
+# same).
+_MAX_JSON_BYTES = 64 << 20
 
 __all__ = ["load_run", "test_metrics", "load_test_rows"]
 
@@ -22,6 +29,72 @@ def _torch_tensors(path):
         t = torch.from_numpy(np.ascontiguousarray(array))
         out[name] = t.view(torch.bfloat16) if dtype == "BF16" else t
     return out, metadata
+
+
+def _read_json(path):
+    """A run's JSON file, or None when there is none. InputError naming the file for one that is
+    not a regular file (a FIFO is opened without waiting for a writer, then refused), too large,
+    not UTF-8, not JSON or nested too deep."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        raise _input_error("%s: cannot open it: %s" % (path, e.strerror)) from None
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise _input_error("%s is not a regular file" % path)
+        data = f.read(_MAX_JSON_BYTES + 1)
+    if len(data) > _MAX_JSON_BYTES:
+        raise _input_error("%s is larger than %d MiB" % (path, _MAX_JSON_BYTES >> 20))
+    try:
+        return json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as e:
+        raise _input_error("%s is not UTF-8 text (byte %d)" % (path, e.start)) from None
+    except RecursionError:
+        raise _input_error("%s: JSON nested too deep" % path) from None
+    except ValueError as e:
+        raise _input_error("%s: not valid JSON: %s" % (path, e)) from None
+
+
+def _check_sizes(config, config_path):
+    """InputError unless the config's model sizes are positive whole numbers."""
+    for key in ("depth", "heads", "head_dim", "mlp"):
+        value = config.get(key)
+        if key in config and (isinstance(value, bool) or not isinstance(value, numbers.Integral)
+                              or value < 1):
+            raise _input_error("%s: %s is %s; it must be a whole number of at least 1"
+                               % (config_path, key, json.dumps(value)))
+
+
+def _check_against_weights(settings, tensors, config_path, weights_path):
+    """Builds the model on PyTorch's meta device (nothing allocated) and holds its tensors'
+    shapes against the weights file's: InputError naming the first that differs, so that a
+    config.json that says `depth` 1e8 is refused before a model of that depth is built (the
+    depth first, from the blocks the file holds: even on the meta device each block is an
+    object)."""
+    blocks = {name.split(".", 1)[0] for name in tensors if re.match(r"block\d+\.", name)}
+    if settings.get("depth", len(blocks)) != len(blocks):
+        raise _input_error("%s: depth is %s, but %s holds %d blocks: they are not of one model"
+                           % (config_path, settings["depth"], weights_path, len(blocks)))
+    try:
+        with torch.device("meta"):
+            probe = MaskedTransformer(**settings)
+    except (TypeError, ValueError, RuntimeError) as e:
+        raise _input_error("%s: its settings build no model: %s" % (config_path, e)) from None
+    expected = {name: tuple(t.shape) for name, t in probe.state_dict().items()}
+    for name, shape in expected.items():
+        if name not in tensors:
+            raise _input_error("%s describes a model with %s, which %s does not hold: they are not "
+                               "of one model" % (config_path, name, weights_path))
+        if tuple(tensors[name].shape) != shape:
+            raise _input_error("%s describes %s as %s, but %s holds it as %s: they are not of one "
+                               "model" % (config_path, name, list(shape), weights_path,
+                                          list(tensors[name].shape)))
+    extra = sorted(set(tensors) - set(expected) - {"mask", "mask_init", "hard", "causal"})
+    if extra:
+        raise _input_error("%s holds %s, which the model %s describes has not: they are not of one "
+                           "model" % (weights_path, extra[0], config_path))
 
 
 def _settings(tensors, config):
@@ -50,22 +123,36 @@ def load_run(path, *, device="cpu"):
     run's (config.json). Its prior M, when the run has one, is `model.mask` (a parameter unless
     the run's init was mask-fixed), `model.mask_init` the M it started from. The run's config,
     summary (None for an unfinished run) and folder are `model.run_config`, `model.run_summary`
-    and `model.run_path`. InputError (from the reader) for a missing or corrupt weights file."""
+    and `model.run_path`. InputError naming the file for a missing or corrupt weights file, a
+    config.json or summary.json that is not a regular file (a FIFO) or not JSON, and a config whose
+    model the weights do not fit (checked on the meta device, before the model is built)."""
     path = os.fspath(path)
-    tensors, metadata = _torch_tensors(os.path.join(path, "weights.safetensors"))
+    weights_path = os.path.join(path, "weights.safetensors")
+    tensors, metadata = _torch_tensors(weights_path)
     config_path = os.path.join(path, "config.json")
-    if os.path.exists(config_path):
-        with open(config_path) as f:
-            config = json.load(f)
-    else:
-        config = json.loads(metadata.get("config", "{}"))
+    config = _read_json(config_path)
+    if config is None:
+        config_path = "%s (its metadata 'config')" % weights_path
+        try:
+            config = json.loads(metadata.get("config", "{}"))
+        except (ValueError, RecursionError) as e:
+            raise _input_error("%s: not valid JSON: %s" % (config_path, e)) from None
+    if not isinstance(config, dict):
+        raise _input_error("%s: not a JSON object" % config_path)
     if any(name.startswith("prior_values_") or name == "rule_offsets" for name in tensors):
         raise ValueError(
             "%s is a run over several sizes (docs/settings.md, \"Sizes\"): its model holds a prior "
             "per size, which the Python model does not load; its learned rules are in "
             "summary.json's learned_rules, and `maskc distill %s --from mask` writes them back "
             "as a spec" % (path, path))
-    model = MaskedTransformer(**_settings(tensors, config))
+    for name in ("position_embedding", "head.weight"):
+        if name not in tensors:
+            raise _input_error("%s has no %s: not the weights of a maskc run"
+                               % (weights_path, name))
+    _check_sizes(config, config_path)
+    settings = _settings(tensors, config)
+    _check_against_weights(settings, tensors, config_path, weights_path)
+    model = MaskedTransformer(**settings)
     if "mask" in tensors:
         model.set_mask(tensors["mask"].float(), learnable=config.get("init") != "mask-fixed")
     if "hard" in tensors:
@@ -77,11 +164,7 @@ def load_run(path, *, device="cpu"):
     resolved = config.get("resolved", {})
     if "mask_open" in resolved and model.mask is not None:
         model.open_value, model.close_value = resolved["mask_open"], resolved["mask_close"]
-    summary_path = os.path.join(path, "summary.json")
-    model.run_summary = None
-    if os.path.exists(summary_path):
-        with open(summary_path) as f:
-            model.run_summary = json.load(f)
+    model.run_summary = _read_json(os.path.join(path, "summary.json"))
     model.run_config, model.run_path = config, path
     return model.to(device).eval()
 

@@ -16,6 +16,8 @@ same parameter names, so `maskprior.load_run` rebuilds a finished run's model.
 """
 import math
 
+import numbers
+
 import numpy as np
 import torch
 import torch.nn.functional as F
@@ -49,10 +51,17 @@ class MaskPrior(torch.nn.Module):
 
     def __init__(self, compiled, learnable=True, *, layers=None, heads=None, sharing="spec"):
         super().__init__()
+        for name, value in (("layers", layers), ("heads", heads)):
+            if value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+                raise TypeError("MaskPrior: %s must be a whole number, got %r" % (name, value))
+            if value < 1:
+                raise ValueError("MaskPrior: %s must be at least 1, got %d" % (name, value))
         m = torch.tensor(np.asarray(compiled.mask), dtype=torch.float32)
         self.model_layers = layers is not None  # else any layer reads a layer-shared M
-        self.layers = int(layers or m.shape[0])
-        self.heads = int(heads or m.shape[1])
+        self.layers = int(m.shape[0] if layers is None else layers)
+        self.heads = int(m.shape[1] if heads is None else heads)
         self.sharing = sharing
         m = share_mask(m, sharing, self.layers, self.heads)
         self.learnable = bool(learnable)

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # `maskc diff` and `maskc distill` end to end (tests/cmake/runtime.cmake registers each case).
-# Usage: distill_cli.sh MASKC SOURCE_DIR CASE
+# Usage: distill_cli.sh MASKC SOURCE_DIR CASE PYTHON
 set -u  # no pipefail: a case greps what a failing maskc prints
 maskc=$1
 source_dir=$2
 case_name=$3
+python=$4
 specs=$source_dir/specs
 tiny=(--dim 16 --depth 2 --heads 2 --head-dim 8 --mlp 16 --threads 1 --device cpu -q)
 d=$(mktemp -d)
@@ -23,6 +24,9 @@ diff_counts_cells() {
   grep -Eq '^ +0 +0 +[1-9][0-9]* +0 +[0-9]+ +0\.[0-9]{3}$' "$d/out" || fail "counts: $(cat "$d/out")"
   grep -q ' a ' "$d/out" || fail "no cell marked only in A: $(cat "$d/out")"
   test -s "$d/diff.png" || fail "no PNG"
+  # --layer and --head choose what --png draws; without it they are refused, not ignored.
+  "$maskc" diff "$addition" "$addition" --layer 5 >/dev/null 2>"$d/err"
+  [[ $? -eq 2 ]] && grep -q -- "--layer requires --png" "$d/err" || fail "--layer: $(cat "$d/err")"
   "$maskc" diff "$addition" "$specs/gotu/parity2.mask" >"$d/out" 2>"$d/err"
   [[ $? -eq 1 ]] && grep -q "cannot compare mask 'addition'" "$d/err" || fail "$(cat "$d/err")"
 }
@@ -112,6 +116,51 @@ distill_refuses_bad_runs() {
   "$maskc" distill "$d/vanilla" -o "$d/x.mask" 2>"$d/err"
   [[ $? -eq 1 ]] && grep -q "another maskc version" "$d/err" || fail "$(cat "$d/err")"
   expect_exit 2 distill "$d/vanilla" --mass 1.5 -o "$d/x.mask" 2>/dev/null
+  test ! -e "$d/x.mask" || fail "a refused distill wrote its output"
+}
+
+# Sets every float32 tensor of the safetensors file $1 to NaN.
+nan_tensors() {
+  "$python" - "$1" <<'PY'
+import json, struct, sys
+data = bytearray(open(sys.argv[1], "rb").read())
+size = struct.unpack("<Q", data[:8])[0]
+for name, t in json.loads(data[8:8 + size]).items():
+    if name != "__metadata__" and t["dtype"] == "F32":
+        begin, end = (8 + size + o for o in t["data_offsets"])
+        data[begin:end] = struct.pack("<f", float("nan")) * ((end - begin) // 4)
+open(sys.argv[1], "wb").write(data)
+PY
+}
+
+# A learned M or weights that are not finite (a diverged run) are refused, not written as a spec
+# of closed or open cells, and `maskc diff` does not count NaN cells as closed; a config.json that
+# describes a far larger model than its weights hold is refused before the model is built.
+distill_refuses_non_finite_runs() {
+  "$maskc" train --task parity2 --n 6 --spec "$specs/gotu/parity2.mask" --init mask --epochs 1 \
+    --batch-size 16 "${tiny[@]}" --out "$d/run" || fail "train"
+  cp -r "$d/run" "$d/nan-mask"
+  nan_tensors "$d/nan-mask/mask.safetensors"
+  "$maskc" distill "$d/nan-mask" --from mask -o "$d/x.mask" 2>"$d/err"
+  [[ $? -eq 1 ]] && grep -q "mask.safetensors: the cell of layer 0, head 0, query cls, key cls is nan" \
+    "$d/err" || fail "NaN M: $(cat "$d/err")"
+  "$maskc" diff "$d/nan-mask/mask.safetensors" "$d/run/mask.safetensors" >"$d/out" 2>"$d/err"
+  [[ $? -eq 1 ]] && grep -q "is nan" "$d/err" || fail "diff of NaN cells: $(cat "$d/out" "$d/err")"
+  cp -r "$d/run" "$d/nan-weights"
+  nan_tensors "$d/nan-weights/weights.safetensors"
+  "$maskc" distill "$d/nan-weights" --from attention -o "$d/x.mask" 2>"$d/err"
+  [[ $? -eq 1 ]] && grep -q "weights.safetensors: the model's attention is nan" "$d/err" ||
+    fail "NaN weights: $(cat "$d/err")"
+  cp -r "$d/run" "$d/deep"
+  "$python" - "$d/deep/config.json" <<'PY' || fail "edit"
+import json, sys
+config = json.load(open(sys.argv[1]))
+config["depth"] = 100000000
+json.dump(config, open(sys.argv[1], "w"))
+PY
+  "$maskc" distill "$d/deep" -o "$d/x.mask" 2>"$d/err"
+  [[ $? -eq 1 ]] && grep -q "depth 100000000.*they are not of one model" "$d/err" ||
+    fail "depth 1e8: $(cat "$d/err")"
   test ! -e "$d/x.mask" || fail "a refused distill wrote its output"
 }
 

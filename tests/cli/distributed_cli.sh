@@ -97,19 +97,16 @@ dead_or_hung_rank_fails_the_others() {
   done
 }
 
-# Rank 0 alone (rank 1 never starts) fails once the timeout has passed, not twice it, with one
-# line and no LibTorch backtrace; launch refuses N processes the machine cannot hold before it
-# starts any; the launcher's variables are checked at once.
+# Rank 0 alone (rank 1 never starts) fails by its rendezvous timeout, saying so, with one line and
+# no LibTorch backtrace; launch refuses N processes the machine cannot hold before it starts any;
+# the launcher's variables are checked at once. No wall time is asserted (the suite runs on busy
+# machines): the message says which timeout ended it, and `timeout 300` only stops a hang.
 rank_zero_alone_and_bad_worlds() {
-  local t0 t1
-  t0=$(date +%s)
-  RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$(free_port) "$maskc" train "${small[@]}" \
-    --dist-timeout 10 --out "$d/alone" 2>"$d/err"
+  RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$(free_port) timeout 300 "$maskc" train \
+    "${small[@]}" --dist-timeout 10 --out "$d/alone" 2>"$d/err"
   local rc=$?
-  t1=$(date +%s)
+  [[ $rc -ne 124 ]] || fail "rank 0 alone did not end with its 10 s timeout"
   [[ $rc -eq 1 ]] || fail "rank 0 alone exited $rc: $(cat "$d/err")"
-  # Not before the timeout, and not twice it (20 s; start-up on a loaded machine takes a few).
-  [[ $((t1 - t0)) -ge 10 && $((t1 - t0)) -lt 20 ]] || fail "rank 0 alone took $((t1 - t0)) s"
   grep -q 'did not answer within 10 s' "$d/err" || fail "message: $(cat "$d/err")"
   ! grep -q 'frame #\|Exception raised from' "$d/err" || fail "a backtrace: $(cat "$d/err")"
   [[ $(wc -l <"$d/err") -eq 1 ]] || fail "more than one line: $(cat "$d/err")"

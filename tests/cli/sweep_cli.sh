@@ -17,6 +17,15 @@ cd "$d" || exit 1
 
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
+# Sets `rest` to the flags of `small` but flag $1 and its value.
+small_without() {
+  rest=()
+  local i
+  for ((i = 0; i < ${#small[@]}; i++)); do
+    if [[ ${small[i]} == "$1" ]]; then i=$((i + 1)); else rest+=("${small[i]}"); fi
+  done
+}
+
 # The data rows of the results table in $1 (lines starting "| " that are not the header).
 table_rows() { grep '^| ' "$1" | grep -v '^| run ' ; }
 
@@ -196,6 +205,82 @@ launch_splits_the_runs() {
   grep -q 'rank 1: init=mask seed 0' log || fail "rank 1's share: $(cat log)"
   "$maskc" sweep "${grid[@]}" --out one -- "${small[@]}" >log || fail "one process"
   cmp one/results.md two/results.md || fail "results.md differ"
+}
+
+# `kill -9` of a sweep with --jobs 2 leaves no run training as an orphan, and no stale lock: each
+# run is stopped (SIGTERM: it writes its checkpoint), and the same command can be run again at once.
+killed_sweep_reruns_at_once() {
+  local long=("${small[@]}")
+  long[17]=100000  # --epochs
+  "$maskc" sweep --grid init=vanilla,mask --jobs 2 --out s -- "${long[@]}" >log 2>&1 &
+  local sweep=$!
+  wait_for s/init=vanilla/seed0/metrics.jsonl
+  wait_for s/init=mask/seed0/metrics.jsonl
+  local runs
+  runs=$(cat s/init=vanilla/seed0/.lock s/init=mask/seed0/.lock)
+  [[ $(wc -w <<<"$runs") -eq 2 ]] || fail "the runs' processes: $runs"
+  kill -KILL "$sweep"
+  wait "$sweep"
+  # The orphans of old went on training (100,000 epochs); give up on them after a minute.
+  local pid i
+  for pid in $runs; do
+    for ((i = 0; i < 600; i++)); do
+      [[ -r /proc/$pid/stat && $(awk '{print $3}' "/proc/$pid/stat") != Z ]] || break
+      sleep 0.1
+    done
+    if [[ $i -eq 600 ]]; then
+      kill -KILL $runs
+      fail "run $pid kept training after the sweep was killed"
+    fi
+  done
+  "$maskc" sweep --grid init=vanilla,mask --jobs 2 --out s -- "${long[@]}" --stop-after 2 \
+    >log 2>err
+  local rc=$?
+  ! grep -q 'in use' err || fail "refused: $(cat err)"
+  [[ $rc -eq 1 ]] && grep -q 'run the same command again' log || fail "rerun exit $rc: $(cat log err)"
+  test -f s/init=vanilla/seed0/checkpoint.pt || fail "not resumed from a checkpoint"
+}
+
+# Every grid value is checked as `maskc train` checks it before any run starts: a combination that
+# trains no step or whose spec is too large at its size, a folder name longer than a file name
+# may be; --emit-slurm caps its array at Slurm's default 1001 tasks; a second sweep with another
+# grid into the same folder is refused, not mixed in; a file name with a comma is swept as `\,`;
+# under maskc launch --dry-run answers once.
+grid_checked_up_front() {
+  local rest
+  small_without --epochs
+  "$maskc" sweep --grid epochs=1,0 --out s -- "${rest[@]}" 2>err
+  [[ $? -eq 2 ]] && grep -q 'combination epochs=0: --epochs 0 trains no step' err ||
+    fail "epochs=0: $(cat err)"
+  small_without --n
+  "$maskc" sweep --grid n=6,1000000 --out s -- "${rest[@]}" 2>err
+  [[ $? -eq 1 ]] && grep -q 'n=1000000: .*above the limit' err || fail "n=1000000: $(cat err)"
+  test ! -e s || fail "a refused sweep wrote s"
+  local long
+  long=$(printf 'p%.0s' {1..250}).mask
+  cp "$spec" "$long"
+  small_without --spec
+  "$maskc" sweep --grid "spec=$spec,$long" --out s -- "${rest[@]}" 2>err
+  [[ $? -eq 2 ]] && grep -q 'its folder name has 260 bytes, more than the 255' err ||
+    fail "long name: $(cat err)"
+  "$maskc" sweep --grid lr=0.001,0.01 --seeds 600 --out big --emit-slurm job.sh -- "${small[@]}" \
+    >log || fail "emit: $(cat log)"
+  grep -q '^#SBATCH --array=0-1000$' job.sh && grep -q '1200 runs in 1001 array tasks' log ||
+    fail "array: $(grep array job.sh) $(cat log)"
+  cp "$spec" 'a,b.mask'
+  "$maskc" sweep --grid 'spec=a,b.mask' --out s -- "${rest[@]}" 2>err
+  [[ $? -eq 1 ]] && grep -q "write ., for a comma in a file name" err || fail "comma: $(cat err)"
+  "$maskc" sweep --grid 'spec=a\,b.mask' --jobs 1 --out s -- "${rest[@]}" >log ||
+    fail "spec with a comma: $(cat log)"
+  test -f s/spec=a_b.mask/seed0/summary.json || fail "$(ls s)"
+  cp s/results.md first.md
+  "$maskc" sweep --grid init=vanilla --jobs 1 --out s -- "${small[@]}" >log 2>err
+  [[ $? -eq 1 ]] && grep -q 'holds the results of another sweep' err || fail "other grid: $(cat err)"
+  cmp first.md s/results.md || fail "the first sweep's table was overwritten"
+  test ! -e s/init=vanilla || fail "the other sweep trained"
+  "$maskc" launch --nproc 2 -- sweep --grid init=vanilla,mask --out d --dry-run -- "${small[@]}" \
+    >log || fail "launch dry run: $(cat log)"
+  [[ $(grep -c '^maskc sweep --dry-run:' log) -eq 1 ]] || fail "printed per rank: $(cat log)"
 }
 
 "$case_name"

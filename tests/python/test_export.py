@@ -4,6 +4,7 @@ import contextlib
 import os
 import pathlib
 import subprocess
+import sys
 import tempfile
 import unittest
 import warnings
@@ -196,6 +197,31 @@ class ExportTest(unittest.TestCase):
         by_float, _ = one(y, y, y, attn_mask=torch.zeros(12, 12).masked_fill(hard, float("-inf")))
         torch.testing.assert_close(by_bool, by_float)
 
+    def test_arguments_are_checked_as_maskc_export_checks_them(self):
+        spec = self.priors()["spec"]
+        for size in (0, -1, (1 << 20) + 1, 10 ** 12):
+            with self.assertRaises(ValueError, msg=size):
+                export.block_sparsity(spec, size)
+        for size in (1.5, True, "128"):
+            with self.assertRaises(TypeError, msg=repr(size)):
+                export.block_sparsity(spec, size)
+        self.assertEqual(tuple(export.block_sparsity(spec, 1 << 20)["kind"].shape), (1, 1))
+        padding = torch.ones(2, 12, dtype=torch.long)
+        with self.assertRaises(ValueError) as refused:
+            export.hf_mask(spec, padding[:, None, :])   # [B, 1, N]: not a tokenizer's mask
+        self.assertIn("must be [batch, 12]", str(refused.exception))
+        with self.assertRaises(ValueError):
+            export.hf_mask(spec, padding[:, :11])
+        with self.assertRaises(TypeError) as refused:
+            export.hf_mask(spec, padding, dtype=torch.int32)
+        self.assertIn("floating torch dtype", str(refused.exception))
+        for mask_dtype in (torch.int32, torch.float16, torch.bool):
+            self.assertTrue(torch.equal(export.hf_mask(spec, padding.to(mask_dtype)),
+                                        export.hf_mask(spec, padding)), mask_dtype)
+        half = export.hf_mask(spec, padding, dtype=torch.float16)
+        self.assertEqual((half.dtype, tuple(half.shape)), (torch.float16, (2, 1, 12, 12)))
+        self.assertFalse(torch.isinf(half).any())
+
     def test_hugging_face_mask(self):
         shared = self.priors()["spec"]
         padding = torch.ones(2, 12, dtype=torch.long)
@@ -243,6 +269,33 @@ class ExportTest(unittest.TestCase):
                 dtype, array = tensors[name]
                 self.assertEqual(dtype, "I32")
                 np.testing.assert_array_equal(array, want.numpy(), err_msg=name)
+
+    def test_maskc_export_holds_no_more_than_max_bytes(self):
+        # N = 5800: M and its provenance take 8 bytes a cell (269 MB); the bias is computed in
+        # place of M, so the peak is the compiled mask's (it was 1.5 times that). Peak resident
+        # memory of the child, as getrusage reports it in a fresh process.
+        n = 5800
+        measure = ("import resource, subprocess, sys\n"
+                   "result = subprocess.run(sys.argv[1:], capture_output=True)\n"
+                   "print(result.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+        with tempfile.TemporaryDirectory() as tmp:
+            spec = pathlib.Path(tmp) / "big.mask"
+            spec.write_text("mask big\ntokens x[%d]\nopen diagonal\n" % n)
+            out = subprocess.run([sys.executable, "-c", measure, MASKC, "export", str(spec), "--to",
+                                  "numpy", "-o", str(pathlib.Path(tmp) / "bias.npy")],
+                                 capture_output=True, text=True, check=True).stdout.split()
+            self.assertEqual(out[0], "0")
+            compiled = 8 * n * n
+            self.assertLess(int(out[1]) * 1024, 1.1 * compiled + (32 << 20))
+            # Block data beyond --max-bytes is refused before it is allocated.
+            result = subprocess.run([MASKC, "export", str(spec), "--to", "flex-blocks",
+                                     "--block-size", "1", "--max-bytes", "300M", "-o",
+                                     str(pathlib.Path(tmp) / "blocks.safetensors")],
+                                    capture_output=True, text=True, check=False)
+            self.assertEqual(result.returncode, 1, result.stderr)
+            self.assertIn("5800 x 5800 blocks of N = 5800 tokens take 1.0 GiB, above --max-bytes",
+                          result.stderr)
+            self.assertFalse((pathlib.Path(tmp) / "blocks.safetensors").exists())
 
     def test_sdpa_equals_dense_attention_with_the_bias(self):
         priors = self.priors()

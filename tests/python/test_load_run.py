@@ -8,6 +8,7 @@ import gzip
 import json
 import os
 import pathlib
+import shutil
 import struct
 import subprocess
 import tempfile
@@ -177,6 +178,57 @@ class LoadRunTest(unittest.TestCase):
         rows, _ = maskprior.run.load_test_rows(model.run_path)
         accuracy = (metrics["predictions"] == rows["targets"]).double().mean().item()
         self.assertAlmostEqual(accuracy, final["test_accuracy"])
+
+
+class HostileRunFilesTest(unittest.TestCase):
+    """A run folder edited or replaced by hand: every mistake is an InputError naming the file,
+    raised before a model is built (a FIFO is not waited on; depth 1e8 allocates nothing)."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.run_dir = pathlib.Path(cls.tmp.name) / "run"
+        subprocess.run([MASKC, "train", "--task", "parity2", "--n", "6", "--init", "mask", "--spec",
+                        str(ROOT / "specs" / "gotu" / "parity2.mask"), *TINY, "--out",
+                        str(cls.run_dir)], check=True, capture_output=True)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def refused(self, edit, *parts):
+        folder = pathlib.Path(tempfile.mkdtemp(dir=self.tmp.name)) / "copy"
+        shutil.copytree(self.run_dir, folder)
+        edit(folder)
+        with self.assertRaises(maskprior.InputError) as refused:
+            maskprior.load_run(folder)
+        for part in parts:
+            self.assertIn(part, str(refused.exception))
+
+    def test_config_against_the_weights(self):
+        def setting(key, value):
+            def edit(folder):
+                config = json.loads((folder / "config.json").read_text())
+                config[key] = value
+                (folder / "config.json").write_text(json.dumps(config))
+            return edit
+        self.refused(setting("depth", 100000000), "depth is 100000000", "holds 2 blocks")
+        self.refused(setting("heads", 1000000000), "block0.wq.weight as [8000000000, 16]",
+                     "not of one model")
+        self.refused(setting("mlp", 17), "block0.fc_in.weight as [17, 16]")
+        self.refused(setting("depth", -1), "depth is -1; it must be a whole number")
+        self.refused(setting("heads", "2"), 'heads is "2"')
+
+    def test_files_that_are_not_json_or_not_files(self):
+        def fifo(name):
+            return lambda folder: ((folder / name).unlink(), os.mkfifo(folder / name))
+        self.refused(fifo("config.json"), "config.json is not a regular file")
+        self.refused(fifo("summary.json"), "summary.json is not a regular file")
+        self.refused(lambda f: (f / "config.json").write_bytes(b'{"a": "\xff"}'), "not UTF-8")
+        self.refused(lambda f: (f / "config.json").write_text("[" * 100000 + "]" * 100000),
+                     "nested too deep")
+        self.refused(lambda f: (f / "config.json").write_text("[1]"), "not a JSON object")
+        self.refused(lambda f: (f / "config.json").write_text("{"), "not valid JSON")
 
 
 if __name__ == "__main__":

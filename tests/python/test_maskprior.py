@@ -109,6 +109,20 @@ class CompileTest(unittest.TestCase):
                 c.save(os.path.join(tmp, "m.x"), format="pickle")
 
 
+class CopyTest(unittest.TestCase):
+    def test_a_compiled_mask_pickles_and_copies(self):
+        import copy
+        import pickle
+        c = maskprior.compile(ADDITION, open=3.0, close=-2.0)
+        for twin in (pickle.loads(pickle.dumps(c)), copy.deepcopy(c), copy.copy(c)):
+            self.assertIsInstance(twin, maskprior.CompiledMask)
+            np.testing.assert_array_equal(twin.mask, c.mask)
+            np.testing.assert_array_equal(twin.provenance, c.provenance)
+            np.testing.assert_array_equal(twin.hard, c.hard)
+            self.assertEqual((twin.name, twin.layout, twin.metadata, twin.labels),
+                             (c.name, c.layout, c.metadata, c.labels))
+
+
 class ErrorTest(unittest.TestCase):
     def test_spec_error_has_location(self):
         with self.assertRaises(maskprior.SpecError) as caught:
@@ -260,6 +274,17 @@ class LimitsTest(unittest.TestCase):
             self.assertIn("at most 64 GiB (68719476736 bytes)", str(caught.exception))
         self.assertEqual(maskprior.compile(PARITY2, max_bytes=64 << 30).n, 16)  # the ceiling itself
 
+    def test_max_bytes_must_be_a_number_of_bytes(self):
+        with self.assertRaises(maskprior.InputError) as caught:
+            maskprior.compile(PARITY2, max_bytes=-1)
+        self.assertIn("max_bytes is -1; it must be a number of bytes", str(caught.exception))
+        for bad in (1.5, "4096", True):
+            with self.assertRaises(TypeError) as caught:
+                maskprior.compile(PARITY2, max_bytes=bad)
+            self.assertIn("max_bytes: expected an int", str(caught.exception))
+        with self.assertRaises(maskprior.InputError):
+            maskprior.load(PARITY2, max_bytes=-5)
+
     def test_ctrl_c_stops_a_long_compile(self):
         script = ("import sys, maskprior\n"
                   "print('compiling', flush=True)\n"
@@ -336,6 +361,17 @@ class TorchTest(unittest.TestCase):
         from maskprior import torch as mt
         self.mt = mt
         self.compiled = maskprior.compile(ADDITION)
+
+    def test_layers_and_heads_are_checked(self):
+        for bad in (-1, 0):
+            with self.assertRaises(ValueError):
+                self.mt.MaskPrior(self.compiled, layers=bad)
+            with self.assertRaises(ValueError):
+                self.mt.MaskPrior(self.compiled, heads=bad)
+        for bad in (2.5, True, "2"):
+            with self.assertRaises(TypeError):
+                self.mt.MaskPrior(self.compiled, layers=bad)
+        self.assertEqual(self.mt.MaskPrior(self.compiled, layers=3).layers, 3)
 
     def test_bias_is_log_sigmoid_with_hard_cells(self):
         prior = self.mt.MaskPrior(self.compiled)
