@@ -78,7 +78,7 @@ def runs(tmp):
         "sequence": ["--data", tmp / "train.txt", "--spec", rev, "--predict", "c", "--init",
                      "mask", "--loss-rows", "all", "--pos-init-std", "0.02"],
         "rope": ["--task", "addition", "--train-fraction", "0.000002", "--test-size", "40",
-                 "--pos-embedding", "rope", "--batch-size", "64"],
+                 "--pos-embedding", "rope", "--qk-norm", "layer", "--batch-size", "64"],
         "alibi": ["--data", tmp / "train.txt", "--spec", rev, "--predict", "c", "--init", "mask",
                   "--pos-embedding", "alibi"],
         "sizes": ["--task", "addition", "--digits", "1..2", "--test-digits", "3", "--train-size",
@@ -151,11 +151,16 @@ class LoadRunTest(unittest.TestCase):
         self.check_run("sequence")
 
     def test_rope_and_alibi(self):
-        # The Python model's rotary and ALiBi positions give the runtime's test loss.
+        # The Python model's rotary and ALiBi positions (and QK normalisation) give the runtime's
+        # test loss.
         for name in ("rope", "alibi"):
             model, _, _ = self.check_run(name)
             self.assertEqual(model.settings["pos_embedding"], name)
             self.assertFalse(model.position_embedding.any())
+        # The rope run also norms its queries and keys (--qk-norm layer, before the rotation).
+        model, _, _ = self.check_run("rope")
+        self.assertEqual(model.settings["qk_norm"], "layer")
+        self.assertIsNotNone(model.block0.q_norm)
 
     def test_a_run_over_several_sizes_is_refused_with_the_way_on(self):
         out, result = self.runs["sizes"]
