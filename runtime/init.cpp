@@ -131,14 +131,22 @@ nlohmann::json init_qk_opt(MaskedTransformer& model, const torch::Tensor& open,
   auto wk = torch::stack(wk_init).clone().set_requires_grad(true);
   auto target =
       torch::stack(targets).view({depth, heads, 1, x.size(1), x.size(1)}).to(torch::kFloat);
-  auto xs = x.view({1, 1, x.size(0), x.size(1), x.size(2)});  // [1, 1, B, N, dim]
+  const int64_t batch = x.size(0), n = x.size(1);
+  auto rows = x.reshape({batch * n, config.dim});  // [B·N, dim]
+  // Every layer's and head's X W as one matrix product (a broadcast product per head would copy
+  // X once per layer and head, on every step): [B·N, dim] × [dim, L·H·r] → [L, H, B, N, r].
+  auto project = [&](const torch::Tensor& w) {
+    return rows.matmul(w.permute({2, 0, 1, 3}).reshape({config.dim, depth * heads * r}))
+        .view({batch, n, depth, heads, r})
+        .permute({2, 3, 0, 1, 4});
+  };
   const double scale = 1.0 / std::sqrt(static_cast<double>(r));
   torch::optim::Adam adam({wq, wk}, torch::optim::AdamOptions(options.qk_opt_lr));
   double first_loss = 0, last_loss = 0;
   for (int64_t step = 0; step < options.qk_opt_steps; ++step) {
     check_stop_requested("fitting the qk-opt initialisation");
-    auto q = torch::matmul(xs, wq.unsqueeze(2));  // [L, H, B, N, r]
-    auto k = torch::matmul(xs, wk.unsqueeze(2));
+    auto q = project(wq);  // [L, H, B, N, r]
+    auto k = project(wk);
     if (config.qk_norm) {  // through the model's norms as they start (gain 1, bias 0)
       q = F::layer_norm(q, F::LayerNormFuncOptions({r}));
       k = F::layer_norm(k, F::LayerNormFuncOptions({r}));
