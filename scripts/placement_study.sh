@@ -44,3 +44,10 @@ sweep_cell parity2 parity2-qk-norm init=vanilla,mask,qk-svd,qk-opt qk_norm=none,
 cell qk-opt init=qk-opt -- "${qk_opt_paper[@]}"
 cell steps-control init=vanilla,mask -- --steps 800
 cell qk-opt-qk-norm init=qk-opt -- "${qk_opt_paper[@]}" --qk-norm layer
+# A wrong or incomplete prior where the outcome can move: addition.mask shifted one place
+# (addition_lag1.mask: each answer row reads the place below its own) and without the carries
+# (addition_nocarry.mask), each learnable and fixed.
+wrong=(--task addition --preset paper --train-fraction 0.001 --precision bf16 --eval-every 40
+  --device cpu)
+sweep_cell wrong wrong-prior spec=specs/arith/addition_lag1.mask,specs/arith/addition_nocarry.mask \
+  init=mask,mask-fixed --

@@ -371,6 +371,20 @@ Reference addition(bool carry, int64_t n = 3) {
   return r;
 }
 
+/// addition_lag1: diagonal; the row predicting c[j] (2n+1+j) -> place j - 1 of a and b only
+/// (c[0]'s row gets none); the answer rows see each other.
+Reference addition_lag1(int64_t n) {
+  Reference r = arithmetic("addition_lag1", "plus", n, n + 1, true);
+  r.value = [n](int64_t, int64_t, int64_t q, int64_t k) {
+    const int64_t rows = 2 * n + 1;  // the row predicting c[0]
+    const int64_t place = q - rows - 1;
+    bool open = q == k || (within(q, rows, n + 1) && within(k, rows, n + 1));
+    if (place >= 0 && place < n && (k == n - 1 - place || k == 2 * n - place)) open = true;
+    return open ? 5.0 : -5.0;
+  };
+  return r;
+}
+
 /// addition_scaled: addition's cells with close = -(5 + log N), N = 3n + 3 tokens.
 Reference addition_scaled(int64_t n) {
   Reference r = addition(true, n);
@@ -724,6 +738,8 @@ std::vector<Case> shipped_cases() {
       {"specs/arith/addition_local_scaled.mask", {{"n", "6"}}, addition_local(6, true)},
       {"specs/arith/addition_distance.mask", {}, addition_distance(3, 4)},
       {"specs/arith/addition_distance.mask", {{"n", "7"}, {"width", "2"}}, addition_distance(7, 2)},
+      {"specs/arith/addition_lag1.mask", {}, addition_lag1(3)},
+      {"specs/arith/addition_lag1.mask", {{"n", "6"}}, addition_lag1(6)},
       {"specs/arith/addition_nocarry.mask", {}, addition(false)},
       {"specs/arith/addition_nocarry.mask", {{"n", "5"}}, addition(false, 5)},
       {"specs/arith/multiplication.mask", {}, multiplication(false)},
