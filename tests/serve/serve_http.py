@@ -103,6 +103,31 @@ def case_caps_as_compile(server, root):
         check(limited.alive(), "server gone after a compile over the time limit")
 
 
+def case_validation_time_limit(server, root):
+    # Issue 45.4: --time-limit stops a validation as it stops a compile. A compile that takes a
+    # moment and an analysis that takes minutes: 30,000 outputs, each read at cls, whose sources
+    # are found by a walk over 2,048 tokens that sees almost no edges.
+    server.stop()
+    served = os.path.join(root, "served")
+    with open(os.path.join(served, "slow.mask"), "w") as f:
+        f.write("mask slow\ntokens x[2], pad[2045], cls\nlayers 2\ndefault close\n"
+                "open diagonal\nopen cls -> x[0], x[1], pad[..]\n")
+    outputs = [f"y{i}" for i in range(30000)]
+    with open(os.path.join(served, "many.csv"), "w") as f:
+        f.write(",".join(["x[0]", "x[1]"] + outputs) + "\n")
+        for a in (-1, 1):
+            for b in (-1, 1):
+                f.write(",".join([str(a), str(b)] + [str(a * b)] * len(outputs)) + "\n")
+    slow = open(os.path.join(served, "slow.mask")).read()
+    with Server(MASKC, served, "--time-limit", "5") as limited:
+        # Without the limit this takes minutes: the 60 s the client waits would run out first.
+        expect_error(limited.post("/api/validate", {"source": slow, "truth_table": "many.csv"}),
+                     503, "the validation took longer than the server's time limit of 5 s")
+        status, data = limited.post("/api/validate", {"source": PARITY2, "task": "parity2"})
+        check(status == 200 and json.loads(data)["ok"], f"a validation after it: {status}")
+        check(limited.alive(), "server gone after a validation over the time limit")
+
+
 def case_malformed_refused(server, root):
     expect_error(server.post("/api/compile", "{not json", {"Content-Type": "application/json"}),
                  400, "malformed request")
