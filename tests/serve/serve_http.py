@@ -12,7 +12,8 @@ import tempfile
 import threading
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from serve_util import Server, decode_mask, error_of, maskc_compile_error, read_npy_float32  # noqa
+from serve_util import (Server, decode_mask, error_of, maskc_compile_error,  # noqa
+                        read_npy_float32, wait_until)
 
 MASKC, SOURCE = sys.argv[1], sys.argv[2]
 PARITY2 = open(os.path.join(SOURCE, "specs/gotu/parity2.mask")).read()
@@ -252,6 +253,39 @@ def case_ctrl_c_exits_0(server, root):
     code, printed = server.stop()
     check(code == 0, f"exit status {code}: {printed}")
     check("maskc serve: stopped" in printed, printed)
+
+
+def case_second_ctrl_c_exits_at_once(server, root):
+    # docs/serve.md: Ctrl-C lets replies being written finish (a client that does not read has
+    # 60 s); a second Ctrl-C exits at once, status 130.
+    import subprocess
+    spec = "mask big\ntokens x[2025]\ngrid x 45 x 45\ndefault close\nopen local x radius 3\n"
+    body = json.dumps({"source": spec}).encode()
+    raw = socket.create_connection((server.host, server.port))
+    raw.sendall(b"POST /api/compile HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n"
+                b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n"
+                % (server.port, len(body)) + body)
+    check(raw.recv(1000).startswith(b"HTTP/1.1 200"), "no reply")  # 36 MiB more, never read
+    server.process.send_signal(signal.SIGINT)
+
+    def refused():  # the first Ctrl-C was taken: the server no longer listens
+        try:
+            socket.create_connection((server.host, server.port), timeout=5).close()
+            return False
+        except ConnectionRefusedError:
+            return True
+    wait_until(refused, timeout=30, what="the server to stop listening after Ctrl-C")
+    check(server.process.poll() is None, "the first Ctrl-C did not wait for the reply in flight")
+    server.process.send_signal(signal.SIGINT)
+    try:  # well below the 60 s the reply may take, after which the first Ctrl-C alone ends it
+        out, err = server.process.communicate(timeout=45)
+    except subprocess.TimeoutExpired:
+        server.process.kill()
+        raise AssertionError("a second Ctrl-C did not stop the server")
+    finally:
+        raw.close()
+    check(server.process.returncode == 130, f"exit status {server.process.returncode}: {err}")
+    check("stopped at once (a second signal)" in err, err)
 
 
 def case_host_warning(server, root):
