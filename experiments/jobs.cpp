@@ -29,13 +29,16 @@ JobsOutcome run_jobs(const std::vector<Job>& jobs, int parallel) {
   };
   const Supervision supervision = supervise(children, options);
   JobsOutcome outcome;
+  outcome.interrupted = supervision.signal != 0;
   for (const ChildExit& exit : supervision.exits) {
-    // 130 / 143 after a signal: stopped with a checkpoint (train/interrupt.h), not failed.
-    if (exit.status != 0 && !(exit.signal != 0 && is_stop_status(exit.status))) {
+    // 130 / 143: stopped with a checkpoint (train/interrupt.h), after a signal or by the run's
+    // own --stop-after: interrupted (the same command resumes it), not failed.
+    if (is_stop_status(exit.status)) {
+      outcome.interrupted = true;
+    } else if (exit.status != 0) {
       outcome.failed.push_back(jobs[exit.child].label);
     }
   }
-  outcome.interrupted = supervision.signal != 0;
   return outcome;
 }
 

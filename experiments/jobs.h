@@ -17,8 +17,10 @@ struct Job {
 };
 
 struct JobsOutcome {
-  std::vector<std::string> failed;  // labels of jobs that exited non-zero (not by a signal stop)
-  bool interrupted = false;         // SIGINT/SIGTERM arrived; children were asked to stop
+  std::vector<std::string> failed;  // labels of jobs that exited non-zero, other than 130 / 143
+  /// SIGINT/SIGTERM arrived (children were asked to stop), or a job stopped with a checkpoint
+  /// (exit 130 / 143: a signal, or a run's --stop-after), so that the same command resumes it.
+  bool interrupted = false;
 };
 
 /// Runs every job in a child process, at most `parallel` at once, and waits for all of them.

@@ -47,7 +47,8 @@ std::set<int> stages_of(const std::vector<PlannedRun>& runs) {
 /// With options.jobs > 1: trains the unfinished runs of this share (runs r = rank, rank + ranks,
 /// ...) in parallel child processes (each with threads = cores / jobs unless the runs set them,
 /// and no progress bar), so that a pass after it only reads summaries. Returns true if a signal
-/// stopped it; the runs that failed (their errors printed by the children) are added to `failed`.
+/// or a run's --stop-after stopped it; the runs that failed (their errors printed by the
+/// children) are added to `failed`.
 bool run_in_parallel(const std::vector<PlannedRun>& runs, const PlanOptions& options,
                      std::ostream& out, std::set<std::string>& failed, int rank, int ranks) {
   json execution = {{"progress", false}};

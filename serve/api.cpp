@@ -76,21 +76,26 @@ std::string without_root(std::string text, const fs::path& root) {
 
 Api::Api(ServeOptions options) : options_(std::move(options)), dir_(options_.dir) {}
 
-CompileOptions Api::compile_options(const std::map<std::string, std::string>& defines) const {
-  CompileOptions options;
-  options.defines = defines;
-  options.max_bytes = options_.max_bytes;
+std::function<void()> Api::deadline_check(const char* what) const {
   const auto limit = std::chrono::duration<double>(options_.time_limit_s);
   const auto deadline = std::chrono::steady_clock::now() + limit;
   const double seconds = options_.time_limit_s;
-  options.check_cancelled = [deadline, seconds, stopping = options_.stopping] {
+  return [deadline, seconds, what, stopping = options_.stopping] {
     if (stopping && stopping()) throw RequestError(503, "the server is stopping");
     if (std::chrono::steady_clock::now() > deadline) {
-      throw RequestError(503, fmt::format("the compile took longer than the server's time limit "
+      throw RequestError(503, fmt::format("the {} took longer than the server's time limit "
                                           "of {} s (maskc serve --time-limit)",
-                                          seconds));
+                                          what, seconds));
     }
   };
+}
+
+CompileOptions Api::compile_options(const std::map<std::string, std::string>& defines,
+                                    const char* what) const {
+  CompileOptions options;
+  options.defines = defines;
+  options.max_bytes = options_.max_bytes;
+  options.check_cancelled = deadline_check(what);
   // The page draws masks of at most max_page_tokens: a larger one is refused from its
   // declarations, before its M is allocated (a 22,000-token mask is 3.9 GB).
   options.check_size = [max_tokens = options_.max_page_tokens](int64_t, int64_t, int64_t n) {
@@ -159,7 +164,8 @@ Reply Api::compile(const std::string& body) const {
 Reply Api::validate(const std::string& body) const {
   const json request = parse_body(body);
   const std::string source = source_of(request);
-  CompileOptions options = compile_options(defines_of(request));
+  // One time limit for the whole request: the compile, then the analysis.
+  CompileOptions options = compile_options(defines_of(request), "validation");
   options.provenance = false;
   const CompiledMask mask = compile_source(source, request.value("file", "untitled.mask"), options);
   std::optional<std::string> task, table;
@@ -170,8 +176,10 @@ Reply Api::validate(const std::string& body) const {
   if (task.has_value() == table.has_value()) {
     throw RequestError(400, "name one target: a built-in task or a truth table under the folder");
   }
-  const validate::Target target = validate::target_of(mask, task, table, {}, {});
-  const validate::ValidationReport report = validate::validate_target(mask, target);
+  validate::ValidateOptions validation;
+  validation.check_cancelled = options.check_cancelled;
+  const validate::Target target = validate::target_of(mask, task, table, {}, validation);
+  const validate::ValidationReport report = validate::validate_target(mask, target, validation);
   const json reply = {{"ok", report.ok()},
                       {"text", without_root(validate::format_report(report), dir_.root())}};
   return text_reply(json_text(reply), "application/json");

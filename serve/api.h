@@ -22,7 +22,8 @@ struct ServeOptions {
   uint64_t max_bytes = CompileOptions{}.max_bytes;  // as `maskc compile --max-bytes`
   double time_limit_s = 20;                         // per compile or validation
   int64_t max_page_tokens = 2048;                   // the largest mask the page draws
-  /// Whether the server is stopping: compiles in progress then end with a 503. Empty: never.
+  /// Whether the server is stopping: compiles and validations in progress then end with a 503.
+  /// Empty: never.
   std::function<bool()> stopping;
 };
 
@@ -74,7 +75,11 @@ class Api {
   Reply raw(const Query& query) const;
 
  private:
-  CompileOptions compile_options(const std::map<std::string, std::string>& defines) const;
+  /// Throws a 503 once the server stops, or `what` (a compile, a validation) has run past the
+  /// time limit counted from now.
+  std::function<void()> deadline_check(const char* what) const;
+  CompileOptions compile_options(const std::map<std::string, std::string>& defines,
+                                 const char* what = "compile") const;
   ServeOptions options_;
   ServedDir dir_;
 };

@@ -116,10 +116,14 @@ double zero_tolerance(const std::vector<double>& values) {
   return kRelativeTolerance * largest;
 }
 
-std::vector<OutputDependencies> analyze_dependencies(const tasks::TruthTable& table) {
+std::vector<OutputDependencies> analyze_dependencies(const tasks::TruthTable& table,
+                                                     const std::function<void()>& check_cancelled) {
   if (!table.cube) return enumerated_dependencies(table);
   std::vector<OutputDependencies> deps;
-  for (const auto& column : table.y) deps.push_back(cube_dependencies(column, table.inputs.size()));
+  for (const auto& column : table.y) {
+    if (check_cancelled) check_cancelled();
+    deps.push_back(cube_dependencies(column, table.inputs.size()));
+  }
   return deps;
 }
 

@@ -16,7 +16,9 @@ struct OutputDependencies {
 
 /// Per output: its Walsh–Fourier support and variables on a complete Boolean cube; otherwise the
 /// inputs for which two rows differing only in that input have different outputs.
-std::vector<OutputDependencies> analyze_dependencies(const tasks::TruthTable& table);
+/// `check_cancelled`, when set, is called before each output's spectrum; what it throws stops it.
+std::vector<OutputDependencies> analyze_dependencies(
+    const tasks::TruthTable& table, const std::function<void()>& check_cancelled = {});
 
 /// |values| below this, relative to the largest |value| (at least 1), count as zero.
 double zero_tolerance(const std::vector<double>& values);

@@ -4,13 +4,15 @@
 
 #include <algorithm>
 #include <limits>
+#include <utility>
 
 #include "core/cells.h"
 
 namespace maskprior::validate {
 
-ReachabilityGraph::ReachabilityGraph(const CompiledMask& mask, int64_t depth)
-    : mask_(&mask), depth_(depth) {
+ReachabilityGraph::ReachabilityGraph(const CompiledMask& mask, int64_t depth,
+                                     std::function<void()> check_cancelled)
+    : mask_(&mask), depth_(depth), check_cancelled_(std::move(check_cancelled)) {
   if (depth < 1) throw InputError(fmt::format("depth {} must be at least 1", depth));
   if (depth > kMaxDepth) {
     throw InputError(
@@ -30,6 +32,7 @@ ReachabilityGraph::ReachabilityGraph(const CompiledMask& mask, int64_t depth)
   row_largest_.resize(row_has_open_.size());
   for (int64_t l = 0; l < mask.layers; ++l) {
     for (int64_t h = 0; h < mask.heads; ++h) {
+      if (check_cancelled_) check_cancelled_();
       for (int64_t q = 0; q < n; ++q) {
         bool has_open = false;
         double largest = -std::numeric_limits<double>::infinity();
@@ -67,6 +70,7 @@ std::vector<uint8_t> ReachabilityGraph::sources_of(int64_t row) const {
   frontier[static_cast<size_t>(row)] = 1;
   // Walk back from the last layer: after step l, frontier = tokens feeding `row` from layer l on.
   for (int64_t layer = depth_ - 1; layer >= 0; --layer) {
+    if (check_cancelled_) check_cancelled_();
     std::vector<uint8_t> previous(static_cast<size_t>(n), 0);
     for (int64_t q = 0; q < n; ++q) {
       if (!frontier[static_cast<size_t>(q)]) continue;

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "core/compiled_mask.h"
@@ -32,8 +33,10 @@ constexpr int64_t kMaxDepth = 1'000'000;
 class ReachabilityGraph {
  public:
   /// Throws InputError if depth < 1, depth > kMaxDepth or depth exceeds the layers of a
-  /// multi-layer spec.
-  ReachabilityGraph(const CompiledMask& mask, int64_t depth);
+  /// multi-layer spec. `check_cancelled`, when set, is called for each layer and head while the
+  /// graph is built and for each layer of sources_of; what it throws stops them.
+  ReachabilityGraph(const CompiledMask& mask, int64_t depth,
+                    std::function<void()> check_cancelled = {});
 
   int64_t depth() const { return depth_; }
   int64_t tokens() const { return mask_->n; }
@@ -49,6 +52,7 @@ class ReachabilityGraph {
   std::vector<uint8_t> row_has_open_;  // [L, H, N]: 1 when a cell of the row that is not hard
                                        // leans open (core/cells.h leans_open)
   std::vector<double> row_largest_;    // [L, H, N]: the row's largest direction·M, not hard
+  std::function<void()> check_cancelled_;
 
   int64_t spec_layer(int64_t layer) const { return mask_->layers == 1 ? 0 : layer; }
   size_t row_slot(int64_t layer, int64_t head, int64_t q) const {

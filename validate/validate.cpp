@@ -347,14 +347,15 @@ ValidationReport validate_target(const CompiledMask& mask, const Target& target,
       dependencies.push_back(std::move(declared));
     }
   } else {
-    dependencies = analyze_dependencies(table);
+    dependencies = analyze_dependencies(table, options.check_cancelled);
   }
-  const ReachabilityGraph graph(mask, report.depth);
+  const ReachabilityGraph graph(mask, report.depth, options.check_cancelled);
   const std::vector<std::vector<uint8_t>> visible = visible_tokens(
       graph, target.readout_tokens,
       options.feedback == Feedback::kState ? target.fed_back : std::vector<GeneratedToken>{});
 
   for (size_t o = 0; o < table.outputs.size(); ++o) {
+    if (options.check_cancelled) options.check_cancelled();
     OutputReport out;
     out.name = table.outputs[o];
     out.readout = mask.layout.token_label(target.readout_tokens[o]);

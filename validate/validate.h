@@ -44,6 +44,9 @@ struct ValidateOptions {
   Feedback feedback = Feedback::kToken;  // what fed-back answer tokens carry (causal specs)
   /// Names settings in messages; empty: maskc's flags (setting_name). Python names its arguments.
   SettingNamer name_setting;
+  /// Called now and then while the target is analysed (each output, each layer of a reachability
+  /// walk); it may throw to stop the validation (`maskc serve --time-limit`). Empty: never called.
+  std::function<void()> check_cancelled;
 };
 
 /// `options.name_setting`'s words for setting `key` (with `value` when not empty); without a

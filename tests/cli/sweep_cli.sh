@@ -101,6 +101,31 @@ assert steps.count(0) == 1 and steps == sorted(steps), steps' s/init=vanilla/see
   [[ $? -eq 1 ]] && grep -q 'was started with lr' err || fail "other settings: $(cat err)"
 }
 
+# Runs stopped by --stop-after are interrupted, not failed, with --jobs 1 and --jobs 2 alike: the
+# sweep says to run it again (exit 1), names no failed run, and the same command without
+# --stop-after resumes the stopped runs from their checkpoints.
+stop_after_is_interrupted_with_jobs() {
+  local jobs rc
+  for jobs in 1 2; do
+    "$maskc" sweep --grid init=vanilla,mask --jobs "$jobs" --out "s$jobs" -- "${small[@]}" \
+      --stop-after 2 >log 2>err
+    rc=$?
+    [[ $rc -eq 1 ]] || fail "--jobs $jobs: exit $rc: $(cat log err)"
+    grep -q '^interrupted: run the same command again to continue$' log ||
+      fail "--jobs $jobs: not interrupted: $(cat log err)"
+    ! grep -qi 'failed' log err || fail "--jobs $jobs: reported as failed: $(cat log err)"
+    test -f "s$jobs/init=vanilla/seed0/checkpoint.pt" || fail "--jobs $jobs: no checkpoint"
+    test ! -f "s$jobs/init=vanilla/seed0/summary.json" || fail "--jobs $jobs: the run finished"
+    "$maskc" sweep --grid init=vanilla,mask --jobs "$jobs" --out "s$jobs" -- "${small[@]}" >log ||
+      fail "--jobs $jobs: the second sweep: $(cat log)"
+    "$python" -c 'import json, sys
+steps = [json.loads(line)["step"] for line in open(sys.argv[1])]
+assert steps.count(0) == 1 and steps == sorted(steps), steps' "s$jobs/init=vanilla/seed0/metrics.jsonl" ||
+      fail "--jobs $jobs: restarted, not resumed"
+    [[ $(table_rows "s$jobs/results.md" | wc -l) -eq 2 ]] || fail "$(cat "s$jobs/results.md")"
+  done
+}
+
 # The Slurm array script of --emit-slurm, its 2 tasks run by hand (SLURM_ARRAY_TASK_ID of
 # SLURM_ARRAY_TASK_COUNT): each trains its share, every run once; the table equals one process's.
 array_shards_cover_every_run() {

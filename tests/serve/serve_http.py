@@ -12,7 +12,8 @@ import tempfile
 import threading
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from serve_util import Server, decode_mask, error_of, maskc_compile_error, read_npy_float32  # noqa
+from serve_util import (Server, decode_mask, error_of, maskc_compile_error,  # noqa
+                        read_npy_float32, wait_until)
 
 MASKC, SOURCE = sys.argv[1], sys.argv[2]
 PARITY2 = open(os.path.join(SOURCE, "specs/gotu/parity2.mask")).read()
@@ -101,6 +102,35 @@ def case_caps_as_compile(server, root):
     with Server(MASKC, root, "--time-limit", "0.1") as limited:
         expect_error(limited.post("/api/compile", {"source": slow}), 503, "time limit")
         check(limited.alive(), "server gone after a compile over the time limit")
+
+
+def slow_validation(served):
+    """The body of a validation that compiles in a moment and is analysed for minutes: 30,000
+    outputs, each read at cls, whose sources are found by a walk over 2,048 tokens that sees
+    almost no edges (the truth table many.csv is written under `served`)."""
+    outputs = [f"y{i}" for i in range(30000)]
+    with open(os.path.join(served, "many.csv"), "w") as f:
+        f.write(",".join(["x[0]", "x[1]"] + outputs) + "\n")
+        for a in (-1, 1):
+            for b in (-1, 1):
+                f.write(",".join([str(a), str(b)] + [str(a * b)] * len(outputs)) + "\n")
+    source = ("mask slow\ntokens x[2], pad[2045], cls\nlayers 2\ndefault close\n"
+              "open diagonal\nopen cls -> x[0], x[1], pad[..]\n")
+    return {"source": source, "truth_table": "many.csv"}
+
+
+def case_validation_time_limit(server, root):
+    # Issue 45.4: --time-limit stops a validation as it stops a compile.
+    server.stop()
+    served = os.path.join(root, "served")
+    slow = slow_validation(served)
+    with Server(MASKC, served, "--time-limit", "5") as limited:
+        # Without the limit this takes minutes: the 60 s the client waits would run out first.
+        expect_error(limited.post("/api/validate", slow), 503,
+                     "the validation took longer than the server's time limit of 5 s")
+        status, data = limited.post("/api/validate", {"source": PARITY2, "task": "parity2"})
+        check(status == 200 and json.loads(data)["ok"], f"a validation after it: {status}")
+        check(limited.alive(), "server gone after a validation over the time limit")
 
 
 def case_malformed_refused(server, root):
@@ -223,6 +253,39 @@ def case_ctrl_c_exits_0(server, root):
     code, printed = server.stop()
     check(code == 0, f"exit status {code}: {printed}")
     check("maskc serve: stopped" in printed, printed)
+
+
+def case_second_ctrl_c_exits_at_once(server, root):
+    # docs/serve.md: Ctrl-C lets replies being written finish (a client that does not read has
+    # 60 s); a second Ctrl-C exits at once, status 130.
+    import subprocess
+    spec = "mask big\ntokens x[2025]\ngrid x 45 x 45\ndefault close\nopen local x radius 3\n"
+    body = json.dumps({"source": spec}).encode()
+    raw = socket.create_connection((server.host, server.port))
+    raw.sendall(b"POST /api/compile HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n"
+                b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n"
+                % (server.port, len(body)) + body)
+    check(raw.recv(1000).startswith(b"HTTP/1.1 200"), "no reply")  # 36 MiB more, never read
+    server.process.send_signal(signal.SIGINT)
+
+    def refused():  # the first Ctrl-C was taken: the server no longer listens
+        try:
+            socket.create_connection((server.host, server.port), timeout=5).close()
+            return False
+        except ConnectionRefusedError:
+            return True
+    wait_until(refused, timeout=30, what="the server to stop listening after Ctrl-C")
+    check(server.process.poll() is None, "the first Ctrl-C did not wait for the reply in flight")
+    server.process.send_signal(signal.SIGINT)
+    try:  # well below the 60 s the reply may take, after which the first Ctrl-C alone ends it
+        out, err = server.process.communicate(timeout=45)
+    except subprocess.TimeoutExpired:
+        server.process.kill()
+        raise AssertionError("a second Ctrl-C did not stop the server")
+    finally:
+        raw.close()
+    check(server.process.returncode == 130, f"exit status {server.process.returncode}: {err}")
+    check("stopped at once (a second signal)" in err, err)
 
 
 def case_host_warning(server, root):
@@ -405,28 +468,36 @@ def case_sizes_up_front(server, root):
 
 
 def case_busy_answers_at_once(server, root):
-    # Issue 45.4: a compile that finds both slots taken is answered 503 at once; it does not wait
-    # on a worker thread for a slot (which would starve every other request).
+    # Issue 45.4: a compile that finds both heavy slots taken is answered 503 (busy) at once,
+    # while the requests that hold them still run: it is not queued for a slot (which would park
+    # a worker thread per request, and answer it only once a slot is free).
     server.stop()
-    slow = ("mask slow\ntokens x[2025]\ngrid x 45 x 45\ndefault close\n" +
-            "open local x radius 40 metric chebyshev\n" * 400)
+    served = os.path.join(root, "served")
+    slow = slow_validation(served)  # minutes, unless the time limit or Ctrl-C stops it
     replies = []
-    lock = threading.Lock()
-    with Server(MASKC, os.path.join(root, "served"), "--time-limit", "3") as limited:
-        def work():
-            status, data = limited.post("/api/compile", {"source": slow})
-            with lock:
-                replies.append((status, error_of(data) if status != 200 else ""))
-        threads = [threading.Thread(target=work) for _ in range(10)]
-        for t in threads:
+    with Server(MASKC, served, "--time-limit", "100") as limited:
+        def hold():  # until it has a slot: a busy reply here is a probe's doing, not the holder's
+            while True:
+                status, data = limited.post("/api/validate", slow)
+                if not (status == 503 and json.loads(data).get("busy")):
+                    break
+            replies.append((status, data[:200]))
+        holders = [threading.Thread(target=hold) for _ in range(2)]
+        for t in holders:
             t.start()
-        for t in threads:
-            t.join()
-        check(limited.alive(), "server gone")
-    busy = [i for i, (status, error) in enumerate(replies) if "busy" in error]
-    timed = [i for i, (status, error) in enumerate(replies) if "time limit" in error]
-    check(busy and all(status == 503 for status, error in replies if "busy" in error), replies)
-    check(not timed or max(busy) < min(timed), f"busy replies after a compile ended: {replies}")
+        while True:
+            check(all(t.is_alive() for t in holders), f"a validation ended: {replies}")
+            status, data = limited.post("/api/compile", {"source": PARITY2})
+            if status != 200:
+                break
+        check(status == 503 and json.loads(data).get("busy") and "busy" in error_of(data),
+              f"{status} {data[:200]!r}")
+        check(all(t.is_alive() for t in holders),
+              f"the busy reply came only once a slot was free: {replies}")
+        check(limited.get("/api/info")[0] == 200, "/api/info while both slots are taken")
+    for t in holders:  # Ctrl-C ended both validations (503)
+        t.join()
+    check(all(status == 503 for status, _ in replies), replies)
 
 
 def case_run_files_confined(server, root):
