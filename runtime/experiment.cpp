@@ -33,6 +33,10 @@ ModelConfig sized_model_config(const ExperimentConfig& config, int64_t vocab, in
   model.resid_dropout = config.resid_dropout;
   model.activation = parse_activation(config.activation);
   model.qk_norm = parse_qk_norm(config.qk_norm);
+  model.mlp_dropout = config.mlp_dropout;
+  model.qkv_bias = parse_yes_no("qkv_bias", config.qkv_bias);
+  model.attn_init = parse_attn_init(config.attn_init);
+  model.final_norm = parse_yes_no("final_norm", config.final_norm);
   return model;
 }
 

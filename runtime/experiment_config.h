@@ -57,6 +57,10 @@ struct ExperimentSettings {
   double resid_dropout = 0;               // dropout on each sublayer's output before its residual
   std::string activation = "gelu";        // the MLP's: gelu | relu
   std::string qk_norm = "none";           // none | layer: LayerNorm on each head's q and k
+  double mlp_dropout = 0;                 // dropout on the MLP's hidden activations
+  std::string qkv_bias = "no";            // yes | no: biases on Wq, Wk, Wv
+  std::string attn_init = "default";      // default | torch (nn.MultiheadAttention's init)
+  std::string final_norm = "yes";         // yes | no: a LayerNorm before the readout
 };
 
 /// What an experiment is built from: the run's settings and, for sequence data files, the layout

@@ -216,20 +216,42 @@ bool parse_qk_norm(const std::string& name) {
   throw InputError(fmt::format("qk_norm must be one of none, layer, got '{}'", name));
 }
 
+bool parse_yes_no(const std::string& setting, const std::string& value) {
+  if (value == "yes" || value == "no") return value == "yes";
+  throw InputError(fmt::format("{} must be one of yes, no, got '{}'", setting, value));
+}
+
+AttentionInit parse_attn_init(const std::string& name) {
+  if (name == "default") return AttentionInit::kDefault;
+  if (name == "torch") return AttentionInit::kTorch;
+  throw InputError(fmt::format("attn_init must be one of default, torch, got '{}'", name));
+}
+
 BlockImpl::BlockImpl(const ModelConfig& config)
     : heads(config.heads),
       head_dim(config.head_dim),
       post_norm(config.post_norm),
       attn_dropout(config.attn_dropout),
       resid_dropout(config.resid_dropout),
+      mlp_dropout(config.mlp_dropout),
       activation(config.activation) {
   const int64_t inner = config.heads * config.head_dim;
   ln_attention = register_module("ln_attention",
                                  torch::nn::LayerNorm(torch::nn::LayerNormOptions({config.dim})));
-  wq = register_module("wq", linear(config.dim, inner, /*bias=*/false));
-  wk = register_module("wk", linear(config.dim, inner, /*bias=*/false));
-  wv = register_module("wv", linear(config.dim, inner, /*bias=*/false));
+  wq = register_module("wq", linear(config.dim, inner, config.qkv_bias));
+  wk = register_module("wk", linear(config.dim, inner, config.qkv_bias));
+  wv = register_module("wv", linear(config.dim, inner, config.qkv_bias));
   wo = register_module("wo", linear(inner, config.dim, /*bias=*/true));
+  if (config.attn_init == AttentionInit::kTorch) {  // nn.MultiheadAttention._reset_parameters
+    torch::NoGradGuard no_grad;
+    // xavier-uniform on the packed [3 · inner, dim] in-projection: fan in dim, fan out 3 · inner.
+    const double bound = std::sqrt(6.0 / static_cast<double>(config.dim + 3 * inner));
+    for (auto* w : {&wq, &wk, &wv}) {
+      (*w)->weight.uniform_(-bound, bound);
+      if ((*w)->bias.defined()) (*w)->bias.zero_();
+    }
+    wo->bias.zero_();
+  }
   ln_mlp =
       register_module("ln_mlp", torch::nn::LayerNorm(torch::nn::LayerNormOptions({config.dim})));
   fc_in = register_module("fc_in", linear(config.dim, config.mlp, /*bias=*/true));
@@ -257,8 +279,8 @@ torch::Tensor BlockImpl::finish(const torch::Tensor& residual, const torch::Tens
   const bool training = is_training();
   auto mlp = [&](const torch::Tensor& h) {
     const auto inner = fc_in(h);
-    return dropped(fc_out(activation == Activation::kRelu ? torch::relu(inner) : F::gelu(inner)),
-                   resid_dropout, training);
+    const auto active = activation == Activation::kRelu ? torch::relu(inner) : F::gelu(inner);
+    return dropped(fc_out(dropped(active, mlp_dropout, training)), resid_dropout, training);
   };
   if (post_norm) {
     const auto y = ln_attention(residual + dropped(wo(attended), resid_dropout, training));
@@ -281,9 +303,11 @@ ModelFootprint estimate_footprint(const ModelConfig& config, int64_t batch) {
                              : static_cast<double>(config.vocab);
   ModelFootprint f;
   const double qk_norm = config.qk_norm ? 4 * static_cast<double>(config.head_dim) : 0;
+  const double qkv_bias = config.qkv_bias ? 3 * inner : 0;
   const double block =
-      4 * d * inner + 2 * d * mlp + mlp + 5 * d + qk_norm;  // Wq, Wk, Wv, Wo, MLP, LNs
-  f.parameters = inputs * d + n * d + depth * block + 2 * d + (d + 1) * outputs;
+      4 * d * inner + 2 * d * mlp + mlp + 5 * d + qk_norm + qkv_bias;  // Wq, Wk, Wv, Wo, MLP, LNs
+  const double final_norm = config.final_norm ? 2 * d : 0;
+  f.parameters = inputs * d + n * d + depth * block + final_norm + (d + 1) * outputs;
   f.mask_logits = depth * heads * n * n;
   // Kept per row and layer: the block's input and norms (3d), Q, K, V and the attended values
   // (4 × inner), scores, probabilities and a dropout mask (3 × heads × N per query), the MLP's
@@ -311,8 +335,9 @@ MaskedTransformerImpl::MaskedTransformerImpl(const ModelConfig& config) : config
     throw InputError(fmt::format("[model] pos_init_std must be a finite number >= 0, got {}",
                                  config.pos_init_std));
   }
-  for (auto [p, name] :
-       {std::pair{config.attn_dropout, "attn_dropout"}, {config.resid_dropout, "resid_dropout"}}) {
+  for (auto [p, name] : {std::pair{config.attn_dropout, "attn_dropout"},
+                         {config.resid_dropout, "resid_dropout"},
+                         {config.mlp_dropout, "mlp_dropout"}}) {
     if (!(p >= 0 && p < 1)) {
       throw InputError(fmt::format("[model] {} must be in [0, 1), got {}", name, p));
     }
@@ -345,8 +370,10 @@ MaskedTransformerImpl::MaskedTransformerImpl(const ModelConfig& config) : config
   for (int64_t l = 0; l < config.depth; ++l) {
     blocks_.push_back(register_module("block" + std::to_string(l), Block(config)));
   }
-  ln_final_ =
-      register_module("ln_final", torch::nn::LayerNorm(torch::nn::LayerNormOptions({config.dim})));
+  if (config.final_norm) {
+    ln_final_ = register_module("ln_final",
+                                torch::nn::LayerNorm(torch::nn::LayerNormOptions({config.dim})));
+  }
   const int64_t outputs = config.readout == Readout::kClsRegression ? 1
                           : config.readout == Readout::kClsClassify ? config.classes
                                                                     : config.vocab;
@@ -380,6 +407,10 @@ int64_t MaskedTransformerImpl::sequence_length(const torch::Tensor& ids) const {
   }
   if (!priors_.empty()) prior_of(t);  // InputError for a length without a prior
   return t;
+}
+
+torch::Tensor MaskedTransformerImpl::readout(const torch::Tensor& x) {
+  return head_(ln_final_ ? ln_final_(x) : x);
 }
 
 torch::Tensor MaskedTransformerImpl::embed(const torch::Tensor& ids) {
@@ -625,7 +656,7 @@ torch::Tensor MaskedTransformerImpl::run(const torch::Tensor& ids,
     // No row of a causal decoder sees a later position: the pass stops at the last row read.
     std::vector<torch::Tensor> kv;
     const auto head = ids.narrow(1, 0, rows.first + rows.count);
-    return head_(ln_final_(segment_pass(head, 0, {}, attention_bias(length), rows, kv)));
+    return readout(segment_pass(head, 0, {}, attention_bias(length), rows, kv));
   }
   const auto distinct = distinct_inputs(ids);
   auto x = embed(ids, distinct);
@@ -642,10 +673,10 @@ torch::Tensor MaskedTransformerImpl::run(const torch::Tensor& ids,
   }
   if (rows.count > 0 && !prune) x = x.narrow(1, rows.first, rows.count);
   if (config_.readout == Readout::kClsRegression) {
-    return head_(ln_final_(x.select(1, 0))).squeeze(-1);
+    return readout(x.select(1, 0)).squeeze(-1);
   }
-  if (config_.readout == Readout::kClsClassify) return head_(ln_final_(x.select(1, 0)));
-  return head_(ln_final_(x));
+  if (config_.readout == Readout::kClsClassify) return readout(x.select(1, 0));
+  return readout(x);
 }
 
 torch::Tensor MaskedTransformerImpl::forward_cached(const torch::Tensor& ids,
@@ -666,7 +697,7 @@ torch::Tensor MaskedTransformerImpl::forward_cached(const torch::Tensor& ids,
     x = layer_forward(static_cast<int64_t>(l), x, 0, bias, nullptr, &cache.keys[l],
                       &cache.values[l], l == 0 && distinct ? &*distinct : nullptr);
   }
-  return head_(ln_final_(x));
+  return readout(x);
 }
 
 torch::Tensor MaskedTransformerImpl::segment_layer(int64_t layer, const torch::Tensor& x,
@@ -681,10 +712,13 @@ torch::Tensor MaskedTransformerImpl::segment_layer(int64_t layer, const torch::T
   const auto weight = all_rows
                           ? torch::cat({block->wq->weight, block->wk->weight, block->wv->weight})
                           : torch::cat({block->wk->weight, block->wv->weight});
+  const auto in_bias = !block->wk->bias.defined() ? torch::Tensor()
+                       : all_rows ? torch::cat({block->wq->bias, block->wk->bias, block->wv->bias})
+                                  : torch::cat({block->wk->bias, block->wv->bias});
   const auto h = distinct == nullptr || !all_rows ? block->attention_input(x) : torch::Tensor();
   auto projected = distinct == nullptr
-                       ? F::linear(h, weight)
-                       : F::linear(block->attention_input(distinct->embedded), weight)
+                       ? F::linear(h, weight, in_bias)
+                       : F::linear(block->attention_input(distinct->embedded), weight, in_bias)
                              .index_select(0, distinct->index);
   projected = projected.view({batch, n, all_rows ? 3 : 2, heads, d});
   if (block->q_norm) {  // the queries (where all rows are wanted) and keys, normed
@@ -769,7 +803,7 @@ torch::Tensor MaskedTransformerImpl::forward_cached(const torch::Tensor& ids, Ke
     cache.keys.push_back(key_view(t));
     cache.values.push_back(value_view(t));
   }
-  return head_(ln_final_(x));
+  return readout(x);
 }
 
 torch::Tensor MaskedTransformerImpl::forward_position(const torch::Tensor& tokens, int64_t position,
@@ -799,7 +833,7 @@ torch::Tensor MaskedTransformerImpl::forward_position(const torch::Tensor& token
     const auto i = static_cast<size_t>(l);
     x = layer_forward(l, x, position, bias, nullptr, &cache.keys[i], &cache.values[i]);
   }
-  return head_(ln_final_(x.select(1, 0)));
+  return readout(x.select(1, 0));
 }
 
 torch::Tensor MaskedTransformerImpl::forward(const torch::Tensor& ids) {

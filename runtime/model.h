@@ -40,6 +40,14 @@ Activation parse_activation(const std::string& name);
 bool parse_post_norm(const std::string& name);
 /// qk_norm = "none" → false, "layer" → true.
 bool parse_qk_norm(const std::string& name);
+/// A yes/no setting (qkv_bias, final_norm): "yes" → true, "no" → false; InputError naming
+/// `setting` otherwise.
+bool parse_yes_no(const std::string& setting, const std::string& value);
+/// How Wq, Wk, Wv (and the attention's biases) start: kDefault, LibTorch's Linear default
+/// (uniform ±1/√dim, Wo's bias uniform too); kTorch, nn.MultiheadAttention's (xavier-uniform on the
+/// packed in-projection [Wq; Wk; Wv], in-projection and output biases zero).
+enum class AttentionInit { kDefault, kTorch };
+AttentionInit parse_attn_init(const std::string& name);
 
 struct ModelConfig {
   int64_t vocab = 3;     // token ids 0..vocab-1 (Boolean: 0, 1 = (x+1)/2 and 2 = CLS)
@@ -57,7 +65,7 @@ struct ModelConfig {
   PositionEmbedding position = PositionEmbedding::kLearned;
   double pos_init_std = 1.0;  // kLearned: initial values ~ N(0, pos_init_std²)
   // Post-LN: x ← LN(x + Attn(x)), x ← LN(x + MLP(x)); pre-LN: x ← x + Attn(LN(x)), x ← x +
-  // MLP(LN(x)). Either way the readout applies a final LayerNorm.
+  // MLP(LN(x)). Either way the readout applies a final LayerNorm unless final_norm is off.
   bool post_norm = false;
   double attn_dropout = 0;   // on the attention probabilities, in training mode
   double resid_dropout = 0;  // on each sublayer's output before its residual, in training mode
@@ -66,6 +74,12 @@ struct ModelConfig {
   // bias shared by the heads of a layer, starting at 1 and 0), so that q·k / √d_head stays within
   // ±√d_head · gain²: the "QK normalisation" of several recent large models.
   bool qk_norm = false;
+  double mlp_dropout = 0;  // on the MLP's hidden activations (after the activation), in training
+  bool qkv_bias = false;   // biases on Wq, Wk, Wv (Wo always has one)
+  AttentionInit attn_init = AttentionInit::kDefault;
+  // A LayerNorm on the last layer's output before the readout (a plain stack of PyTorch's
+  // nn.TransformerEncoderLayer has none).
+  bool final_norm = true;
 };
 
 /// What training a model of `config` takes, counted from its shape before anything is allocated
@@ -80,8 +94,8 @@ struct ModelFootprint {
 ModelFootprint estimate_footprint(const ModelConfig& config, int64_t batch);
 
 /// One block, pre-LN (x + Attn(LN(x)), then + MLP(LN(x))) or post-LN (see ModelConfig). Wq, Wk,
-/// Wv have no bias. ln_attention and ln_mlp are the LayerNorms before (pre) or after (post) the
-/// attention and the MLP.
+/// Wv have a bias only with qkv_bias. ln_attention and ln_mlp are the LayerNorms before (pre) or
+/// after (post) the attention and the MLP.
 struct BlockImpl : torch::nn::Module {
   BlockImpl(const ModelConfig& config);
 
@@ -104,7 +118,7 @@ struct BlockImpl : torch::nn::Module {
   int64_t heads = 0;
   int64_t head_dim = 0;
   bool post_norm = false;
-  double attn_dropout = 0, resid_dropout = 0;
+  double attn_dropout = 0, resid_dropout = 0, mlp_dropout = 0;
   Activation activation = Activation::kGelu;
 };
 TORCH_MODULE(Block);
@@ -255,6 +269,9 @@ class MaskedTransformerImpl : public torch::nn::Module {
                               torch::Tensor& kv, const Distinct* distinct,
                               std::vector<torch::Tensor>* attention = nullptr);
   torch::Tensor embed(const torch::Tensor& ids);
+  /// The readout of the last layer's output rows x: head(LN_final(x)), or head(x) without
+  /// final_norm.
+  torch::Tensor readout(const torch::Tensor& x);
   /// Whether the CPU kernels (runtime/attention.h) may run a pass on x: fused_attention_applies,
   /// and no attention dropout now (the kernels have none).
   bool fused(const torch::Tensor& x) const;
@@ -285,7 +302,7 @@ class MaskedTransformerImpl : public torch::nn::Module {
   torch::Tensor cls_embedding_;                    // patch models: [dim], randn
   torch::Tensor position_embedding_;               // [N, dim] (ModelConfig::position)
   std::vector<Block> blocks_;
-  torch::nn::LayerNorm ln_final_{nullptr};
+  torch::nn::LayerNorm ln_final_{nullptr};  // only with final_norm
   torch::nn::Linear head_{nullptr};
   torch::Tensor mask_, mask_init_, hard_, causal_;
   bool mask_learnable_ = false;

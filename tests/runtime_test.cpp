@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <array>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -373,7 +374,7 @@ torch::Tensor reference_forward(MaskedTransformer& model, const torch::Tensor& i
     const auto mixed = torch::matmul(torch::softmax(scores + bias, -1), split(b->wv))
                            .transpose(1, 2)
                            .reshape({batch, n, -1});
-    auto mlp = [&](const torch::Tensor& t) {
+    auto mlp = [&](const torch::Tensor& t) {  // mlp_dropout: none in evaluation mode
       const auto inner = b->fc_in(t);
       return b->fc_out(c.activation == Activation::kRelu ? torch::relu(inner) : torch::gelu(inner));
     };
@@ -386,11 +387,14 @@ torch::Tensor reference_forward(MaskedTransformer& model, const torch::Tensor& i
     }
   }
   const auto children = model->named_children();
-  auto& ln_final = *children["ln_final"]->as<torch::nn::LayerNormImpl>();
+  auto final_norm = [&](const torch::Tensor& t) {  // none without final_norm
+    if (!c.final_norm) return t;
+    return children["ln_final"]->as<torch::nn::LayerNormImpl>()->forward(t);
+  };
   auto& head = *children["head"]->as<torch::nn::LinearImpl>();
   if (c.readout == Readout::kClsRegression)
-    return head.forward(ln_final.forward(x.select(1, 0))).squeeze(-1);
-  return head.forward(ln_final.forward(x));
+    return head.forward(final_norm(x.select(1, 0))).squeeze(-1);
+  return head.forward(final_norm(x));
 }
 
 /// The model's passes (the CPU kernels on large batches, the matmul path on small ones, rows
@@ -525,10 +529,12 @@ TEST(ModelSettingsTest, PositionEmbeddings) {
 // differ from it and from each other, and each kind alone does so (on the CPU kernels' batch
 // sizes too: attention dropout takes the matmul path).
 TEST(ModelSettingsTest, DropoutActsWhileTrainingOnly) {
-  for (const bool attention : {true, false}) {
+  for (double ModelConfig::*kind :
+       {&ModelConfig::attn_dropout, &ModelConfig::resid_dropout, &ModelConfig::mlp_dropout}) {
+    const bool attention = kind == &ModelConfig::attn_dropout;
     for (const auto readout : {Readout::kClsRegression, Readout::kCausalLm}) {
       auto config = settings_model(readout, false, Activation::kGelu);
-      (attention ? config.attn_dropout : config.resid_dropout) = 0.5;
+      config.*kind = 0.5;
       torch::manual_seed(7);
       MaskedTransformer model(config);
       const auto ids = torch::randint(0, 3, {40, 6}, torch::kLong);
@@ -548,6 +554,141 @@ TEST(ModelSettingsTest, DropoutActsWhileTrainingOnly) {
   auto config = settings_model(Readout::kClsRegression, false, Activation::kGelu);
   config.attn_dropout = 1.0;
   EXPECT_THROW(MaskedTransformer{config}, InputError);
+  config.attn_dropout = 0;
+  config.mlp_dropout = -0.1;
+  EXPECT_THROW(MaskedTransformer{config}, InputError);
+}
+
+// qkv_bias and final_norm: every pass (the CPU kernels' one projection GEMM, rows only, cached
+// decoding, one position) follows the forward pass written out from the modules, with random
+// biases; the biases are parameters and the final norm is gone.
+TEST(FaithfulLayerTest, QkvBiasAndNoFinalNormFollowTheirDefinitions) {
+  for (const auto readout : {Readout::kClsRegression, Readout::kCausalLm}) {
+    auto config = settings_model(readout, true, Activation::kRelu);
+    config.qkv_bias = true;
+    config.final_norm = false;
+    torch::manual_seed(11);
+    MaskedTransformer model(config);
+    {
+      torch::NoGradGuard no_grad;
+      for (auto& block : model->blocks()) {
+        for (auto* w : {&block->wq, &block->wk, &block->wv}) (*w)->bias.normal_(0, 0.5);
+      }
+    }
+    expect_passes_follow_reference(model);
+    const auto names = model->named_parameters();
+    EXPECT_TRUE(names.contains("block1.wk.bias"));
+    EXPECT_FALSE(names.contains("ln_final.weight"));
+  }
+}
+
+// attn_init torch: nn.MultiheadAttention's init, xavier-uniform over the packed [3 · inner, dim]
+// in-projection (bound √(6 / (dim + 3 · inner)), wider than Linear's 1/√dim here) and zero
+// biases; the default keeps LibTorch's Linear init.
+TEST(FaithfulLayerTest, TorchAttentionInitIsMultiheadAttentions) {
+  auto config = settings_model(Readout::kClsRegression, true, Activation::kRelu);
+  config.dim = 64;
+  config.heads = 4;
+  config.head_dim = 16;
+  config.qkv_bias = true;
+  const double xavier = std::sqrt(6.0 / (64 + 3 * 64)), linear = 1.0 / std::sqrt(64.0);
+  for (const auto init : {AttentionInit::kDefault, AttentionInit::kTorch}) {
+    config.attn_init = init;
+    torch::manual_seed(2);
+    MaskedTransformer model(config);
+    const double bound = init == AttentionInit::kTorch ? xavier : linear;
+    for (auto& block : model->blocks()) {
+      for (auto* w : {&block->wq, &block->wk, &block->wv}) {
+        const double largest = (*w)->weight.abs().max().item<double>();
+        EXPECT_LE(largest, bound);
+        EXPECT_GT(largest, 0.95 * bound);  // 4,096 draws: the largest is near the bound
+        EXPECT_EQ((*w)->bias.abs().max().item<double>() == 0, init == AttentionInit::kTorch);
+      }
+      EXPECT_EQ(block->wo->bias.abs().max().item<double>() == 0, init == AttentionInit::kTorch);
+    }
+  }
+  EXPECT_EQ(parse_attn_init("torch"), AttentionInit::kTorch);
+  EXPECT_THROW(parse_attn_init("xavier"), InputError);
+  EXPECT_THROW(parse_yes_no("qkv_bias", "true"), InputError);
+}
+
+// The faithful layer: a one-layer model with nn.TransformerEncoderLayer's settings (post-LN,
+// ReLU, biases on Q, K, V, dropout 0.1 in three places, no final norm) given the weights of
+// LibTorch's own torch::nn::TransformerEncoderLayer computes what it computes, in evaluation
+// mode, as an encoder and as a causal decoder (the layer given the causal mask).
+TEST(FaithfulLayerTest, MatchesLibTorchsTransformerEncoderLayer) {
+  const int64_t dim = 16, heads = 2, ffn = 40, n = 6;
+  for (const auto readout : {Readout::kClsRegression, Readout::kCausalLm}) {
+    SCOPED_TRACE(readout == Readout::kCausalLm ? "decoder" : "encoder");
+    torch::manual_seed(4);
+    torch::nn::TransformerEncoderLayer layer(
+        torch::nn::TransformerEncoderLayerOptions(dim, heads).dim_feedforward(ffn).dropout(0.1));
+    ModelConfig config{.vocab = 5,
+                       .seq_len = n,
+                       .dim = dim,
+                       .depth = 1,
+                       .heads = heads,
+                       .head_dim = dim / heads,
+                       .mlp = ffn,
+                       .readout = readout,
+                       .position = PositionEmbedding::kNone,
+                       .post_norm = true,
+                       .attn_dropout = 0.1,
+                       .resid_dropout = 0.1,
+                       .activation = Activation::kRelu,
+                       .mlp_dropout = 0.1,
+                       .qkv_bias = true,
+                       .attn_init = AttentionInit::kTorch,
+                       .final_norm = false};
+    MaskedTransformer model(config);
+    auto& block = model->blocks()[0];
+    {
+      torch::NoGradGuard no_grad;
+      const auto in_weight = layer->self_attn->in_proj_weight.chunk(3);
+      const auto in_bias = layer->self_attn->in_proj_bias.chunk(3);
+      const std::array<torch::nn::Linear*, 3> targets{&block->wq, &block->wk, &block->wv};
+      for (size_t i = 0; i < 3; ++i) {
+        (*targets[i])->weight.copy_(in_weight[i]);
+        (*targets[i])->bias.copy_(in_bias[i] + 0.1 * torch::randn({dim}));  // not only zeros
+        layer->self_attn->in_proj_bias.narrow(0, static_cast<int64_t>(i) * dim, dim)
+            .copy_((*targets[i])->bias);
+      }
+      block->wo->weight.copy_(layer->self_attn->out_proj->weight);
+      layer->self_attn->out_proj->bias.normal_(0, 0.1);
+      block->wo->bias.copy_(layer->self_attn->out_proj->bias);
+      block->fc_in->weight.copy_(layer->linear1->weight);
+      block->fc_in->bias.copy_(layer->linear1->bias);
+      block->fc_out->weight.copy_(layer->linear2->weight);
+      block->fc_out->bias.copy_(layer->linear2->bias);
+      for (auto [ours, theirs] : {std::pair{&block->ln_attention, &layer->norm1},
+                                  std::pair{&block->ln_mlp, &layer->norm2}}) {
+        (*theirs)->weight.normal_(1, 0.2);
+        (*theirs)->bias.normal_(0, 0.2);
+        (*ours)->weight.copy_((*theirs)->weight);
+        (*ours)->bias.copy_((*theirs)->bias);
+      }
+    }
+    model->eval();
+    layer->eval();
+    torch::NoGradGuard no_grad;
+    const auto ids = torch::randint(0, 5, {7, n}, torch::kLong);
+    const auto embedded = model->token_embedding()(ids).transpose(0, 1);  // [N, B, dim]
+    const bool causal = readout == Readout::kCausalLm;
+    const auto src_mask =
+        causal ? torch::full({n, n}, -std::numeric_limits<float>::infinity()).triu(/*diagonal=*/1)
+               : torch::Tensor();
+    const auto out = layer(embedded, src_mask).transpose(0, 1);  // [B, N, dim]
+    const auto params = model->named_parameters();
+    auto head = [&](const torch::Tensor& x) {
+      return torch::nn::functional::linear(x, params["head.weight"], params["head.bias"]);
+    };
+    const auto expected = causal ? head(out) : head(out.select(1, 0)).squeeze(-1);
+    EXPECT_TRUE(torch::allclose(model->forward(ids), expected, 1e-4, 1e-5));
+    if (causal) {
+      MaskedTransformerImpl::KeyValueCache cache;
+      EXPECT_TRUE(torch::allclose(model->forward_cached(ids, cache), expected, 1e-4, 1e-5));
+    }
+  }
 }
 
 // Mask sharing: M spread to one per layer or one per layer and head, each a copy of the spec's

@@ -609,8 +609,9 @@ TEST(ConfigTableTest, EveryFloatingFieldMustBeFinite) {
       ++checked;
     }
   }
-  // train_fraction, pos_init_std, the dropouts, mask_open/close, lr, the decays, qk_contrast/lr
-  EXPECT_EQ(checked, 3 * 11);
+  // train_fraction, pos_init_std, the dropouts (attention, residual, MLP), mask_open/close, lr,
+  // the decays, qk_contrast/lr
+  EXPECT_EQ(checked, 3 * 12);
 }
 
 TEST_F(RuntimeTest, NonFiniteTrainFlagsAreUsageErrors) {

@@ -137,6 +137,18 @@ std::vector<ConfigField> model_fields() {
     {"qk_norm", "--qk-norm",
      "none, or layer: a LayerNorm over each head's queries and keys before their product (gain "
      "and bias per layer, shared by its heads)", &C::qk_norm, R::kOneOf, {"none", "layer"}},
+    {"mlp_dropout", "--mlp-dropout",
+     "dropout on the MLP's hidden activations (after the activation) while training, as PyTorch's "
+     "nn.TransformerEncoderLayer does with its dropout", &C::mlp_dropout, R::kProbability},
+    {"qkv_bias", "--qkv-bias", "biases on the query, key and value projections (yes, as "
+     "nn.MultiheadAttention; no: none)", &C::qkv_bias, R::kOneOf, {"no", "yes"}},
+    {"attn_init", "--attn-init",
+     "how Wq, Wk, Wv start: default (LibTorch's Linear init) or torch (nn.MultiheadAttention's: "
+     "xavier-uniform on the packed in-projection, zero in-projection and output biases)",
+     &C::attn_init, R::kOneOf, {"default", "torch"}},
+    {"final_norm", "--final-norm", "a LayerNorm on the last layer's output before the readout "
+     "(no: none, as a plain stack of nn.TransformerEncoderLayer)", &C::final_norm, R::kOneOf,
+     {"yes", "no"}},
   };
   // clang-format on
 }

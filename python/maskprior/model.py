@@ -88,21 +88,31 @@ def _dropped(t, p, training):
 
 class Block(torch.nn.Module):
     """One block, pre-LN (x + Attn(LN(x)), then + MLP(LN(x))) or post-LN (x ← LN(x + Attn(x)),
-    x ← LN(x + MLP(x))). Wq, Wk, Wv have no bias."""
+    x ← LN(x + MLP(x))). Wq, Wk, Wv have a bias only with qkv_bias "yes"."""
 
     def __init__(self, dim, heads, head_dim, mlp, norm="pre", attn_dropout=0.0,
-                 resid_dropout=0.0, activation="gelu", rope=False, qk_norm="none"):
+                 resid_dropout=0.0, activation="gelu", rope=False, qk_norm="none",
+                 mlp_dropout=0.0, qkv_bias="no", attn_init="default"):
         super().__init__()
         inner = heads * head_dim
         self.rope = rope
         self.heads, self.head_dim, self.post_norm = heads, head_dim, norm == "post"
         self.attn_dropout, self.resid_dropout, self.activation = (attn_dropout, resid_dropout,
                                                                   activation)
+        self.mlp_dropout = mlp_dropout
         self.ln_attention = torch.nn.LayerNorm(dim)
-        self.wq = torch.nn.Linear(dim, inner, bias=False)
-        self.wk = torch.nn.Linear(dim, inner, bias=False)
-        self.wv = torch.nn.Linear(dim, inner, bias=False)
+        self.wq = torch.nn.Linear(dim, inner, bias=qkv_bias == "yes")
+        self.wk = torch.nn.Linear(dim, inner, bias=qkv_bias == "yes")
+        self.wv = torch.nn.Linear(dim, inner, bias=qkv_bias == "yes")
         self.wo = torch.nn.Linear(inner, dim)
+        if attn_init == "torch":  # nn.MultiheadAttention's: xavier on the packed in-projection
+            bound = math.sqrt(6.0 / (dim + 3 * inner))
+            with torch.no_grad():
+                for w in (self.wq, self.wk, self.wv):
+                    w.weight.uniform_(-bound, bound)
+                    if w.bias is not None:
+                        w.bias.zero_()
+                self.wo.bias.zero_()
         self.ln_mlp = torch.nn.LayerNorm(dim)
         self.fc_in = torch.nn.Linear(dim, mlp)
         self.fc_out = torch.nn.Linear(mlp, dim)
@@ -140,6 +150,7 @@ class Block(torch.nn.Module):
         def mlp(h):
             inner = self.fc_in(h)
             inner = torch.relu(inner) if self.activation == "relu" else F.gelu(inner)
+            inner = _dropped(inner, self.mlp_dropout, self.training)
             return _dropped(self.fc_out(inner), self.resid_dropout, self.training)
 
         attended = _dropped(self.wo(attended), self.resid_dropout, self.training)
@@ -164,12 +175,14 @@ class MaskedTransformer(torch.nn.Module):
     The settings are those of docs/settings.md: pos_embedding (learned, sinusoidal, none, rope,
     alibi),
     pos_init_std, norm (pre, post), attn_dropout, resid_dropout, activation (gelu, relu), qk_norm
-    (none, layer: a LayerNorm over each head's queries and keys before their product)."""
+    (none, layer: a LayerNorm over each head's queries and keys before their product),
+    mlp_dropout, qkv_bias (no, yes), attn_init (default, torch) and final_norm (yes, no)."""
 
     def __init__(self, *, vocab=3, seq_len=16, dim=256, depth=12, heads=6, head_dim=64, mlp=256,
                  readout="cls_regression", classes=0, patch_features=0, pos_embedding="learned",
                  pos_init_std=1.0, norm="pre", attn_dropout=0.0, resid_dropout=0.0,
-                 activation="gelu", qk_norm="none"):
+                 activation="gelu", qk_norm="none", mlp_dropout=0.0, qkv_bias="no",
+                 attn_init="default", final_norm="yes"):
         super().__init__()
         _check_choice("readout", readout, READOUTS)
         _check_choice("pos_embedding", pos_embedding,
@@ -179,6 +192,9 @@ class MaskedTransformer(torch.nn.Module):
         _check_choice("norm", norm, ("pre", "post"))
         _check_choice("activation", activation, ("gelu", "relu"))
         _check_choice("qk_norm", qk_norm, ("none", "layer"))
+        _check_choice("qkv_bias", qkv_bias, ("no", "yes"))
+        _check_choice("attn_init", attn_init, ("default", "torch"))
+        _check_choice("final_norm", final_norm, ("yes", "no"))
         if readout == "cls_classify" and classes <= 0:
             raise ValueError("classes must be positive, got %r" % (classes,))
         self.settings = dict(vocab=vocab, seq_len=seq_len, dim=dim, depth=depth, heads=heads,
@@ -186,15 +202,17 @@ class MaskedTransformer(torch.nn.Module):
                              patch_features=patch_features, pos_embedding=pos_embedding,
                              pos_init_std=pos_init_std, norm=norm, attn_dropout=attn_dropout,
                              resid_dropout=resid_dropout, activation=activation,
-                             qk_norm=qk_norm)
+                             qk_norm=qk_norm, mlp_dropout=mlp_dropout, qkv_bias=qkv_bias,
+                             attn_init=attn_init, final_norm=final_norm)
         self.depth, self.heads, self.seq_len, self.readout = depth, heads, seq_len, readout
         self.patch_features, self.pos_embedding = patch_features, pos_embedding
         self._embeddings(vocab, seq_len, dim, patch_features, pos_embedding, pos_init_std)
         for layer in range(depth):
             self.add_module("block%d" % layer, Block(dim, heads, head_dim, mlp, norm, attn_dropout,
                                                      resid_dropout, activation,
-                                                     pos_embedding == "rope", qk_norm))
-        self.ln_final = torch.nn.LayerNorm(dim)
+                                                     pos_embedding == "rope", qk_norm,
+                                                     mlp_dropout, qkv_bias, attn_init))
+        self.ln_final = torch.nn.LayerNorm(dim) if final_norm == "yes" else torch.nn.Identity()
         outputs = {"cls_regression": 1, "cls_classify": classes, "causal_lm": vocab}[readout]
         self.head = torch.nn.Linear(dim, outputs)
         self.causal = self.mask = self.mask_init = self.hard = None

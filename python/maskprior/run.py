@@ -111,7 +111,8 @@ def _settings(tensors, config):
                     patch_features=features,
                     vocab=int(tensors["token_embedding.weight"].shape[0]) if not patches else 0)
     for key in ("depth", "heads", "head_dim", "mlp", "pos_embedding", "pos_init_std", "norm",
-                "attn_dropout", "resid_dropout", "activation", "qk_norm"):
+                "attn_dropout", "resid_dropout", "activation", "qk_norm", "mlp_dropout",
+                "qkv_bias", "attn_init", "final_norm"):
         if key in config:
             settings[key] = config[key]
     return settings
