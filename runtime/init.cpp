@@ -107,10 +107,10 @@ nlohmann::json init_qk_opt(MaskedTransformer& model, const torch::Tensor& open,
                            const InitOptions& options) {
   const auto& config = model->config();
   const int64_t depth = config.depth, heads = config.heads, r = config.head_dim;
-  constexpr int64_t kFitSequences = 64;  // enough to cover the token variety, cheap to fit
   const auto& ids = options.probe_ids;
-  torch::Tensor x = model->attention_input(ids.narrow(0, 0, std::min(kFitSequences, ids.size(0))))
-                        .to(torch::kCPU);  // [B, N, dim]
+  torch::Tensor x =
+      model->attention_input(ids.narrow(0, 0, std::min(options.qk_opt_sequences, ids.size(0))))
+          .to(torch::kCPU);  // [B, N, dim]
   std::vector<torch::Tensor> wq_init, wk_init, targets;
   {
     torch::NoGradGuard no_grad;
@@ -293,6 +293,32 @@ torch::Tensor shared_mask(const torch::Tensor& m, MaskSharing sharing, int64_t d
   return m.expand({depth, h, m.size(2), m.size(3)}).contiguous();
 }
 
+/// Each layer's Frobenius norms ‖Wq‖ and ‖Wk‖ (all heads together), as {"wq": [...], "wk": [...]}.
+nlohmann::json query_key_norms(MaskedTransformer& model) {
+  torch::NoGradGuard no_grad;
+  std::vector<double> wq, wk;
+  for (auto& block : model->blocks()) {
+    wq.push_back(block->wq->weight.norm().item<double>());
+    wk.push_back(block->wk->weight.norm().item<double>());
+  }
+  return {{"wq", wq}, {"wk", wk}};
+}
+
+/// A query/key fit's record with the weights' scale beside it: wq_norm / wk_norm per layer after
+/// the fit and wq_norm_default / wk_norm_default before it (the default init the fit replaced),
+/// so a reader can tell a prior that washed out from one fitted at an extreme scale.
+template <typename Fit>
+nlohmann::json with_query_key_norms(MaskedTransformer& model, Fit&& fit) {
+  const auto before = query_key_norms(model);
+  auto info = fit();
+  const auto after = query_key_norms(model);
+  info["wq_norm_default"] = before["wq"];
+  info["wk_norm_default"] = before["wk"];
+  info["wq_norm"] = after["wq"];
+  info["wk_norm"] = after["wk"];
+  return info;
+}
+
 nlohmann::json apply_init(MaskedTransformer& model, InitMethod method, const CompiledMask* spec,
                           const InitOptions& options) {
   if (init_requires_spec(method) && spec == nullptr) {
@@ -326,13 +352,15 @@ nlohmann::json apply_init(MaskedTransformer& model, InitMethod method, const Com
     case InitMethod::kQkSvd:
     case InitMethod::kQkOpt:
       internal_check(options.probe_ids.defined(), "apply_init: qk methods need probe_ids");
-      return method == InitMethod::kQkSvd ? init_qk_svd(model, open_cells(*spec), options)
-                                          : init_qk_opt(model, open_cells(*spec), options);
+      return with_query_key_norms(model, [&] {
+        return method == InitMethod::kQkSvd ? init_qk_svd(model, open_cells(*spec), options)
+                                            : init_qk_opt(model, open_cells(*spec), options);
+      });
     case InitMethod::kMimetic:
-      return init_mimetic(model, options);
+      return with_query_key_norms(model, [&] { return init_mimetic(model, options); });
     case InitMethod::kImpulse:
       internal_check(options.probe_ids.defined(), "apply_init: impulse needs probe_ids");
-      return init_impulse(model, options);
+      return with_query_key_norms(model, [&] { return init_impulse(model, options); });
   }
   throw InternalError("apply_init: unknown method");
 }

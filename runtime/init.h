@@ -50,12 +50,13 @@ torch::Tensor shared_mask(const torch::Tensor& m, MaskSharing sharing, int64_t d
                           int64_t heads);
 
 struct InitOptions {
-  uint64_t seed = 0;            // for mimetic's Z and anything else random
-  double qk_contrast = 10.0;    // qk-*: target logit gap between open and closed cells
-  int64_t qk_opt_steps = 1000;  // qk-opt: Adam steps
-  double qk_opt_lr = 1e-2;      // qk-opt: Adam learning rate
-  torch::Tensor probe_ids;      // qk-*, impulse: inputs whose layer-0 rows the fit targets
-  Layout layout;                // impulse: the task's layout (its grid span)
+  uint64_t seed = 0;              // for mimetic's Z and anything else random
+  double qk_contrast = 10.0;      // qk-*: target logit gap between open and closed cells
+  int64_t qk_opt_steps = 1000;    // qk-opt: Adam steps
+  double qk_opt_lr = 1e-2;        // qk-opt: Adam learning rate
+  int64_t qk_opt_sequences = 64;  // qk-opt: the first this many probe inputs are fitted
+  torch::Tensor probe_ids;        // qk-*, impulse: inputs whose layer-0 rows the fit targets
+  Layout layout;                  // impulse: the task's layout (its grid span)
   MaskSharing mask_sharing = MaskSharing::kSpec;  // mask methods: how many M
 };
 

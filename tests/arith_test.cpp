@@ -579,6 +579,20 @@ TEST_P(EveryInit, TrainsAndReports) {
   } else if (method == InitMethod::kQkOpt) {
     EXPECT_LT(info["final_loss"].get<double>(), info["first_loss"].get<double>()) << info;
   }
+  // Every init that writes Wq, Wk (qk-svd, qk-opt, mimetic here) records their scale.
+  const bool writes_query_key = method == InitMethod::kQkSvd || method == InitMethod::kQkOpt ||
+                                method == InitMethod::kMimetic;
+  ASSERT_EQ(info.contains("wq_norm"), writes_query_key) << info;
+  if (info.contains("wq_norm")) {  // one norm per layer, and the fit replaced the default weights
+    for (const auto* key : {"wq_norm", "wk_norm", "wq_norm_default", "wk_norm_default"}) {
+      ASSERT_EQ(info[key].size(), 2u) << key << ": " << info;  // the test's 2 layers
+    }
+    for (size_t l = 0; l < 2; ++l) {
+      EXPECT_GT(info["wq_norm"][l].get<double>(), 0.0) << info;
+      EXPECT_NE(info["wq_norm"][l].get<double>(), info["wq_norm_default"][l].get<double>()) << info;
+      EXPECT_NE(info["wk_norm"][l].get<double>(), info["wk_norm_default"][l].get<double>()) << info;
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(BothTasks, EveryInit,

@@ -180,6 +180,9 @@ std::vector<ConfigField> training_fields() {
      &C::qk_contrast},
     {"qk_opt_steps", "--qk-opt-steps", "qk-opt: Adam steps", &C::qk_opt_steps, R::kNonNegative},
     {"qk_opt_lr", "--qk-opt-lr", "qk-opt: Adam learning rate", &C::qk_opt_lr, R::kPositive},
+    {"qk_opt_sequences", "--qk-opt-sequences",
+     "qk-opt: how many probe inputs (the first of --probe-size) the fit targets",
+     &C::qk_opt_sequences, R::kPositive},
     {"length_param", "--length-param",
      "runs over several sizes: the spec's `param` that sets the size (compiled once per size, "
      "as maskc compile -D NAME=VALUE)", &C::length_param},

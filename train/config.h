@@ -48,6 +48,7 @@ struct TrainConfig : runtime::ExperimentSettings {
   double qk_contrast = 10.0;
   int64_t qk_opt_steps = 1000;
   double qk_opt_lr = 1e-2;
+  int64_t qk_opt_sequences = 64;      // qk-opt: probe sequences whose layer-0 rows the fit targets
   std::string mask_sharing = "spec";  // mask methods: spec | layer | head
   // Runs over several sizes (train/sized_prior.h): the spec's parameter that sets the size, and
   // how a learnable prior is held: one logit per cell (one size only) or per rule of the spec.

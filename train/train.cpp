@@ -418,6 +418,7 @@ void Run::build_model() {
   init_options.qk_contrast = config_.qk_contrast;
   init_options.qk_opt_steps = config_.qk_opt_steps;
   init_options.qk_opt_lr = config_.qk_opt_lr;
+  init_options.qk_opt_sequences = config_.qk_opt_sequences;
   init_options.probe_ids = probe_cpu;
   init_options.layout = experiment_->layout();
   init_options.mask_sharing = parse_mask_sharing(config_.mask_sharing);
