@@ -4,12 +4,15 @@
 # nn.MultiheadAttention's init, dim_feedforward 2048, no final LayerNorm): addition at the paper's
 # 0.4% (4,000 problems), paper preset (800 steps), vanilla against the mask
 # (specs/arith/addition.mask), each run on one core. Cells: the position embedding started at std 1
-# (std1) and at 0.02 (std002, bf16; SEEDS, default 3, can grow it to 6: finished seeds are kept),
+# (std1) and at 0.02 (std002, bf16),
 # the latter in fp32 (std002-fp32) and with a linear warm-up of WARMUP steps (std002-warmup, default
 # 80, a tenth of the run). Runs go to runs/faithful/<cell>/<settings>/seedK (resumable), then are
-# kept as one archive per cell under docs/results/faithful/<cell>.
-#   bash scripts/faithful_layer_study.sh                # every cell
-#   SEEDS=6 bash scripts/faithful_layer_study.sh std002  # the cells named
+# kept as one archive per cell under docs/results/faithful/<cell>. One run takes about 23 min on
+# one core of a 2-core AMD EPYC (bf16); SEEDS (default 3) and INITS (default vanilla,mask) narrow a
+# cell, and a later call with more grows it (finished runs are kept).
+#   bash scripts/faithful_layer_study.sh                          # every cell
+#   SEEDS=6 bash scripts/faithful_layer_study.sh std002           # the cells named
+#   INITS=vanilla SEEDS=2 bash scripts/faithful_layer_study.sh std002-warmup
 set -euo pipefail
 cd "$(dirname "$0")/.."
 maskc=${MASKC:-build/bin/maskc}
@@ -19,16 +22,16 @@ cells=" $* "
 faithful=(--task addition --preset paper --spec specs/arith/addition.mask --eval-every 80
   --device cpu --norm post --attn-dropout 0.1 --resid-dropout 0.1 --mlp-dropout 0.1
   --activation relu --qkv-bias yes --attn-init torch --final-norm no --mlp 2048)
-cell() {  # NAME SEEDS TRAIN_FLAGS...: vanilla and mask over SEEDS seeds, kept as one archive
-  local name=$1 seeds=$2
-  shift 2
+cell() {  # NAME TRAIN_FLAGS...: INITS over SEEDS seeds, kept as one archive
+  local name=$1 seeds=${SEEDS:-3}
+  shift
   [[ $cells == "  " || $cells == *" $name "* ]] || return 0
-  echo "== $name: $* ($seeds seeds)"
-  "$maskc" sweep --grid init=vanilla,mask --seeds "$seeds" -j "${JOBS:-2}" --threads 1 \
+  echo "== $name: init=${INITS:-vanilla,mask} $* ($seeds seeds)"
+  "$maskc" sweep --grid "init=${INITS:-vanilla,mask}" --seeds "$seeds" -j "${JOBS:-2}" --threads 1 \
     --out "$out/$name" -- "${faithful[@]}" "$@"
   bash scripts/keep_runs.sh "$out/$name" "$keep/$name"
 }
-cell std002 "${SEEDS:-3}" --pos-init-std 0.02 --precision bf16
-cell std1 3 --precision bf16
-cell std002-fp32 3 --pos-init-std 0.02 --precision fp32
-cell std002-warmup 3 --pos-init-std 0.02 --precision bf16 --warmup "${WARMUP:-80}"
+cell std002 --pos-init-std 0.02 --precision bf16
+cell std1 --precision bf16
+cell std002-fp32 --pos-init-std 0.02 --precision fp32
+cell std002-warmup --pos-init-std 0.02 --precision bf16 --warmup "${WARMUP:-80}"
