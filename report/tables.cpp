@@ -1,0 +1,200 @@
+// REPORT.md's tables and text blocks (see tables.h).
+#include "report/tables.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "compiler/compile.h"
+#include "tasks/truth_table.h"
+#include "validate/mdi.h"
+#include "validate/validate.h"
+
+namespace maskprior::report {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+/// "mean (reached k/n)" of the first step at which `key` reached `threshold`.
+std::string steps_cell(const ReportRow& row, const std::string& key, double threshold) {
+  std::vector<double> steps;
+  for (const RunRecord& run : row.runs) {
+    if (auto s = steps_to(run, key, threshold)) steps.push_back(static_cast<double>(*s));
+  }
+  if (steps.empty()) return fmt::format("never (0/{})", row.runs.size());
+  const Summary s = summarize(steps);
+  return fmt::format("{:.0f}{} ({}/{})", s.mean, s.n > 1 ? fmt::format(" ± {:.0f}", s.std) : "",
+                     steps.size(), row.runs.size());
+}
+
+/// The spec path of a run as it can be opened from here.
+std::string spec_path(const std::string& spec, const std::string& source_dir) {
+  if (spec.empty() || fs::path(spec).is_absolute() || fs::exists(spec)) return spec;
+  return (fs::path(source_dir) / spec).string();
+}
+
+std::string wall_cell(const Summary& wall) {
+  return wall.n == 0 ? "—" : fmt::format("{:.0f}", wall.mean);
+}
+
+/// A config value as text; "—" when the run's config does not have it.
+std::string field(const json& config, const char* key) {
+  if (!config.contains(key) || config[key].is_null()) return "—";
+  const json& v = config[key];
+  if (v.is_string()) return inert(v.get<std::string>());
+  if (v.is_number_float()) return fmt::format("{:g}", v.get<double>());
+  return inert(v.dump());
+}
+
+}  // namespace
+
+std::string mdi_text(const TaskSection& section, const std::string& source_dir) {
+  if (!section.family->truth_table) return "";
+  const int n = section.rows.front()->runs.front().config.value("n", 15);
+  const tasks::TruthTable table = section.family->truth_table(section.task, n);
+  const validate::MinDegreeInterpolator mdi = validate::min_degree_interpolator(table, 0);
+  if (!mdi.unavailable.empty()) return fmt::format("MDI not computed: {}\n\n", mdi.unavailable);
+  std::string text = fmt::format(
+      "The validator's min-degree interpolator `{}` (n = {}) scores {:.2f}% on the cube "
+      "({} on the unseen part): a run at that accuracy has learned the MDI, not the "
+      "target.\n\n",
+      validate::format_polynomial(mdi.coefficients, table.inputs), n, 100 * mdi.accuracy(),
+      mdi.unseen_accuracy() ? fmt::format("{:.2f}%", 100 * *mdi.unseen_accuracy()) : "n/a");
+  std::set<std::string> done;
+  for (const ReportRow* row : section.rows) {
+    const std::string path = spec_path(row->spec, source_dir);
+    if (path.empty() || !path.ends_with(".mask") || !done.insert(path).second) continue;
+    try {
+      // As the run compiled it (train/run_spec.cpp load_spec), followed through the model's layers.
+      const json& config = row->runs.front().config;
+      const int64_t depth = config.value("depth", int64_t{1});
+      CompileOptions options;
+      options.provenance = false;
+      options.defines["n"] = std::to_string(n);
+      CompiledMask mask = compile_file(path, options);
+      if (mask.params.contains("depth")) {  // a spec written for any depth
+        options.defines["depth"] = std::to_string(depth);
+        mask = compile_file(path, options);
+      }
+      validate::ValidateOptions validate_options;
+      validate_options.depth = depth;
+      const validate::ValidationReport report = validate::validate_target(
+          mask, validate::task_target(mask, section.task, validate_options), validate_options);
+      const auto& exclusion = report.outputs.front().mdi_exclusion;
+      if (!exclusion) continue;
+      text += fmt::format("- `{}`: MDI {} by the mask — {}.\n",
+                          inert(fs::path(path).filename().string()),
+                          exclusion->excluded ? "excluded" : "not excluded", exclusion->reason);
+    } catch (const std::exception& e) {
+      text += fmt::format("- `{}`: not validated ({})\n", inert(path), inert(e.what()));
+    }
+  }
+  return text + (done.empty() ? "" : "\n");
+}
+
+std::string results_table(const TaskSection& section, const std::string& key) {
+  const bool share = is_share(section, key);
+  // The family's diagnostics of the learned function (Boolean: the coefficient of the monomial
+  // the MDI leaves out, the margin of the unseen predictions from the rounding boundary).
+  // Before them, the family's other metrics shown in tables that some row has.
+  std::vector<tasks::Metric> diagnostics;
+  for (const tasks::Metric& metric : section.family->metrics) {
+    if (!metric.in_tables || metric.key == key) continue;
+    const bool present = std::any_of(section.rows.begin(), section.rows.end(),
+                                     [&](auto* row) { return over_seeds(*row, metric.key).n > 0; });
+    if (present) diagnostics.push_back(metric);
+  }
+  diagnostics.insert(diagnostics.end(), section.family->diagnostics.begin(),
+                     section.family->diagnostics.end());
+  std::string titles, rules;
+  for (const tasks::Metric& metric : diagnostics) {
+    titles += fmt::format(" {} |", metric.column());
+    rules += "---|";
+  }
+  std::string out = fmt::format(
+      "| run | seeds | {}{} | paper |{} steps to 50% | steps to 95% | prior mass start → end | "
+      "mask drift | wall s / run |\n|---|---|---|---|{}---|---|---|---|---|\n",
+      inert(key), share ? " %" : "", titles, rules);
+  for (const ReportRow* row : section.rows) {
+    const Summary start = over_seeds(*row, "prior_mass_init");
+    const Summary end = over_seeds(*row, "prior_mass");
+    std::string extra;
+    for (const tasks::Metric& metric : diagnostics) {
+      extra += fmt::format(" {} |", cell(over_seeds(*row, metric.key), metric.is_share()));
+    }
+    out += fmt::format(
+        "| {} | {} | {} | {} |{} {} | {} | {} | {} | {} |\n", inert(row->label), row->runs.size(),
+        cell(over_seeds(*row, key), share),
+        key == row->family->headline().key ? paper_number(*row) : "—", extra,
+        share ? steps_cell(*row, key, 0.5) : "—", share ? steps_cell(*row, key, 0.95) : "—",
+        start.n + end.n ? fmt::format("{} → {}", cell(start, false), cell(end, false)) : "—",
+        cell(over_seeds(*row, "mask_drift"), false), wall_cell(over_seeds(*row, "wall_seconds")));
+  }
+  return out + "\n";
+}
+
+std::string settings_table(const TaskSection& section) {
+  std::string out =
+      "| run | preset | data | model (dim × depth, heads × head dim, mlp) | optimizer | lr | batch "
+      "| epochs | steps | device | threads |\n|---|---|---|---|---|---|---|---|---|---|---|\n";
+  for (const ReportRow* row : section.rows) {
+    const json& c = row->runs.front().config;
+    const json& summary = row->runs.front().summary;  // the device used (since stop 19)
+    const std::string data =
+        row->family->describe_data ? inert(row->family->describe_data(c)) : std::string("—");
+    out += fmt::format(
+        "| {} | {} | {} | {} × {}, {} × {}, {} | {} | {} | {} | {} | {} | {} | {} |\n",
+        inert(row->label), field(c, "preset"), data, field(c, "dim"), field(c, "depth"),
+        field(c, "heads"), field(c, "head_dim"), field(c, "mlp"), field(c, "optimizer"),
+        field(c, "lr"), field(c, "batch_size"), field(c, "epochs"), field(summary, "steps"),
+        field(summary.contains("device") ? summary : c, "device"), field(c, "threads"));
+  }
+  return out + "\n";
+}
+
+std::string provenance_text(const std::vector<ReportRow>& rows) {
+  std::map<std::string, int> lines;
+  int unknown = 0;
+  for (const ReportRow& row : rows) {
+    for (const RunRecord& run : row.runs) {
+      const json p = run.summary.value("provenance", json());
+      if (!p.is_object()) {
+        ++unknown;
+        continue;
+      }
+      const std::string commit = p.value("commit", "unknown");
+      ++lines[fmt::format(
+          "commit `{}`{}, {} build, LibTorch {}; machine {} ({}, {} cores); device {}, "
+          "precision {}",
+          inert(commit.substr(0, 12)), p.value("dirty", false) ? " (with uncommitted changes)" : "",
+          inert(p.value("build_type", "?")), inert(p.value("torch", "?")),
+          inert(p.value("host", "?")), inert(p.value("cpu", "?")), p.value("cores", 0),
+          inert(run.summary.value("device", "?")), inert(run.config.value("precision", "?")))];
+    }
+  }
+  std::string text = "Computed with:\n\n";
+  auto runs = [](int count) { return fmt::format("{} run{}", count, count == 1 ? "" : "s"); };
+  for (const auto& [line, count] : lines) text += fmt::format("- {}: {}\n", line, runs(count));
+  if (unknown > 0) {
+    text +=
+        fmt::format("- {} from before summaries recorded the commit and machine\n", runs(unknown));
+  }
+  return text + "\n";
+}
+
+std::string left_out_text(const std::vector<LeftOut>& left_out) {
+  if (left_out.empty()) return "";
+  std::string text =
+      fmt::format("**{} run{} left out** (damaged, more than a report reads, or a seed again):\n\n",
+                  left_out.size(), left_out.size() == 1 ? "" : "s");
+  for (const LeftOut& l : left_out) text += fmt::format("- {}\n", inert(l.reason));
+  return text + "\n";
+}
+
+}  // namespace maskprior::report

@@ -1,0 +1,27 @@
+// REPORT.md's tables and text blocks (see report.h): per section the results and settings
+// tables and the min-degree interpolator's note; for the whole report the provenance and the runs
+// left out. Internal to report/.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "report/section.h"
+
+namespace maskprior::report {
+
+/// What the validator says about the task's min-degree interpolator, and for each spec of the
+/// section whether its mask can exclude it (families whose target is a Boolean function on the
+/// cube; "" otherwise). Relative spec paths are tried from here, then from `source_dir`.
+std::string mdi_text(const TaskSection& section, const std::string& source_dir);
+/// A row per run setting: `key` over seeds, the paper's number, the family's other metrics and
+/// diagnostics, steps to 50% / 95%, prior mass, mask drift and wall time.
+std::string results_table(const TaskSection& section, const std::string& key);
+/// A row per run setting: preset, data, model, optimiser and budget, device and threads.
+std::string settings_table(const TaskSection& section);
+/// What computed the runs: one line per distinct commit, build, machine, device and precision.
+std::string provenance_text(const std::vector<ReportRow>& rows);
+/// The runs the report leaves out, and why ("" when none).
+std::string left_out_text(const std::vector<LeftOut>& left_out);
+
+}  // namespace maskprior::report
