@@ -5,8 +5,9 @@
   `block_sparsity` is the data of a BlockMask (per 128 × 128 block: empty, full or partial, with
   the kv block counts and indices), computed from the compiled mask; `block_mask` builds one.
 - SDPA (F.scaled_dot_product_attention) and nn.MultiheadAttention: `sdpa_mask`, `mha_mask`, the
-  float attn_mask in each one's shape, and `bool_mask` for the two boolean conventions (SDPA:
-  True = may attend; nn.MultiheadAttention: True = may NOT attend).
+  float attn_mask in each one's shape (a learnable prior's keeps its gradient: built inside
+  forward, M trains), and `bool_mask` for the two boolean conventions (SDPA: True = may attend;
+  nn.MultiheadAttention: True = may NOT attend).
 - Hugging Face (transformers 5.x): `hf_mask`, a 4-D additive mask [B, 1 or H, N, N] combined
   with a padding mask (transformers uses a 4-D mask as it is, in place of its causal mask);
   `hf_attention` and `hf_register`, an attention function for transformers' AttentionInterface
@@ -48,16 +49,20 @@ def numpy_arrays(compiled):
 
 def dense_bias(prior, layer=None):
     """The additive bias as a float32 torch tensor: [L, H, N, N] (the prior's own L and H: a
-    spec's shared M stays [1, 1, N, N]; a MaskPrior's is its model's), or [H, N, N] of `layer`."""
+    spec's shared M stays [1, 1, N, N]; a MaskPrior's is its model's), or [H, N, N] of `layer`.
+
+    A learnable MaskPrior's (or MaskedTransformer's) bias keeps its autograd graph, and so do
+    sdpa_mask, mha_mask and hf_mask built from it: computed inside a model's forward, M trains
+    with the model (requires_grad is True). Call .detach() on the result for a constant mask, or
+    build it under torch.no_grad(). A CompiledMask's bias is a constant."""
     import torch
     from .torch import MaskPrior, MaskedTransformer
     if isinstance(prior, MaskPrior):
-        bias = prior.bias().detach()
+        bias = prior.bias()
     elif isinstance(prior, MaskedTransformer):
         bias = prior.attention_bias()
         if bias is None:
             bias = torch.zeros(1, 1, prior.seq_len, prior.seq_len)
-        bias = bias.detach()
     else:
         bias = torch.from_numpy(numpy_arrays(prior)["bias"])
     return bias if layer is None else _bias_layer(bias, layer)
@@ -86,7 +91,7 @@ def score_mod(prior, layer=0):
     """FlexAttention's score_mod for one layer: score + bias[h, q_idx, kv_idx] (a head-shared
     bias is read at head 0). The bias is taken now: build a new score_mod after M changes (or
     use MaskPrior's bias inside your own score_mod to train M)."""
-    bias = dense_bias(prior, layer)
+    bias = dense_bias(prior, layer).detach()
     shared = bias.shape[0] == 1
 
     def mod(score, b, h, q_idx, kv_idx):

@@ -169,6 +169,31 @@ class ExportTest(unittest.TestCase):
         long = export.block_sparsity(self.priors()["long"])
         self.assertEqual(long["kind"].tolist(), [[1, 0, 0], [2, 1, 0], [2, 2, 1]])
 
+    def test_sdpa_mask_keeps_a_learnable_priors_gradient(self):
+        # Built inside forward from a learnable MaskPrior, sdpa_mask carries M's graph: SGD
+        # through F.scaled_dot_product_attention moves M and lowers the loss. A CompiledMask's
+        # mask is a constant, and score_mod's bias is taken detached.
+        torch.manual_seed(0)
+        p = self.priors()["prior"]
+        self.assertTrue(export.sdpa_mask(p, layer=1).requires_grad)
+        self.assertTrue(export.mha_mask(p, layer=1, batch=2).requires_grad)
+        self.assertTrue(export.hf_mask(p, layer=1).requires_grad)
+        self.assertFalse(export.sdpa_mask(self.priors()["spec"]).requires_grad)
+        q, k, v = (torch.randn(2, 3, 6, 4) for _ in range(3))
+        target = torch.randn(2, 3, 6, 4)
+        before = p.M.detach().clone()
+        optimizer = torch.optim.SGD(p.parameters(), lr=1.0)
+        losses = []
+        for _ in range(20):
+            out = F.scaled_dot_product_attention(q, k, v, attn_mask=export.sdpa_mask(p, layer=1))
+            loss = (out - target).pow(2).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            losses.append(loss.item())
+        self.assertGreater((p.M.detach() - before).abs().max().item(), 1e-3)
+        self.assertLess(losses[-1], losses[0])
+
     def test_sdpa_and_mha_masks(self):
         p = self.priors()["prior"]
         mask = export.sdpa_mask(p, layer=1)
