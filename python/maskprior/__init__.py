@@ -184,3 +184,8 @@ def test_metrics(model, rows, info=None):
     see maskprior.run.test_metrics."""
     from .run import test_metrics as metrics
     return metrics(model, rows, info)
+
+
+def __dir__():
+    """dir(maskprior): the public names and the submodules, not the modules this one imports."""
+    return sorted(set(__all__) | {"torch", "export"})

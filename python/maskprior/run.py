@@ -118,6 +118,44 @@ def _settings(tensors, config):
     return settings
 
 
+def _runs_below(path, depth=4, most=5):
+    """Run folders (holding a config.json) under `path`, at most `depth` levels down: the first
+    `most` of them, as paths relative to `path`, and whether there were more."""
+    found = []
+    base = path.rstrip(os.sep).count(os.sep)
+    for folder, subfolders, files in os.walk(path):
+        subfolders.sort()
+        if folder.count(os.sep) - base >= depth:
+            subfolders[:] = []
+        if folder != path and "config.json" in files:
+            if len(found) == most:
+                return found, True
+            found.append(os.path.relpath(folder, path))
+            subfolders[:] = []
+    return found, False
+
+
+def _check_run_folder(path):
+    """InputError with the next step when `path` is not a finished run's folder: a missing
+    folder, a folder of runs (a sweep's or a reproduce's --out), a run not finished yet."""
+    if os.path.exists(os.path.join(path, "weights.safetensors")):
+        return
+    if not os.path.isdir(path):
+        raise _input_error("%s: no such run folder (a `maskc train --out` folder)" % path)
+    if os.path.exists(os.path.join(path, "config.json")):
+        raise _input_error(
+            "%s: the run has not finished (no weights.safetensors yet): load it once `maskc train` "
+            "has ended, or continue it with `maskc train --resume %s`" % (path, path))
+    runs, more = _runs_below(path)
+    if runs:
+        raise _input_error(
+            "%s is a folder of runs (a `maskc sweep` or `maskc reproduce` --out), not one run: "
+            "load one of them, e.g. maskprior.load_run(%r); its runs: %s%s"
+            % (path, os.path.join(path, runs[0]), ", ".join(runs), ", ..." if more else ""))
+    raise _input_error("%s holds no run: no weights.safetensors or config.json (a `maskc train "
+                       "--out` folder)" % path)
+
+
 def load_run(path, *, device="cpu"):
     """The model of the finished run in folder `path` (`maskc train --out path`), with its trained
     weights, in evaluation mode: a maskprior.torch.MaskedTransformer whose settings are the
@@ -128,6 +166,7 @@ def load_run(path, *, device="cpu"):
     config.json or summary.json that is not a regular file (a FIFO) or not JSON, and a config whose
     model the weights do not fit (checked on the meta device, before the model is built)."""
     path = os.fspath(path)
+    _check_run_folder(path)
     weights_path = os.path.join(path, "weights.safetensors")
     tensors, metadata = _torch_tensors(weights_path)
     config_path = os.path.join(path, "config.json")
@@ -174,7 +213,13 @@ def load_test_rows(path):
     """The test rows of run folder `path` (test_rows.safetensors, `maskc train --save-test-rows`):
     ({"inputs", "targets", "seen" as the family has them}, info), info saying what the metric
     does with them ({"loss": "mse" | "cross_entropy" | "next_token" | "answer", ...})."""
-    tensors, metadata = _torch_tensors(os.path.join(os.fspath(path), "test_rows.safetensors"))
+    path = os.fspath(path)
+    rows_path = os.path.join(path, "test_rows.safetensors")
+    if os.path.isdir(path) and not os.path.exists(rows_path):
+        raise _input_error(
+            "%s: no test_rows.safetensors: the run did not save its test rows; train it again "
+            "with `maskc train --save-test-rows`" % path)
+    tensors, metadata = _torch_tensors(rows_path)
     return tensors, json.loads(metadata["info"])
 
 

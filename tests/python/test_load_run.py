@@ -210,6 +210,30 @@ class HostileRunFilesTest(unittest.TestCase):
         for part in parts:
             self.assertIn(part, str(refused.exception))
 
+    def test_folders_that_are_not_one_finished_run_name_the_next_step(self):
+        # A run not finished yet (no weights), a folder of runs (a sweep's --out), a folder
+        # holding no run, and a run without saved test rows: each error says what to do.
+        self.refused(lambda f: (f / "weights.safetensors").unlink(), "has not finished",
+                     "maskc train --resume")
+        folder = pathlib.Path(tempfile.mkdtemp(dir=self.tmp.name))
+        for seed in ("seed0", "seed1"):
+            shutil.copytree(self.run_dir, folder / "init=mask" / seed)
+        with self.assertRaises(maskprior.InputError) as refused:
+            maskprior.load_run(folder)
+        message = str(refused.exception)
+        self.assertIn("a folder of runs", message)
+        self.assertIn(os.path.join("init=mask", "seed0") + ", " +
+                      os.path.join("init=mask", "seed1"), message)
+        self.assertEqual(maskprior.load_run(folder / "init=mask" / "seed1").depth, 2)
+        with self.assertRaises(maskprior.InputError) as refused:
+            maskprior.load_run(pathlib.Path(tempfile.mkdtemp(dir=self.tmp.name)))
+        self.assertIn("holds no run", str(refused.exception))
+        without_rows = folder / "init=mask" / "seed0"
+        (without_rows / "test_rows.safetensors").unlink()
+        with self.assertRaises(maskprior.InputError) as refused:
+            maskprior.run.load_test_rows(without_rows)
+        self.assertIn("maskc train --save-test-rows", str(refused.exception))
+
     def test_config_against_the_weights(self):
         def setting(key, value):
             def edit(folder):

@@ -37,6 +37,13 @@ def maskc(*args):
 
 
 class CompileTest(unittest.TestCase):
+    def test_the_namespace_lists_only_public_names(self):
+        names = dir(maskprior)
+        for public in maskprior.__all__:
+            self.assertIn(public, names)
+        for imported in ("collections", "json", "math", "numbers", "os", "tempfile"):
+            self.assertNotIn(imported, names)
+
     def test_compile_from_path_str_and_pathlike(self):
         for spec in (str(PARITY2), PARITY2):
             c = maskprior.compile(spec)
