@@ -1,11 +1,14 @@
 // `maskc distill RUN_DIR -o learned.mask`: what a trained model attends to, as a spec.
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <iostream>
 #include <memory>
+#include <system_error>
 
 #include "cli/commands.h"
 #include "cli/spec_flags.h"
+#include "core/error.h"
 #include "io/atomic_file.h"
 #include "train/distill.h"
 
@@ -20,6 +23,14 @@ struct DistillArgs {
 void run_distill(const DistillArgs& args) {
   check_output_is_not_input(args.run_dir + "/spec.mask", args.output, "-o");
   const training::Distillation distilled = training::distill_run(args.run_dir, args.options);
+  // Its folder is made as `maskc train --out` makes its own, once there is something to write.
+  const std::filesystem::path folder = std::filesystem::path(args.output).parent_path();
+  std::error_code error;
+  if (!folder.empty()) std::filesystem::create_directories(folder, error);
+  if (error) {
+    throw InputError(fmt::format("-o {}: cannot create its folder {}: {}", args.output,
+                                 folder.string(), error.message()));
+  }
   write_file_atomic(args.output, distilled.spec);
   std::cout << fmt::format("wrote {} ({} from {}", args.output,
                            args.options.from == "mask" ? "the learned M" : "attention",

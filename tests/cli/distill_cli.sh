@@ -38,8 +38,9 @@ distill_mask_gives_back_the_spec() {
     fail "compile"
   "$maskc" train --task parity2 --n 6 --spec "$specs/gotu/parity2.mask" --init mask --epochs 1 \
     --batch-size 16 "${tiny[@]}" --out "$d/run" || fail "train"
-  "$maskc" distill "$d/run" --from mask -o "$d/back.mask" >"$d/out" 2>"$d/err" ||
-    fail "distill: $(cat "$d/out")"
+  "$maskc" distill "$d/run" --from mask -o "$d/new/folder/back.mask" >"$d/out" 2>"$d/err" ||
+    fail "distill into folders it makes: $(cat "$d/err")"
+  cp "$d/new/folder/back.mask" "$d/back.mask"
   ! grep -q "warning" "$d/err" || fail "a prior that closes cells is not 'no prior': $(cat "$d/err")"
   grep -q "^# distilled by \`maskc distill" "$d/back.mask" || fail "header: $(cat "$d/back.mask")"
   "$maskc" diff "$d/back.mask" "$d/parity2.safetensors" >"$d/diff" || fail "diff"
