@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <functional>
+#include <limits>
 #include <map>
 #include <numeric>
 #include <optional>
@@ -17,6 +19,7 @@
 #include "core/cells.h"
 #include "core/error.h"
 #include "core/regular_file.h"
+#include "core/sha256.h"
 #include "io/input_file.h"
 #include "io/mask_file.h"
 #include "io/safetensors.h"
@@ -35,6 +38,47 @@ namespace {
 
 using nlohmann::json;
 
+/// A run's data files as they can be read from here: a relative path that does not lead to the
+/// file from this folder is taken from config.json's `resolved.data_files` (the absolute path
+/// the run read, written since data files were recorded), once the file there has the content
+/// the run read (its SHA-256). InputError naming both places when the file is found at neither,
+/// and when the file there has changed since.
+void locate_data_files(const RunFolder& folder, const json& written, TrainConfig& config) {
+  const json resolved = written.value("resolved", json::object());
+  const json recorded =
+      resolved.is_object() ? resolved.value("data_files", json::object()) : json::object();
+  for (const auto& [key, path] : {std::pair<const char*, std::string*>{"data", &config.data},
+                                  {"test_data", &config.test_data},
+                                  {"truth_table", &config.truth_table}}) {
+    if (path->empty() || std::filesystem::exists(*path)) continue;
+    const json entry = recorded.is_object() ? recorded.value(key, json()) : json();
+    const bool has_record = entry.is_object() && entry.value("path", json()).is_string() &&
+                            entry.value("sha256", json()).is_string();
+    if (!has_record) {
+      throw InputError(fmt::format(
+          "{}: its {} file {} is not there from this folder ({}), and the run recorded no "
+          "absolute path for it (a run from before data files were recorded): run this from the "
+          "folder it was trained in",
+          folder.path(), key, *path, std::filesystem::current_path().string()));
+    }
+    const std::string absolute = entry["path"].get<std::string>();
+    const std::string sha256 = entry["sha256"].get<std::string>();
+    if (!std::filesystem::exists(absolute)) {
+      throw InputError(fmt::format(
+          "{}: its {} file is neither at {} (from this folder) nor at {}, where the run read it; "
+          "put it back there (its SHA-256 was {})",
+          folder.path(), key, *path, absolute, sha256));
+    }
+    if (sha256_file(absolute, std::numeric_limits<uint64_t>::max(), key) != sha256) {
+      throw InputError(fmt::format(
+          "{}: its {} file {} has changed since the run read it (its SHA-256 was {}); distilling "
+          "reads the data the run read",
+          folder.path(), key, absolute, sha256));
+    }
+    *path = absolute;
+  }
+}
+
 /// The config of the finished run in `folder`, its spec pointed at the folder's copy.
 TrainConfig finished_run_config(const RunFolder& folder) {
   if (folder.has(kConfigFile) && !folder.has(kSummaryFile)) {
@@ -43,14 +87,16 @@ TrainConfig finished_run_config(const RunFolder& folder) {
         folder.path(), kSummaryFile, folder.path()));
   }
   TrainConfig config;
+  json written;
   try {
-    config = folder.read_config();
+    config = folder.read_config(nullptr, &written);
   } catch (const InputError& e) {
     if (!folder.has(kConfigFile)) throw;
     throw InputError(fmt::format("{} (a run of another maskc version?)", e.what()));
   }
   if (folder.has(kSpecFile)) config.spec = folder.file(kSpecFile);
   config.out.clear();
+  locate_data_files(folder, written, config);
   return config;
 }
 

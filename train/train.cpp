@@ -25,6 +25,7 @@
 #include "core/error.h"
 #include "core/interrupt.h"
 #include "core/regular_file.h"
+#include "core/sha256.h"
 #include "core/text.h"
 #include "io/json_file.h"
 #include "io/lock_file.h"
@@ -191,6 +192,21 @@ void check_data_footprint(const TrainConfig& config) {
 }
 
 /// Starts the run folder of a new run: config.json (with what the run made of its settings,
+/// The user's data files of a run (`data`, `test_data`, `truth_table`) as it read them: each
+/// key's absolute path and the SHA-256 of its content, so that the run folder can be read from
+/// any working folder and a moved or changed file is recognised (config.json's `resolved`).
+json data_files(const TrainConfig& config) {
+  json files = json::object();
+  for (const auto& [key, path] : {std::pair<const char*, const std::string*>{"data", &config.data},
+                                  {"test_data", &config.test_data},
+                                  {"truth_table", &config.truth_table}}) {
+    if (path->empty()) continue;
+    files[key] = {{"path", std::filesystem::absolute(*path).lexically_normal().string()},
+                  {"sha256", sha256_file(*path, std::numeric_limits<uint64_t>::max(), key)}};
+  }
+  return files;
+}
+
 /// `resolved`) and a copy of the spec. A run that never reached a checkpoint (killed while setting
 /// up or before its first checkpoint) is replaced: there is nothing in it to resume.
 void start_folder(const RunFolder& folder, const TrainConfig& config, const json& resolved) {
@@ -400,6 +416,7 @@ json Run::resolved() const {
     values["mask_open"] = spec_->open_value;
     values["mask_close"] = spec_->close_value;
   }
+  if (json files = data_files(config_); !files.empty()) values["data_files"] = std::move(files);
   return values;
 }
 

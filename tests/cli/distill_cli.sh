@@ -99,6 +99,28 @@ distill_attention_every_family() {
     ! grep -q "^open " "$d/all.mask" || fail "all open: $(cat "$d/all.mask")"
 }
 
+# A run trained on a data file named relative to its folder is distilled from any other folder:
+# config.json's resolved.data_files holds the file's absolute path and SHA-256. A moved file
+# and a changed one are clear errors naming where the run read it.
+distill_from_any_folder() {
+  mkdir -p "$d/work" "$d/elsewhere"
+  printf '1 2 = 2 1\n3 4 = 4 3\n5 6 = 6 5\n7 8 = 8 7\n9 0 = 0 9\n1 3 = 3 1\n' >"$d/work/rev.txt"
+  printf 'mask rev\ntokens a[2], eq, c[2]\nhard causal\nopen diagonal\n' >"$d/work/rev.mask"
+  (cd "$d/work" && "$maskc" train --data rev.txt --spec rev.mask --predict c --epochs 1 \
+    --batch-size 4 "${tiny[@]}" --out run) || fail "train"
+  grep -q '"sha256"' "$d/work/run/config.json" || fail "no data_files: $(cat "$d/work/run/config.json")"
+  (cd "$d/elsewhere" && "$maskc" distill "$d/work/run" -o out.mask >/dev/null 2>"$d/err") ||
+    fail "distill from another folder: $(cat "$d/err")"
+  test -s "$d/elsewhere/out.mask" || fail "no spec written"
+  mv "$d/work/rev.txt" "$d/work/moved.txt"
+  (cd "$d/elsewhere" && "$maskc" distill "$d/work/run" -o moved.mask >/dev/null 2>"$d/err")
+  [[ $? -eq 1 ]] && grep -q "where the run read it" "$d/err" && ! test -e "$d/elsewhere/moved.mask" ||
+    fail "moved: $(cat "$d/err")"
+  printf '1 2 = 2 1\n' >"$d/work/rev.txt"
+  (cd "$d/elsewhere" && "$maskc" distill "$d/work/run" -o changed.mask >/dev/null 2>"$d/err")
+  [[ $? -eq 1 ]] && grep -q "has changed since the run read it" "$d/err" || fail "changed: $(cat "$d/err")"
+}
+
 # Bad run folders: not a run, unfinished, another version's config, no mask for --from mask, a
 # bad flag. Each is a clear error, exit 1 (2 for usage), and writes nothing.
 distill_refuses_bad_runs() {

@@ -25,7 +25,8 @@ endforeach()
 
 # `maskc diff` and `maskc distill` end to end (tests/cli/distill_cli.sh; one test per case).
 foreach(_case diff_counts_cells distill_mask_gives_back_the_spec distill_attention_every_family
-    distill_refuses_bad_runs distill_refuses_non_finite_runs reproduce_distill_suite)
+    distill_refuses_bad_runs distill_refuses_non_finite_runs reproduce_distill_suite
+    distill_from_any_folder)
   add_test(NAME distill_cli_${_case}
     COMMAND bash ${PROJECT_SOURCE_DIR}/tests/cli/distill_cli.sh $<TARGET_FILE:maskc>
       ${PROJECT_SOURCE_DIR} ${_case} ${Python3_EXECUTABLE})
