@@ -52,6 +52,42 @@ std::string field(const json& config, const char* key) {
   return inert(v.dump());
 }
 
+/// Settings only a prior reads: a run with a prior and a vanilla run that differ only in these
+/// (and the seed) are a pair to compare.
+const std::set<std::string>& prior_keys() {
+  static const std::set<std::string> keys = {
+      "init",         "spec",         "spec_sha256",      "defines",           "mask_open",
+      "mask_close",   "mask_sharing", "mask_param",       "mask_weight_decay", "qk_contrast",
+      "qk_opt_steps", "qk_opt_lr",    "qk_opt_sequences", "length_param"};
+  return keys;
+}
+
+json without_prior(const ReportRow& row) {
+  json settings = row.settings.is_object() ? row.settings : json::object();
+  for (const std::string& key : prior_keys()) settings.erase(key);
+  return settings;
+}
+
+/// The two-sided 95% quantile of Student's t with `df` degrees of freedom (1.96 past 30).
+double t_quantile_95(size_t df) {
+  static constexpr double kTable[] = {12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306,
+                                      2.262,  2.228, 2.201, 2.179, 2.160, 2.145, 2.131, 2.120,
+                                      2.110,  2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064,
+                                      2.060,  2.056, 2.052, 2.048, 2.045, 2.042};
+  return df == 0 ? NAN : df <= 30 ? kTable[df - 1] : 1.96;
+}
+
+/// `key` of each seed of a row's runs.
+std::map<int64_t, double> by_seed(const ReportRow& row, const std::string& key) {
+  std::map<int64_t, double> values;
+  for (const RunRecord& run : row.runs) {
+    const json seed = run.config.value("seed", json());
+    const double v = metric_value(run.summary, key);
+    if (seed.is_number_integer() && std::isfinite(v)) values[seed.get<int64_t>()] = v;
+  }
+  return values;
+}
+
 }  // namespace
 
 std::string mdi_text(const TaskSection& section, const std::string& source_dir) {
@@ -137,6 +173,49 @@ std::string results_table(const TaskSection& section, const std::string& key) {
         cell(over_seeds(*row, "mask_drift"), false), wall_cell(over_seeds(*row, "wall_seconds")));
   }
   return out + "\n";
+}
+
+std::string help_table(const TaskSection& section, const std::string& key) {
+  const bool share = is_share(section, key);
+  const double scale = share ? 100.0 : 1.0;
+  std::string rows;
+  for (const ReportRow* row : section.rows) {
+    if (row->init == "vanilla") continue;
+    const json settings = without_prior(*row);
+    const auto vanilla = std::find_if(section.rows.begin(), section.rows.end(), [&](auto* other) {
+      return other->init == "vanilla" && without_prior(*other) == settings;
+    });
+    if (vanilla == section.rows.end()) continue;
+    const auto mine = by_seed(*row, key), theirs = by_seed(**vanilla, key);
+    std::vector<double> differences;
+    std::vector<std::string> per_seed;
+    size_t better = 0;
+    for (const auto& [seed, value] : mine) {
+      const auto other = theirs.find(seed);
+      if (other == theirs.end()) continue;
+      const double d = scale * (value - other->second);
+      differences.push_back(d);
+      better += d > 0 ? 1 : 0;
+      per_seed.push_back(fmt::format("{}: {:+.2f}", seed, d));
+    }
+    if (differences.empty()) continue;
+    const Summary s = summarize(differences);
+    const double half = t_quantile_95(s.n - 1) * s.std / std::sqrt(static_cast<double>(s.n));
+    rows +=
+        fmt::format("| {} | {} | {} | {:+.2f}{} | {} | {} of {} |\n", inert(row->label),
+                    inert((*vanilla)->label), s.n, s.mean,
+                    s.n > 1 ? fmt::format(" [{:+.2f}, {:+.2f}]", s.mean - half, s.mean + half) : "",
+                    fmt::join(per_seed, ", "), better, s.n);
+  }
+  if (rows.empty()) return "";
+  return fmt::format(
+             "**Does the prior help?** Each run with a prior against the vanilla run of the same "
+             "settings, seed K against seed K (the same data and start): the difference in `{}`{} "
+             "over the seeds both have, its mean with a 95% paired t-interval (none for one "
+             "seed), and each seed's.\n\n| run | against | seeds | difference, mean [95% "
+             "interval] | per seed | higher on |\n|---|---|---|---|---|---|\n",
+             inert(key), share ? " (points of %)" : "") +
+         rows + "\n";
 }
 
 std::string settings_table(const TaskSection& section) {

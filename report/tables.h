@@ -17,6 +17,11 @@ std::string mdi_text(const TaskSection& section, const std::string& source_dir);
 /// A row per run setting: `key` over seeds, the paper's number, the family's other metrics and
 /// diagnostics, steps to 50% / 95%, prior mass, mask drift and wall time.
 std::string results_table(const TaskSection& section, const std::string& key);
+/// "Does the prior help?": each row with a prior (init other than vanilla) against the vanilla
+/// row whose settings are the same but for what only a prior reads (init, spec, mask and qk
+/// settings): the per-seed differences in `key` (seed K against seed K), their mean with a 95%
+/// paired t-interval, and how many seeds came out higher. "" when no row has such a pair.
+std::string help_table(const TaskSection& section, const std::string& key);
 /// A row per run setting: preset, data, model, optimiser and budget, device and threads.
 std::string settings_table(const TaskSection& section);
 /// What computed the runs: one line per distinct commit, build, machine, device and precision.

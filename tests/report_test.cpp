@@ -196,6 +196,38 @@ TEST(Report, TablesPaperColumnMdiAndPlots) {
   EXPECT_TRUE(is_png(root / "plots" / "parity2-fourier.png", 1800, 560));
 }
 
+// "Does the prior help?": each prior row against the vanilla row of the same settings, seed K
+// against seed K over the seeds both have, with a 95% paired t-interval; a prior row without
+// such a vanilla row (another lr) gets none.
+TEST(Report, ThePriorAgainstVanillaSeedBySeed) {
+  const fs::path root = fresh_dir("help");
+  const double vanilla[] = {0.75, 0.77, 0.70}, mask[] = {1.0, 0.9, 0.70, 0.5};
+  for (int seed = 0; seed < 4; ++seed) {
+    auto config = [&](const std::string& init, double lr) {
+      json c = parity2_config(init);
+      c["seed"] = seed;
+      c["lr"] = lr;
+      return c;
+    };
+    if (seed < 3) {  // seed 3 has no vanilla run: it is not paired
+      write_run(root / "v" / fmt::format("seed{}", seed), config("vanilla", 1e-3),
+                {{"accuracy", vanilla[seed]}, {"steps", 10}}, {{10, vanilla[seed]}}, "accuracy");
+    }
+    write_run(root / "m" / fmt::format("seed{}", seed), config("mask", 1e-3),
+              {{"accuracy", mask[seed]}, {"steps", 10}}, {{10, mask[seed]}}, "accuracy");
+    write_run(root / "m-fast" / fmt::format("seed{}", seed), config("mask", 1e-2),
+              {{"accuracy", 0.9}, {"steps", 10}}, {{10, 0.9}}, "accuracy");
+  }
+  const std::string text = read_text(write_report({root.string(), kSource, ""}));
+  EXPECT_NE(text.find("**Does the prior help?**"), std::string::npos) << text;
+  // +25, +13, 0 points: mean 12.67, sample std 12.50, t(0.975, 2) = 4.303.
+  EXPECT_NE(text.find("| m | v | 3 | +12.67 [-18.40, +43.73] | 0: +25.00, 1: +13.00, 2: +0.00 | "
+                      "2 of 3 |"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("| m-fast | v |"), std::string::npos) << text;
+}
+
 // Runs over several sizes: a table of the metric at each size (trained sizes marked) and one
 // plot against the size, a line per row; mean ± std over the seeds that were tested there.
 TEST(Report, AccuracyPerSizeTableAndPlot) {
