@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <set>
 
 #include "cli/commands.h"
 #include "cli/config_flags.h"
@@ -42,8 +43,9 @@ struct SweepFlags {
   std::vector<std::string> train_args;
 };
 
-/// The settings of every run: `maskc train`'s flags after `--`, as config keys.
-json base_settings(const std::vector<std::string>& args) {
+/// The settings of every run: `maskc train`'s flags after `--` (a --config file's settings under
+/// them), as config keys; the keys of the flags typed go to `typed`.
+json base_settings(const std::vector<std::string>& args, std::set<std::string>* typed) {
   CLI::App train{"the flags of maskc train", "maskc sweep --"};
   ConfigFlags flags;
   add_config_flags(train, flags);
@@ -60,13 +62,20 @@ json base_settings(const std::vector<std::string>& args) {
     throw CLI::ValidationError("--", message);
   }
   json base = overrides_of(flags);
-  if (base.contains("out")) {
-    throw CLI::ValidationError("--",
-                               "give the sweep's folder as --out before --: each run's "
-                               "folder is named by its settings under it");
+  for (const auto& [option, field] : flags.given) {  // the flags typed after --
+    if (option->count() == 0) continue;
+    typed->insert(field->key);
+    if (field->key == "out") {
+      throw CLI::ValidationError("--",
+                                 "give the sweep's folder as --out before --: each run's "
+                                 "folder is named by its settings under it");
+    }
+    if (field->key == "seed")
+      throw CLI::ValidationError("--", "give --seeds N before --, not --seed");
   }
-  if (base.contains("seed"))
-    throw CLI::ValidationError("--", "give --seeds N before --, not --seed");
+  // A --config file's folder and seed (a run's config.json holds both): the sweep sets them.
+  base.erase("out");
+  base.erase("seed");
   return base;
 }
 
@@ -74,7 +83,8 @@ json base_settings(const std::vector<std::string>& args) {
 /// it allows), every combination resolved before anything runs.
 training::SweepOptions sweep_options(const SweepFlags& flags) {
   training::SweepOptions options;
-  options.base = base_settings(flags.train_args);
+  std::set<std::string> typed;  // the keys of flags typed after -- (not of a --config file)
+  options.base = base_settings(flags.train_args, &typed);
   if (flags.threads > 0) options.base["threads"] = flags.threads;
   options.seeds = flags.seeds;
   options.out = flags.out;
@@ -85,9 +95,10 @@ training::SweepOptions sweep_options(const SweepFlags& flags) {
       const bool twice = std::any_of(options.grid.begin(), options.grid.end(),
                                      [&](const auto& a) { return a.key == axis.key; });
       if (twice) throw InputError(fmt::format("--grid {} is given twice", axis.key));
-      if (options.base.contains(axis.key)) {
+      if (typed.contains(axis.key)) {
         throw InputError(fmt::format("--grid {} is swept and also given after --", axis.key));
       }
+      options.base.erase(axis.key);  // a --config file's value: the grid sweeps it
       options.grid.push_back(std::move(axis));
     }
     training::sweep_points(options);

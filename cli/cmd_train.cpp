@@ -101,6 +101,12 @@ std::string resumable_flags() {
 /// A run being resumed takes its settings from its config.json: a flag of a row --resume does not
 /// accept is a usage error (the library refuses it too, see training::check_resume_overrides).
 void check_resume_flags(const TrainFlags& flags) {
+  if (!flags.config_file.empty()) {
+    throw CLI::ValidationError("--resume",
+                               "--config cannot be given with it: a resumed run's "
+                               "settings come from " +
+                                   flags.resume + "/config.json");
+  }
   for (const auto& [option, field] : flags.given) {
     if (option->count() == 0 || field->resumable) continue;
     throw CLI::ValidationError(
@@ -156,7 +162,9 @@ void print_summary(const nlohmann::json& summary, const std::string& out) {
 /// another task family, and `--epochs 0`, which would train nothing (training::check_config).
 training::TrainConfig config_of_flags(const TrainFlags& f, const nlohmann::json& overrides) {
   try {
-    auto config = training::resolve_config(f.config.task, f.config.preset, overrides);
+    // --config FILE may name the task and preset; a flag typed beside it wins (overrides_of).
+    auto config = training::resolve_config(overrides.value("task", f.config.task),
+                                           overrides.value("preset", f.config.preset), overrides);
     tasks::family_of_run(training::to_json(config));  // an unknown task, with the known ones
     training::check_trains_a_step(config);
     return config;
@@ -177,7 +185,11 @@ int run_train(TrainFlags& f, bool resuming) {
     out = f.resume;
     summary = training::resume(f.resume, overrides, in_world);
   } else {
-    if (f.config.task.empty() && f.config.data.empty() && f.config.truth_table.empty()) {
+    auto given = [&](const char* key) {
+      return overrides.contains(key) && overrides[key].is_string() &&
+             !overrides[key].get<std::string>().empty();
+    };
+    if (!given("task") && !given("data") && !given("truth_table")) {
       throw CLI::RequiredError("--task (or --data, or --truth-table)");
     }
     auto config = config_of_flags(f, overrides);

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -14,6 +15,7 @@
 
 #include "core/error.h"
 #include "core/machine.h"
+#include "io/json_file.h"
 
 namespace maskprior::cli {
 
@@ -92,13 +94,50 @@ void add_field_flag(CLI::App& cmd, ConfigFlags& flags, const training::ConfigFie
 }  // namespace
 
 void add_config_flags(CLI::App& cmd, ConfigFlags& flags) {
+  cmd.add_option("--config", flags.config_file,
+                 "Settings from a JSON file: an object of config keys, as a run's config.json or "
+                 "--print-config writes it; flags given beside it win");
   for (const auto& field : training::config_fields()) add_field_flag(cmd, flags, field);
+}
+
+nlohmann::json settings_file(const std::string& path) {
+  nlohmann::json settings = read_json_file(path);
+  if (!settings.is_object()) {
+    throw InputError(fmt::format("--config {}: not a JSON object of settings", path));
+  }
+  settings.erase(training::kResolvedKey);  // what a run made of its settings, not a setting
+  if (settings.contains(training::kConfigFormatKey)) {
+    if (settings[training::kConfigFormatKey] != training::kConfigFormat) {
+      throw InputError(fmt::format(
+          "--config {}: {} is {}; this maskc reads {}", path, training::kConfigFormatKey,
+          settings[training::kConfigFormatKey].dump(), training::kConfigFormat));
+    }
+    settings.erase(training::kConfigFormatKey);
+  }
+  for (const auto& [key, value] : settings.items()) {
+    const bool known =
+        std::any_of(training::config_fields().begin(), training::config_fields().end(),
+                    [&](const auto& field) { return field.key == key; });
+    if (!known) {
+      throw InputError(fmt::format(
+          "--config {}: '{}' is no setting (`maskc train --help` lists them; docs/settings.md)",
+          path, key));
+    }
+  }
+  for (const char* key : {"task", "preset"}) {
+    if (settings.contains(key) && !settings[key].is_string()) {
+      throw InputError(
+          fmt::format("--config {}: {} must be a string, got {}", path, key, settings[key].dump()));
+    }
+  }
+  return settings;
 }
 
 nlohmann::json overrides_of(ConfigFlags& flags) {
   flags.config.defines = compile_options(flags.spec_flags).defines;
   const auto all = training::to_json(flags.config);
-  nlohmann::json overrides = nlohmann::json::object();
+  nlohmann::json overrides =
+      flags.config_file.empty() ? nlohmann::json::object() : settings_file(flags.config_file);
   for (const auto& [option, field] : flags.given) {
     if (option->count() > 0) overrides[field->key] = all.at(field->key);
   }

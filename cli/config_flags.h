@@ -20,7 +20,8 @@ namespace maskprior::cli {
 struct ConfigFlags {
   training::TrainConfig config;
   std::vector<std::pair<CLI::Option*, const training::ConfigField*>> given;
-  SpecFlags spec_flags;  // -D NAME=VALUE, parsed and checked as by compile/show/validate
+  SpecFlags spec_flags;     // -D NAME=VALUE, parsed and checked as by compile/show/validate
+  std::string config_file;  // --config FILE: settings from a JSON object; flags given win
 };
 
 /// Registers one flag per row of the config table on `cmd`, bound to `flags` (which must outlive
@@ -29,7 +30,13 @@ struct ConfigFlags {
 /// row's allowed values, if any; floating values must be finite).
 void add_config_flags(CLI::App& cmd, ConfigFlags& flags);
 
-/// The config keys of the flags the user typed, with their parsed values.
+/// The settings of `--config FILE`: a JSON object of config keys (a run's config.json, whose
+/// `resolved` and `config_format` are read past, or --print-config's output). InputError naming
+/// the file when it is not such an object or names a key that is no setting.
+nlohmann::json settings_file(const std::string& path);
+
+/// The config keys of the flags the user typed, with their parsed values, over the settings of
+/// `--config FILE` when given (a flag typed beside it wins).
 nlohmann::json overrides_of(ConfigFlags& flags);
 
 /// The flag of a row as a user reads it: "--lr", "-q/--quiet".

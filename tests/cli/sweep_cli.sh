@@ -66,9 +66,28 @@ assert not any(n.endswith(".safetensors") or n.startswith("checkpoint")
 PY
   test "$(ls kept)" = "runs.jsonl.gz" || fail "kept $(ls kept)"
   "$maskc" report kept >log || fail "report of kept runs: $(cat log)"
-  [[ $(grep -c '^| runs/init=' kept/REPORT.md) -eq 8 ]] || fail "$(cat kept/REPORT.md)"  # results, settings
+  # 4 rows each in the results and settings tables; 2 in "does the prior help?" (mask against
+  # vanilla at each lr).
+  [[ $(grep -c '^| runs/init=' kept/REPORT.md) -eq 10 ]] || fail "$(cat kept/REPORT.md)"
+  [[ $(grep -c '^| runs/init=mask,lr=[0-9.]* | runs/init=vanilla,lr=' kept/REPORT.md) -eq 2 ]] ||
+    fail "does the prior help: $(cat kept/REPORT.md)"
   bash "$source_dir/scripts/keep_runs.sh" nothing-here kept2 2>/dev/null
   [[ $? -eq 2 ]] || fail "keep_runs of no folder"
+}
+
+# --config FILE after --: a run's config.json gives the base (its folder and seed ignored), the
+# grid sweeps a key the file holds, and a flag typed beside it that the grid sweeps is refused.
+config_file_is_the_base() {
+  "$maskc" train "${small[@]}" --lr 0.002 --out first >log || fail "first run: $(cat log)"
+  "$maskc" sweep --grid init=vanilla,mask --seeds 1 --out s -- --config first/config.json \
+    >log 2>&1 || fail "sweep: $(cat log)"
+  grep -q '"lr": 0.002' s/init=mask/seed0/config.json || fail "lr not from the file"
+  "$maskc" sweep --grid lr=0.001,0.003 --seeds 1 --out s2 -- --config first/config.json >log 2>&1 ||
+    fail "a grid over a key of the file: $(cat log)"
+  grep -q '"lr": 0.003' s2/lr=0.003/seed0/config.json || fail "the grid did not win"
+  "$maskc" sweep --grid lr=0.001,0.003 --seeds 1 --out s3 -- --config first/config.json \
+    --lr 0.1 >log 2>&1
+  [[ $? -eq 2 ]] && grep -q "swept and also given" log || fail "typed and swept: $(cat log)"
 }
 
 # Stopped after 2 steps (--stop-after reaches every run), the sweep resumes the stopped run and

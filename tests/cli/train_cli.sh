@@ -69,6 +69,27 @@ unknown_flag_or_command_says_what_was_meant() {
   "$maskc" train --task parity2 --xyzzy 1 -q 2>"$d/err"
   [[ $? -eq 2 ]] && ! grep -q "did you mean" "$d/err" || fail "nothing near: $(cat "$d/err")"
 }
+# --config FILE: a run's config.json (or --print-config's output) gives every setting; a flag
+# typed beside it wins; a key that is no setting, a file that is not an object, and --config with
+# --resume are refused, and nothing is written.
+config_file_gives_the_settings() {
+  "$maskc" train --task parity2 --lr 0.003 "${small[@]}" --out "$d/first" || fail "first run"
+  "$maskc" train --config "$d/first/config.json" --out "$d/again" --seed 7 || fail "--config run"
+  grep -q '"lr": 0.003' "$d/again/config.json" || fail "lr not from the file"
+  grep -q '"seed": 7' "$d/again/config.json" || fail "--seed did not win"
+  "$maskc" train --task parity2 "${small[@]}" --print-config >"$d/printed.json" || fail "print"
+  "$maskc" train --config "$d/printed.json" --print-config | grep -q '"task": "parity2"' ||
+    fail "--print-config's output as --config"
+  printf '{"task": "parity2", "lr_typo": 1}' >"$d/typo.json"
+  "$maskc" train --config "$d/typo.json" --out "$d/typo" 2>"$d/err"
+  [[ $? -eq 1 ]] && grep -q "'lr_typo' is no setting" "$d/err" && test ! -e "$d/typo" ||
+    fail "unknown key: $(cat "$d/err")"
+  printf '[1, 2]' >"$d/list.json"
+  "$maskc" train --config "$d/list.json" --out "$d/list" 2>"$d/err"
+  [[ $? -eq 1 ]] && grep -q "not a JSON object of settings" "$d/err" || fail "list: $(cat "$d/err")"
+  "$maskc" train --resume "$d/first" --config "$d/printed.json" 2>"$d/err"
+  [[ $? -eq 2 ]] && grep -q -- "--config cannot be given" "$d/err" || fail "resume: $(cat "$d/err")"
+}
 mask_needs_spec() { "$maskc" train --task parity2 --init mask -q 2>&1 | grep -q 'needs a spec'; }
 layout_mismatch() {
   "$maskc" train --task parity2 --spec "$parity2" -D n=7 --init mask "${small[@]}" 2>&1 |

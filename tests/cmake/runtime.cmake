@@ -17,7 +17,7 @@ foreach(_case unknown_init_is_usage_error bad_preset_is_usage_error unknown_task
     layout_mismatch run_folder run_folder_explains_itself progress_names_its_numbers
     stop_and_resume resume_continues_the_step_log sigterm_checkpoints non_finite_is_usage_error
     run_without_checkpoint_starts_again arithmetic_orders_and_loss_rows
-    resumed_threads_are_capped cli_outputs_are_checked)
+    resumed_threads_are_capped cli_outputs_are_checked config_file_gives_the_settings)
   add_test(NAME train_cli_${_case}
     COMMAND bash ${PROJECT_SOURCE_DIR}/tests/cli/train_cli.sh $<TARGET_FILE:maskc>
       ${PROJECT_SOURCE_DIR} ${_case})
