@@ -915,9 +915,10 @@ TEST_F(RuntimeTest, TrainFlagsAreTheConfigTable) {
       line_of[name] = line;
     }
   }
-  std::set<std::string> expected = {
-      "-h",     "--help",         "--resume",
-      "--json", "--print-config", "--save-test-rows"};  // the command's own
+  std::set<std::string> expected = {"-h",      "--help",         "--resume",
+                                    "--json",  "--print-config", "--save-test-rows",
+                                    "--config"};  // the command's own (--config: a file
+                                                  // of the table's keys)
   for (const char* name : {"--rank", "--world-size", "--local-rank", "--master-addr",
                            "--master-port", "--rendezvous-file", "--dist-timeout"}) {
     expected.insert(name);  // data-parallel: where this process stands, not the run's config
