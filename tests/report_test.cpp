@@ -228,6 +228,26 @@ TEST(Report, ThePriorAgainstVanillaSeedBySeed) {
   EXPECT_EQ(text.find("| m-fast | v |"), std::string::npos) << text;
 }
 
+// The final figure numbers its runs when their names would run into each other below the axis,
+// and keys the numbers under it; a few short names stay as they are.
+TEST(Report, CrowdedRunNamesAreNumberedWithAKey) {
+  const fs::path root = fresh_dir("crowded");
+  for (int i = 0; i < 12; ++i) {
+    json config = parity2_config("vanilla");
+    config["lr"] = 1e-4 * (i + 1);
+    write_run(root / fmt::format("a-long-folder-name-for-the-learning-rate-{}", i) / "seed0",
+              config, {{"accuracy", 0.5}, {"steps", 10}}, {{10, 0.5}}, "accuracy");
+  }
+  const std::string text = read_text(write_report({root.string(), kSource, ""}));
+  EXPECT_NE(text.find("(plots/parity2-final.png)\n\nRuns in the figure above: 1 = "
+                      "a-long-folder-name-for-the-learning-rate-0, 2 = "),
+            std::string::npos)
+      << text;
+  const fs::path few = write_suite();
+  EXPECT_EQ(read_text(write_report({few.string(), kSource, ""})).find("Runs in the figure above"),
+            std::string::npos);
+}
+
 // Runs over several sizes: a table of the metric at each size (trained sizes marked) and one
 // plot against the size, a line per row; mean ± std over the seeds that were tested there.
 TEST(Report, AccuracyPerSizeTableAndPlot) {
