@@ -195,9 +195,12 @@ int run_train(TrainFlags& f, bool resuming) {
     auto config = config_of_flags(f, overrides);
     config.save_test_rows = f.save_test_rows;
     if (f.print_config) {  // every resolved setting, as config.json holds it, in --help's order
-      const nlohmann::json values = training::to_json(config);
+      // (without the settings the run's family does not read, as config.json leaves them out)
+      const nlohmann::json values = training::run_config_json(config, nlohmann::json::object());
       nlohmann::ordered_json ordered;
-      for (const auto& field : training::config_fields()) ordered[field.key] = values[field.key];
+      for (const auto& field : training::config_fields()) {
+        if (values.contains(field.key)) ordered[field.key] = values[field.key];
+      }
       ordered[training::kConfigFormatKey] = values[training::kConfigFormatKey];
       std::cout << ordered.dump(2) << '\n';
       return kExitOk;
