@@ -494,6 +494,12 @@ void Run::start() {
   if (const json data = experiment_->data_info(); data.contains("note")) {
     progress_->note(data["note"].get<std::string>());
   }
+  if (!family_.input_key.empty()) {  // your own data: the settings that can decide the answer
+    progress_->note(fmt::format(
+        "position embedding {} (init std {}), {}-LN: settings that can decide whether a prior "
+        "helps; compare both inits at --pos-init-std 1 and 0.02 (docs/your-data.md)",
+        config_.pos_embedding, config_.pos_init_std, config_.norm));
+  }
   // Step 0 is measured after the header and says so, so a long first evaluation (a minute or
   // more at the paper's sizes on a CPU) is not silence.
   if (!resuming_) {
