@@ -209,11 +209,25 @@ void draw_legend(plstream& pls, const PlotSpec& plot) {
              colours.data(), scales.data(), symbol_numbers.data(), symbol_texts.data());
 }
 
+/// Where the plot area ends, as a share of the width: at 0.72, leaving the legend room for labels
+/// of about 15 characters (text is sized by the page: a character takes about 1% of its width);
+/// narrower for longer labels, so that the legend is not cut at the image's edge, down to 0.45.
+double plot_right_edge(const PlotSpec& plot) {
+  size_t longest = 0;
+  for (const PlotSeries& s : plot.series) {
+    const auto characters = std::count_if(s.label.begin(), s.label.end(), [](char byte) {
+      return (static_cast<unsigned char>(byte) & 0xC0) != 0x80;
+    });
+    longest = std::max(longest, static_cast<size_t>(characters));
+  }
+  return std::clamp(0.878 - 0.0105 * static_cast<double>(longest), 0.45, 0.72);
+}
+
 /// Draws `plot` on a stream write_png_with has set up.
 void render(plstream& pls, const PlotSpec& plot) {
   const auto [x, y] = ranges(plot);
   pls.adv(0);
-  pls.vpor(0.09, 0.72, 0.14, 0.9);
+  pls.vpor(0.09, plot_right_edge(plot), 0.14, 0.9);
   pls.wind(x.low, x.high, y.low, y.high);
   pls.col0(kInk);
   const bool categorical = !plot.x_categories.empty();

@@ -10,6 +10,7 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "core/error.h"
 #include "render/plot.h"
@@ -63,11 +64,6 @@ std::string plot_label(const ReportRow& row) {
   return row.label.size() > prefix.size() && row.label.starts_with(prefix)
              ? row.label.substr(prefix.size())
              : row.label;
-}
-
-PlotSeries mean_curve(const ReportRow& row, const std::string& key) {
-  return mean_curve(
-      row, [&](const json& record) { return metric_value(record, key); }, plot_label(row));
 }
 
 /// Whether category names fit side by side below a plot `width` pixels wide: the plot area is
@@ -161,6 +157,21 @@ PlotSpec setting_plot(const TaskSection& section, const std::string& key, const 
     }
     if (std::find(categories.begin(), categories.end(), value_text(v)) == categories.end())
       categories.push_back(value_text(v));
+  }
+  // A sweep's values in the order of its grid (--grid norm=pre,post: pre first), not as the run
+  // folders sort.
+  for (const json& axis : section.grid) {
+    if (!axis.is_object() || axis.value("key", json()) != x) continue;
+    const json values = axis.value("values", json::array());
+    if (!values.is_array()) break;
+    auto place = [&](const std::string& category) {
+      for (size_t i = 0; i < values.size(); ++i) {
+        if (value_text(values[i]) == category) return i;
+      }
+      return values.size();
+    };
+    std::stable_sort(categories.begin(), categories.end(),
+                     [&](const auto& a, const auto& b) { return place(a) < place(b); });
   }
   PlotSpec plot = make_plot(fmt::format("{}: {} against {}", section.title(), key, x), x,
                             key + (scale > 1 ? " %" : ""));
@@ -295,14 +306,23 @@ std::string setting_figures(const fs::path& root, const TaskSection& section,
 std::string curve_figures(const fs::path& root, const TaskSection& section,
                           const std::string& key) {
   std::string out;
-  const std::pair<std::string, std::string> curves[] = {
-      {key, key + " (test) against step"},
-      {"prior_mass", "attention mass on the prior's open cells"},
-      {"mask_drift", "mask drift ||log σ(M_t) − log σ(M_0)||"}};
-  for (const auto& [metric, title] : curves) {
-    PlotSpec plot = make_plot(
-        fmt::format("{}: {} (seeds: mean, band ± std)", section.title(), title), "step", metric);
-    for (const ReportRow* row : section.rows) plot.series.push_back(mean_curve(*row, metric));
+  // The headline in % where it is a share, as in the tables; the per-layer metrics as their mean
+  // over layers (and heads), which the title says.
+  const double scale = is_share(section, key) ? 100.0 : 1.0;
+  const std::tuple<std::string, std::string, double> curves[] = {
+      {key, key + " (test) against step", scale},
+      {"prior_mass", "attention mass on the prior's open cells, mean over layers", 1.0},
+      {"mask_drift", "mask drift ||log σ(M_t) − log σ(M_0)||, mean over layers", 1.0}};
+  for (const auto& [metric, title, factor] : curves) {
+    PlotSpec plot =
+        make_plot(fmt::format("{}: {} (seeds: mean, band ± std)", section.title(), title), "step",
+                  metric + (factor > 1 ? " %" : ""));
+    for (const ReportRow* row : section.rows) {
+      plot.series.push_back(mean_curve(
+          *row,
+          [&, f = factor, m = metric](const json& record) { return f * metric_value(record, m); },
+          plot_label(*row)));
+    }
     out += figure(root, section.name() + "-" + metric, plot);
   }
   return out;

@@ -30,6 +30,9 @@ struct TaskSection {
   const tasks::TaskFamily* family;
   std::vector<const ReportRow*> rows;
   std::string spec;  // the spec file every row shares; "" when they differ
+  // A sweep's grid as its results.json records it ([{"key", "values"}, ...]): the order in which
+  // plots show a swept setting's values; empty for other folders.
+  nlohmann::json grid = nlohmann::json::array();
 
   /// The heading: the task, or the data file and its spec.
   std::string title() const {

@@ -74,8 +74,10 @@ std::string write_report(const ReportOptions& options, std::vector<LeftOut>* lef
   size_t runs = 0;
   for (const ReportRow& row : rows) runs += row.runs.size();
   std::string text = fmt::format("# Report: {}\n\n", inert(fs::absolute(root).filename().string()));
+  json grid = json::array();
   if (fs::is_regular_file(root / "results.json")) {
     const json results = read_json_file((root / "results.json").string());
+    if (results.is_object() && results.value("grid", json()).is_array()) grid = results["grid"];
     if (results.contains("suite")) {
       text += fmt::format("Suite `{}`, preset `{}`. ", inert(results.value("suite", "?")),
                           inert(results.value("preset", "?")));
@@ -87,7 +89,8 @@ std::string write_report(const ReportOptions& options, std::vector<LeftOut>* lef
       "{} finished runs in {} rows, written by `maskc report`. Plots are in `plots/`.\n\n", runs,
       rows.size());
   text += provenance_text(rows) + left_out_text(left_out);
-  for (const TaskSection& section : by_task(rows)) {
+  for (TaskSection& section : by_task(rows)) {
+    section.grid = grid;
     text += section_text(root, section, options);
   }
   const std::string path = (root / "REPORT.md").string();

@@ -208,6 +208,29 @@ TEST(Render, MaskFigureHasTheMapsColours) {
 // A panel of write_plots_png is write_plot_png's picture of its plot alone, pixel for pixel, and
 // stays in its place: a legend taller than the plot (30 series) is cut at the panel's edge, as at
 // the edge of the plot alone, and runs into no other panel.
+// A legend of long labels (a sweep over two settings) is not cut at the image's right edge: the
+// plot area narrows to leave it room, so the last columns of the image hold no ink. With the
+// plot area at its usual width the same labels ran past the edge.
+TEST(Render, LongLegendLabelsStayInsideTheImage) {
+  TempDir dir;
+  PlotSpec plot;
+  plot.title = "accuracy against step";
+  for (const char* label : {"init=vanilla,norm=post,lr=0.001", "init=mask,norm=post,lr=0.001"}) {
+    plot.series.push_back({label, {0, 100, 200}, {0.1, 0.5, 0.7}, {}, {}});
+  }
+  write_plot_png(dir.file("long.png"), plot);
+  const Decoded png = decode_png(dir.file("long.png"));
+  ASSERT_EQ(png.width, 900u);
+  int ink = 0;
+  for (uint32_t y = 0; y < png.height; ++y) {
+    for (uint32_t x = png.width - 12; x < png.width; ++x) {
+      const auto [r, g, b] = png.at(x, y);
+      ink += r + g + b < 3 * 128 ? 1 : 0;
+    }
+  }
+  EXPECT_EQ(ink, 0);
+}
+
 TEST(Render, APanelIsItsPlotAlone) {
   TempDir dir;
   PlotSpec plot;
