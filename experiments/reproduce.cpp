@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <ostream>
 #include <set>
@@ -191,6 +193,46 @@ std::pair<json, std::string> compare_distilled(const std::vector<SuiteEntry>& en
   return {rows, table};
 }
 
+/// One line that answers "does the prior help?" for the rows that ran both inits: per task, the
+/// mask's headline against vanilla's, mean over seeds, and how many seeds stand behind it; ""
+/// when no task has both.
+std::string takeaway(const std::vector<report::ReportRow>& rows) {
+  std::vector<std::string> parts;
+  size_t fewest = std::numeric_limits<size_t>::max();
+  for (const report::ReportRow& mask : rows) {
+    if (mask.init != "mask") continue;
+    const auto vanilla = std::find_if(rows.begin(), rows.end(), [&](const auto& row) {
+      return row.init == "vanilla" && row.task == mask.task;
+    });
+    const auto key = report::primary_metric(mask);
+    if (vanilla == rows.end() || !key) continue;
+    auto mean = [&](const report::ReportRow& row) {  // over the seeds that have the metric
+      double sum = 0;
+      int n = 0;
+      for (const auto& run : row.runs) {
+        const double v = report::metric_value(run.summary, *key);
+        if (std::isfinite(v)) {
+          sum += v;
+          ++n;
+        }
+      }
+      return n > 0 ? sum / n : NAN;
+    };
+    const tasks::Metric* metric = mask.family->find_metric(*key);
+    const double scale = metric != nullptr && metric->is_share() ? 100.0 : 1.0;
+    const double m = scale * mean(mask), v = scale * mean(*vanilla);
+    if (!std::isfinite(m) || !std::isfinite(v)) continue;
+    parts.push_back(fmt::format("{}: mask {:.2f} against vanilla {:.2f} {} ({:+.2f})", mask.task, m,
+                                v, *key + (scale > 1 ? " %" : ""), m - v));
+    fewest = std::min({fewest, mask.runs.size(), vanilla->runs.size()});
+  }
+  if (parts.empty()) return "";
+  return fmt::format(
+      "Takeaway: {}; {} seed{} a row{}. `maskc report DIR` compares them seed by seed.\n\n",
+      fmt::join(parts, "; "), fewest, fewest == 1 ? "" : "s",
+      fewest < 3 ? ": not a verdict (3 seeds or more: --seeds)" : "");
+}
+
 /// The rows of the finished runs (report/report.h: only seeds pool, so a row is an entry) and
 /// their tables: {"rows": [...]} as results.json holds them, and the Markdown tables.
 std::pair<json, std::string> tabulate(const std::vector<SuiteEntry>& entries,
@@ -213,7 +255,7 @@ std::pair<json, std::string> tabulate(const std::vector<SuiteEntry>& entries,
                           {"seeds", seeds},
                           {"metrics", report::aggregate_row(row)}});
   }
-  return {aggregated, report::family_tables(rows, aggregated)};
+  return {aggregated, report::family_tables(rows, aggregated) + takeaway(rows)};
 }
 
 }  // namespace

@@ -143,17 +143,20 @@ bool run_split(const std::vector<PlannedRun>& runs, const PlanOptions& options, 
   return interrupted;
 }
 
-/// One after another in this process (after a parallel pass: only reading summaries); the runs
-/// in `failed` are skipped. True if stopped.
+/// One after another in this process (after a parallel pass: only reading summaries, and saying
+/// nothing of the runs that pass announced and finished); the runs in `failed` are skipped. True
+/// if stopped.
 bool run_in_order(const std::vector<PlannedRun>& runs, std::ostream& out,
-                  std::set<std::string>& failed) {
+                  std::set<std::string>& failed, bool after_parallel = false) {
   size_t done = 0;
   for (const PlannedRun& run : runs) {
     ++done;
     if (InterruptScope::stop_signal() != 0) return true;  // after the last run's final check
     if (failed.contains(run.name)) continue;              // in a --jobs child, reported there
-    out << fmt::format("[{}/{}] {} -> {}\n", done, runs.size(), run.name, printable_utf8(run.dir))
-        << std::flush;
+    if (!after_parallel || !finished_run(run.dir)) {
+      out << fmt::format("[{}/{}] {} -> {}\n", done, runs.size(), run.name, printable_utf8(run.dir))
+          << std::flush;
+    }
     try {  // one run that fails (bad data, divergence) does not stop the others
       if (run.train(json::object()).value("interrupted", false)) return true;
     } catch (const Interrupted& e) {  // a signal while the run was setting up stops the suite
@@ -332,7 +335,8 @@ PlanOutcome run_plan(const std::vector<PlannedRun>& runs, const PlanOptions& opt
     outcome.tabulate = false;
     return outcome;
   }
-  outcome.interrupted = run_in_order(runs, out, outcome.failed);
+  const bool after_parallel = options.jobs > 1 || (options.world && options.world->size > 1);
+  outcome.interrupted = run_in_order(runs, out, outcome.failed, after_parallel);
   return outcome;
 }
 

@@ -623,6 +623,26 @@ TEST_F(MaskcTest, ReproduceGoesOnPastAFailedRunAndNamesIt) {
   }
 }
 
+// The output names each run once (a parallel pass's runs are not listed again) and ends with the
+// takeaway: the mask against vanilla per task, and how many seeds stand behind it.
+TEST_F(MaskcTest, ReproduceNamesEachRunOnceAndEndsWithTheTakeaway) {
+  if (!MASKPRIOR_HAS_RUNTIME)
+    GTEST_SKIP() << "built with MASKPRIOR_WITH_TORCH=OFF: no maskc-runtime";
+  const Result r = maskc(
+      "reproduce demo --only parity2-vanilla parity2-mask --epochs 1 --threads 1 --jobs 2 "
+      "--out res");
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  size_t named = 0;
+  for (size_t at = r.out.find("parity2-mask seed 0 ->"); at != std::string::npos;
+       at = r.out.find("parity2-mask seed 0 ->", at + 1)) {
+    ++named;
+  }
+  EXPECT_EQ(named, 1u) << r.out;
+  EXPECT_CONTAINS(r.out, "Takeaway: parity2: mask ");
+  EXPECT_CONTAINS(r.out, "1 seed a row: not a verdict");
+  EXPECT_CONTAINS(read_text(dir_ / "res" / "results.md"), "Takeaway: parity2: mask ");
+}
+
 TEST_F(MaskcTest, ReproduceRejectsUnknownSuite) {
   if (!MASKPRIOR_HAS_RUNTIME)
     GTEST_SKIP() << "built with MASKPRIOR_WITH_TORCH=OFF: no maskc-runtime";
