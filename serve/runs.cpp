@@ -6,6 +6,8 @@
 #include <charconv>
 #include <cmath>
 #include <map>
+#include <optional>
+#include <set>
 
 #include "compiler/compile.h"
 #include "core/regular_file.h"
@@ -30,8 +32,48 @@ namespace {
 
 constexpr uint64_t kMaxJsonFileBytes = uint64_t{4} << 20;
 constexpr size_t kMaxRuns = 2000;
-/// The settings the runs table shows, when a run's config has them.
+/// The settings the runs table shows of a lone run, when its config has them.
 const char* const kShownSettings[] = {"preset", "seed", "lr", "depth", "heads", "dim", "n"};
+/// Where run_row keeps a run's whole config until shown_settings has compared the runs.
+constexpr const char* kConfigSlot = "_config";
+
+/// The runs table's settings: with several runs, the seed and every setting in which the runs
+/// differ (what a sweep swept, what a run overrode), in place of the fixed few; a lone run keeps
+/// them. The configs run_row kept are dropped.
+void shown_settings(json& rows) {
+  std::set<std::string> keys;
+  for (const json& row : rows) {
+    if (!row.contains(kConfigSlot) || !row[kConfigSlot].is_object()) continue;
+    for (const auto& [key, value] : row[kConfigSlot].items()) keys.insert(key);
+  }
+  for (const std::string& key : report::execution_keys()) keys.erase(key);
+  for (const char* key : {"out", "seed", "resolved", "config_format"}) keys.erase(key);
+  std::vector<std::string> differing;
+  for (const std::string& key : keys) {
+    std::optional<json> first;
+    for (const json& row : rows) {
+      if (!row.contains(kConfigSlot)) continue;
+      const json value = row[kConfigSlot].value(key, json());
+      if (!first) {
+        first = value;
+      } else if (value != *first) {
+        differing.push_back(key);
+        break;
+      }
+    }
+  }
+  for (json& row : rows) {
+    if (!row.contains(kConfigSlot)) continue;
+    if (rows.size() > 1) {
+      const json& config = row[kConfigSlot];
+      json settings = json::object();
+      if (config.contains("seed")) settings["seed"] = config["seed"];
+      for (const std::string& key : differing) settings[key] = config.value(key, json());
+      row["settings"] = settings;
+    }
+    row.erase(kConfigSlot);
+  }
+}
 
 /// The file `name` of the run folder `run`, if it has one: a regular file reached without leaving
 /// DIR. A link that leads out of DIR is refused (RequestError 403), and nothing is read through it.
@@ -71,6 +113,10 @@ std::optional<json> parse_record(std::string_view line) {
 json numbers_of(const json& record) {
   json numbers = json::object();
   for (const auto& [key, value] : record.items()) {
+    if (value.is_number_integer()) {  // a step stays an integer in the reply
+      numbers[key] = value;
+      continue;
+    }
     const double number = report::metric_value(record, key);
     if (std::isfinite(number)) numbers[key] = number;
   }
@@ -174,6 +220,7 @@ json run_row(const ServedDir& dir, const fs::path& run) {
       if (config.contains(key)) settings[key] = config[key];
     }
     row["settings"] = settings;
+    row[kConfigSlot] = config;  // for shown_settings; not sent
     row["metric"] = headline_key(config);
     row["value"] = headline_value(dir, run, row["metric"].get<std::string>());
   } catch (const std::exception& e) {
@@ -223,6 +270,7 @@ Reply Api::runs() const {
   if (fs::is_regular_file(dir_.root() / runfolder::kConfigFile)) {
     rows.push_back(run_row(dir_, dir_.root()));
   }
+  shown_settings(rows);
   return Reply{200, "application/json",
                json_text({{"runs", rows}, {"truncated", truncated}, {"max_runs", kMaxRuns}})};
 }

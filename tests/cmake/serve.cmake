@@ -10,7 +10,7 @@ foreach(case traversal_refused save_confined oversize_refused caps_as_compile ma
     spec_error_as_compile compile_matches_maskc concurrent_requests client_disconnects
     ctrl_c_exits_0 second_ctrl_c_exits_at_once host_warning cannot_serve validate_as_maskc
     deep_json_refused foreign_host_any_bind slowloris_bounded chunked_body_capped sizes_up_front
-    busy_answers_at_once run_files_confined validation_time_limit)
+    busy_answers_at_once run_files_confined validation_time_limit runs_show_what_differs)
   add_test(NAME serve_http_${case}
     COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/serve/serve_http.py
       $<TARGET_FILE:maskc> ${PROJECT_SOURCE_DIR} ${case})

@@ -10,6 +10,7 @@ import socket
 import sys
 import tempfile
 import threading
+import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from serve_util import (Server, decode_mask, error_of, maskc_compile_error,  # noqa
@@ -550,6 +551,27 @@ def case_run_files_confined(server, root):
     reply = json.loads(server.get("/api/runs")[1])
     check(reply["truncated"] is True and len(reply["runs"]) <= reply["max_runs"] + 1, "no truncated")
     check(server.alive(), "server gone")
+
+
+def case_runs_show_what_differs(server, root):
+    # Issue 46.6: the runs table shows the seed and the settings in which the runs differ (what a
+    # sweep swept), not a fixed few; a metrics record's integers stay integers.
+    served = os.path.join(root, "served")
+    for init in ["vanilla", "mask"]:
+        for lr in [0.001, 0.01]:
+            run = make_run(served, f"sweep/init={init},lr={lr}/seed0",
+                           {"task": "parity2", "seed": 0, "init": init, "lr": lr, "depth": 2,
+                            "threads": 1 if init == "mask" else 2})
+            with open(os.path.join(run, "metrics.jsonl"), "w") as f:
+                f.write('{"step": 40, "accuracy": 0.5}\n')
+    rows = json.loads(server.get("/api/runs")[1])["runs"]
+    for row in rows:
+        check(set(row["settings"]) == {"seed", "init", "lr"}, row)  # not depth, not threads
+    query = "/api/run?path=" + urllib.parse.quote("sweep/init=mask,lr=0.01/seed0", safe="")
+    data = server.get(query)[1]
+    metrics = json.loads(data)["metrics"]
+    check(metrics[0]["step"] == 40 and isinstance(metrics[0]["step"], int)
+          and b'"step":40' in data, data[:300])
 
 
 def main():
