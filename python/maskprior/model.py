@@ -324,6 +324,29 @@ class MaskedTransformer(torch.nn.Module):
         out = self.head(self.ln_final(x[:, 0]))
         return out.squeeze(-1) if self.readout == "cls_regression" else out
 
+    def generate(self, inputs, start):
+        """Greedy decoding, as maskc evaluates a decoder (readout "causal_lm"): token ids [B, N]
+        (or [N]) whose positions start, start + 1, ..., N - 1 are filled in turn, each with the
+        argmax the model predicts at the row before it; what `inputs` holds there is not read.
+        Returns a filled copy (the same shape; no gradients). ValueError for another readout, a
+        length other than the model's N, or a start outside 1..N."""
+        if self.readout != "causal_lm":
+            raise ValueError("generate needs a decoder (readout causal_lm), not %s" % self.readout)
+        ids = torch.as_tensor(inputs).clone().long()
+        single = ids.dim() == 1
+        if single:
+            ids = ids.unsqueeze(0)
+        if ids.dim() != 2 or ids.shape[1] != self.seq_len:
+            raise ValueError("generate: inputs must be [batch, %d] token ids, got shape %s"
+                             % (self.seq_len, list(ids.shape)))
+        if not 1 <= start <= self.seq_len:
+            raise ValueError("generate: start must be from 1 to %d, got %r" % (self.seq_len, start))
+        ids = ids.to(self.position_embedding.device)
+        with torch.no_grad():
+            for position in range(start, self.seq_len):
+                ids[:, position] = self.forward(ids)[:, position - 1].argmax(-1)
+        return ids[0] if single else ids
+
     def attention_maps(self, inputs):
         """Each layer's attention probabilities [B, H, N, N] (no gradients)."""
         maps = []

@@ -140,6 +140,16 @@ class LoadRunTest(unittest.TestCase):
         first, length = info["answer_offset"], info["answer_length"]
         right = (metrics["predictions"] == rows["inputs"][:, first:first + length]).all(1)
         self.assertAlmostEqual(right.double().mean().item(), final["sequence_accuracy"])
+        # generate() decodes greedily without reading the answer: the answers it gets right are
+        # those the teacher-forced argmax gets right, so the same sequence accuracy.
+        blanked = rows["inputs"].clone().long()
+        blanked[:, first:] = 0
+        generated = model.generate(blanked, first)
+        decoded = (generated[:, first:first + length] == rows["inputs"][:, first:first + length])
+        self.assertTrue(torch.equal(decoded.all(1), right))
+        self.assertTrue(torch.equal(model.generate(blanked[0], first), generated[0]))
+        with self.assertRaises(ValueError):
+            model.generate(blanked[:, :-1], first)
         self.assertEqual(tuple(model.mask.shape[:2]), (2, 1))   # --mask-sharing layer
         # The sinusoids are a buffer in the file; Python's own table equals the runtime's.
         from maskprior.model import sinusoids
