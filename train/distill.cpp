@@ -38,6 +38,14 @@ namespace {
 
 using nlohmann::json;
 
+/// What a run learned, for a distilled spec's header: "task addition", "data train.txt", "truth
+/// table t.csv".
+std::string run_subject(const TrainConfig& config) {
+  if (!config.task.empty()) return "task " + config.task;
+  if (!config.data.empty()) return "data " + config.data;
+  return "truth table " + config.truth_table;
+}
+
 /// A run's data files as they can be read from here: a relative path that does not lead to the
 /// file from this folder is taken from config.json's `resolved.data_files` (the absolute path
 /// the run read, written since data files were recorded), once the file there has the content
@@ -396,11 +404,11 @@ std::string rules_spec(const RunFolder& folder, const TrainConfig& config, int64
   }
   for (const json& rule : rules) rewrite_rule(lines, rule, open, close, compiled, config.spec);
   std::string out = fmt::format(
-      "{}{} --from mask`\n# run: task {}, init {} --mask-param rules, seed {}, spec {}\n"
+      "{}{} --from mask`\n# run: {}, init {} --mask-param rules, seed {}, spec {}\n"
       "# each rule opens where its learned value (written + learned offset, at {} = {}) lies "
       "nearer the open value ({:.3g}) than the close value ({:.3g}) there\n",
-      kDistilledHeader, folder.path(), config.task.empty() ? "(data file)" : config.task,
-      config.init, config.seed, config.spec, config.length_param, value, open, close);
+      kDistilledHeader, folder.path(), run_subject(config), config.init, config.seed, config.spec,
+      config.length_param, value, open, close);
   for (const std::string& line : lines) out += line + "\n";
   CompileOptions check;
   check.defines[config.length_param] = std::to_string(value);
@@ -464,15 +472,17 @@ Distillation distill_run(const std::string& run_dir, const DistillOptions& optio
                       ? fmt::format(" --mass {} --rows {}", options.mass, options.rows)
                       : "",
                   options.per),
-      fmt::format("run: task {}, init {}, seed {}{}",
-                  config.task.empty() ? "(data file)" : config.task, config.init, config.seed,
+      fmt::format("run: {}, init {}, seed {}{}", run_subject(config), config.init, config.seed,
                   config.spec.empty() ? "" : fmt::format(", spec {}", config.spec)),
   };
   if (options.from == "attention") {
     draft.comments.push_back(fmt::format(
         "each query row keeps the fewest keys holding {} of its attention, averaged over {} probe "
-        "rows",
-        options.mass, distilled.rows));
+        "rows{}",
+        options.mass, distilled.rows,
+        distilled.rows < options.rows
+            ? fmt::format(" (--rows {}: all the probe rows the run has)", options.rows)
+            : ""));
     for (size_t l = 0; l < distilled.layer_mass.size(); ++l) {
       draft.comments.push_back(fmt::format("layer {}: the pattern holds {:.3f} of the attention", l,
                                            distilled.layer_mass[l]));
