@@ -209,17 +209,23 @@ void draw_legend(plstream& pls, const PlotSpec& plot) {
              colours.data(), scales.data(), symbol_numbers.data(), symbol_texts.data());
 }
 
+/// The characters of UTF-8 `text` (its bytes that do not continue a character): what a label's
+/// width on a plot goes by.
+size_t characters(const std::string& text) {
+  return static_cast<size_t>(std::count_if(text.begin(), text.end(), [](char byte) {
+    return (static_cast<unsigned char>(byte) & 0xC0) != 0x80;
+  }));
+}
+
+/// Where the plot area begins, as a share of the width.
+constexpr double kPlotLeftEdge = 0.09;
+
 /// Where the plot area ends, as a share of the width: at 0.72, leaving the legend room for labels
 /// of about 15 characters (text is sized by the page: a character takes about 1% of its width);
 /// narrower for longer labels, so that the legend is not cut at the image's edge, down to 0.45.
 double plot_right_edge(const PlotSpec& plot) {
   size_t longest = 0;
-  for (const PlotSeries& s : plot.series) {
-    const auto characters = std::count_if(s.label.begin(), s.label.end(), [](char byte) {
-      return (static_cast<unsigned char>(byte) & 0xC0) != 0x80;
-    });
-    longest = std::max(longest, static_cast<size_t>(characters));
-  }
+  for (const PlotSeries& s : plot.series) longest = std::max(longest, characters(s.label));
   return std::clamp(0.878 - 0.0105 * static_cast<double>(longest), 0.45, 0.72);
 }
 
@@ -227,7 +233,7 @@ double plot_right_edge(const PlotSpec& plot) {
 void render(plstream& pls, const PlotSpec& plot) {
   const auto [x, y] = ranges(plot);
   pls.adv(0);
-  pls.vpor(0.09, plot_right_edge(plot), 0.14, 0.9);
+  pls.vpor(kPlotLeftEdge, plot_right_edge(plot), 0.14, 0.9);
   pls.wind(x.low, x.high, y.low, y.high);
   pls.col0(kInk);
   const bool categorical = !plot.x_categories.empty();
@@ -370,6 +376,16 @@ void draw_token_axis(plstream& pls, const CompiledMask& mask, const char* side, 
 }
 
 }  // namespace
+
+bool categories_fit(const PlotSpec& plot) {
+  if (plot.x_categories.empty()) return true;
+  size_t longest = 0;
+  for (const std::string& c : plot.x_categories) longest = std::max(longest, characters(c));
+  // A category's room in pixels against its name at about 8 pixels a character, and a gap.
+  const double room = (plot_right_edge(plot) - kPlotLeftEdge) * plot.width /
+                      static_cast<double>(plot.x_categories.size());
+  return 8.0 * static_cast<double>(longest) + 8.0 <= room;
+}
 
 void write_plot_png(const std::string& path, const PlotSpec& plot) {
   write_plots_png(path, {plot}, /*columns=*/1);

@@ -29,6 +29,10 @@ struct PlotSpec {
   int width = 900, height = 560;  // pixels
 };
 
+/// Whether `plot`'s category names fit side by side below its x axis as write_plot_png lays it
+/// out; when not, they would run into each other (a caller may number them instead).
+bool categories_fit(const PlotSpec& plot);
+
 /// Draws `plot` into the PNG file `path`, written atomically (a temp file renamed into place).
 /// Throws InputError for a plot with no finite point or mismatched series lengths, and
 /// InputError naming the path when the file cannot be written.

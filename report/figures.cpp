@@ -66,21 +66,6 @@ std::string plot_label(const ReportRow& row) {
              : row.label;
 }
 
-/// Whether category names fit side by side below a plot `width` pixels wide: the plot area is
-/// about 63% of it (render/plot.cpp's viewport) and a character about 8 pixels wide.
-bool categories_fit(const std::vector<std::string>& categories, int width) {
-  if (categories.empty()) return true;
-  size_t longest = 0;
-  for (const std::string& c : categories) {
-    const size_t characters = static_cast<size_t>(std::count_if(c.begin(), c.end(), [](char byte) {
-      return (static_cast<unsigned char>(byte) & 0xC0) != 0x80;
-    }));
-    longest = std::max(longest, characters);
-  }
-  const double room = 0.63 * width / static_cast<double>(categories.size());
-  return 8.0 * static_cast<double>(longest) + 8.0 <= room;
-}
-
 PlotSpec make_plot(std::string title, std::string x_label, std::string y_label) {
   PlotSpec plot;
   plot.title = std::move(title);
@@ -280,7 +265,7 @@ std::string final_figure(const fs::path& root, const TaskSection& section, const
   plot.series = {mean, seeds};
   // Names that would run into each other below the axis are numbered, the key under the figure.
   std::string key_text;
-  if (!categories_fit(plot.x_categories, plot.width)) {
+  if (!categories_fit(plot)) {
     key_text = "Runs in the figure above: ";
     for (size_t i = 0; i < plot.x_categories.size(); ++i) {
       key_text += fmt::format("{}{} = {}", i == 0 ? "" : ", ", i + 1, inert(plot.x_categories[i]));
