@@ -11,6 +11,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -122,6 +123,14 @@ inline constexpr int kConfigFormat = 2;
 /// (the device and threads it used, the spec's open and close values, its steps); read back, it
 /// is ignored: the settings are the other keys.
 inline constexpr const char* kResolvedKey = "resolved";
+
+/// The settings that name files of the user's own data. config.json's `resolved.data_files`
+/// records each given one's absolute path and SHA-256 (train.cpp), by which `maskc distill` finds
+/// it from any folder (distill.cpp).
+inline constexpr std::pair<const char*, std::string TrainConfig::*> kDataFileSettings[] = {
+    {"data", &TrainConfig::data},
+    {"test_data", &TrainConfig::test_data},
+    {"truth_table", &TrainConfig::truth_table}};
 
 /// Every field by its key (unset optional fields as null), and kConfigFormatKey.
 nlohmann::json to_json(const TrainConfig& config);

@@ -55,9 +55,8 @@ void locate_data_files(const RunFolder& folder, const json& written, TrainConfig
   const json resolved = written.value("resolved", json::object());
   const json recorded =
       resolved.is_object() ? resolved.value("data_files", json::object()) : json::object();
-  for (const auto& [key, path] : {std::pair<const char*, std::string*>{"data", &config.data},
-                                  {"test_data", &config.test_data},
-                                  {"truth_table", &config.truth_table}}) {
+  for (const auto& [key, member] : kDataFileSettings) {
+    std::string* path = &(config.*member);
     if (path->empty() || std::filesystem::exists(*path)) continue;
     const json entry = recorded.is_object() ? recorded.value(key, json()) : json();
     const bool has_record = entry.is_object() && entry.value("path", json()).is_string() &&

@@ -197,12 +197,11 @@ void check_data_footprint(const TrainConfig& config) {
 /// any working folder and a moved or changed file is recognised (config.json's `resolved`).
 json data_files(const TrainConfig& config) {
   json files = json::object();
-  for (const auto& [key, path] : {std::pair<const char*, const std::string*>{"data", &config.data},
-                                  {"test_data", &config.test_data},
-                                  {"truth_table", &config.truth_table}}) {
-    if (path->empty()) continue;
-    files[key] = {{"path", std::filesystem::absolute(*path).lexically_normal().string()},
-                  {"sha256", sha256_file(*path, std::numeric_limits<uint64_t>::max(), key)}};
+  for (const auto& [key, member] : kDataFileSettings) {
+    const std::string& path = config.*member;
+    if (path.empty()) continue;
+    files[key] = {{"path", std::filesystem::absolute(path).lexically_normal().string()},
+                  {"sha256", sha256_file(path, std::numeric_limits<uint64_t>::max(), key)}};
   }
   return files;
 }
