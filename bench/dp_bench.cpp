@@ -18,6 +18,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "runfolder/run_files.h"
+
 namespace maskprior {
 namespace {
 
@@ -48,7 +50,7 @@ Measured measure(const std::string& prefix, const std::filesystem::path& dir) {
   const std::string command =
       fmt::format("{} {} {} --out {}", MASKC_PATH, prefix, kRun, dir.string());
   if (std::system(command.c_str()) != 0) throw std::runtime_error("failed: " + command);
-  std::ifstream in(dir / "summary.json");
+  std::ifstream in(dir / maskprior::runfolder::kSummaryFile);
   const auto summary = nlohmann::json::parse(in);
   return {summary.at("steps").get<double>() / summary.at("wall_seconds").get<double>(),
           children_cpu_seconds() - cpu_before};

@@ -27,6 +27,7 @@
 #include "io/lock_file.h"
 #include "report/report.h"
 #include "report/results.h"
+#include "runfolder/run_files.h"
 #include "train/config.h"
 #include "train/interrupt.h"
 #include "train/train.h"
@@ -423,7 +424,7 @@ json run_sweep(const SweepOptions& options, std::ostream& out) {
   for (const SweepPoint& point : points) {
     for (int seed = 0; seed < options.seeds; ++seed) {
       const fs::path dir = run_dir(options, point, seed);
-      if (!fs::is_regular_file(dir / "config.json")) continue;
+      if (!fs::is_regular_file(dir / runfolder::kConfigFile)) continue;
       check_started(dir.string(),
                     run_settings(options, point, {{"seed", seed}, {"out", dir.string()}}), "sweep");
     }

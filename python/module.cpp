@@ -21,6 +21,7 @@
 #include "core/error.h"
 #include "io/mask_file.h"
 #include "io/safetensors.h"
+#include "runfolder/run_files.h"
 #include "validate/validate.h"
 
 namespace py = pybind11;
@@ -366,4 +367,10 @@ PYBIND11_MODULE(_maskprior, m) {
   py::register_exception_translator(&translate_errors);
   bind_compiled_mask(m);
   bind_functions(m);
+  // The run folder's file names, spelled once (runfolder/run_files.h): key -> file name.
+  py::dict run_files;
+  for (const auto& [key, name] : maskprior::runfolder::kRunFiles) {
+    run_files[py::str(std::string(key))] = py::str(std::string(name));
+  }
+  m.attr("RUN_FILES") = run_files;
 }

@@ -203,41 +203,42 @@ std::optional<RunRecord> read_run(const std::string& dir_text, uint64_t max_metr
   auto summary = runfolder::finished_summary(dir);
   if (!summary) return std::nullopt;
   run.summary = std::move(*summary);
-  run.config = read_json_file((dir / "config.json").string());
-  if (fs::is_regular_file(dir / "spec.mask")) {  // only its header is read
+  run.config = read_json_file((dir / runfolder::kConfigFile).string());
+  if (fs::is_regular_file(dir / runfolder::kSpecFile)) {  // only its header is read
     constexpr uint64_t kLargestSpec = uint64_t{64} << 20;
     const std::string spec =
-        read_regular_file((dir / "spec.mask").string(), kLargestSpec, "a run's spec");
+        read_regular_file((dir / runfolder::kSpecFile).string(), kLargestSpec, "a run's spec");
     run.distilled = distilled_origin(spec).value_or("");
   }
-  if (fs::is_regular_file(dir / "metrics.jsonl"))
-    run.metrics = read_json_lines((dir / "metrics.jsonl").string(), max_metrics_bytes);
+  if (fs::is_regular_file(dir / runfolder::kMetricsFile))
+    run.metrics = read_json_lines((dir / runfolder::kMetricsFile).string(), max_metrics_bytes);
   check_run(run);
   return run;
 }
 
 void check_run(const RunRecord& run) {
   const fs::path dir(run.dir);
-  auto fail = [&](const std::string& file, const std::string& what) {
+  auto fail = [&](std::string_view file, const std::string& what) {
     throw InputError(fmt::format("{}: {}", (dir / file).string(), what));
   };
-  if (!run.config.is_object()) fail("config.json", "not a JSON object");
-  if (!run.summary.is_object()) fail("summary.json", "not a JSON object");
+  if (!run.config.is_object()) fail(runfolder::kConfigFile, "not a JSON object");
+  if (!run.summary.is_object()) fail(runfolder::kSummaryFile, "not a JSON object");
   // The largest magnitude a run's number may have: beyond it a mean or std over seeds overflows.
   constexpr double kLargest = 1e300;
   for (const auto& [key, value] : run.summary.items()) {
     const json values = value.is_array() ? value : json::array({value});
     for (const json& v : values) {
       if (v.is_number() && !(std::abs(v.get<double>()) <= kLargest)) {
-        fail("summary.json", fmt::format("'{}' is {}, which no run can reach",
-                                         escape_control_chars(key), v.dump()));
+        fail(runfolder::kSummaryFile, fmt::format("'{}' is {}, which no run can reach",
+                                                  escape_control_chars(key), v.dump()));
       }
     }
   }
   for (const char* key : {"steps", "epochs"}) {
     if (run.summary.contains(key) && run.summary[key].is_number() &&
         run.summary[key].get<double>() < 0) {
-      fail("summary.json", fmt::format("'{}' is negative ({})", key, run.summary[key].dump()));
+      fail(runfolder::kSummaryFile,
+           fmt::format("'{}' is negative ({})", key, run.summary[key].dump()));
     }
   }
   double previous = 0;
@@ -245,7 +246,7 @@ void check_run(const RunRecord& run) {
     const json& record = run.metrics[i];
     const json step = record.is_object() ? record.value("step", json()) : json();
     if (!step.is_number() || step.get<double>() < previous || step.get<double>() > kLargest) {
-      fail("metrics.jsonl",
+      fail(runfolder::kMetricsFile,
            fmt::format("record {} has step {} after step {} (steps are counts that never go back)",
                        i + 1, step.dump(), previous));
     }
@@ -307,13 +308,13 @@ std::vector<ReportRow> read_rows(const std::string& root_text, std::vector<LeftO
   const runfolder::ExtractedRuns archived(root);
   for (const auto& [scan_root, dir] : run_folders_and_archives(root, archived)) {
     std::error_code error;
-    const uintmax_t size = fs::file_size(dir / "metrics.jsonl", error);
+    const uintmax_t size = fs::file_size(dir / runfolder::kMetricsFile, error);
     if (!error && size > metrics_budget) {
-      leave_out(dir, fmt::format("{}: the report has read {} MiB of metrics.jsonl files, its "
+      leave_out(dir, fmt::format("{}: the report has read {} MiB of {} files, its "
                                  "limit ({} MiB), and this one has {} bytes more",
-                                 (dir / "metrics.jsonl").string(),
+                                 (dir / runfolder::kMetricsFile).string(),
                                  (kMaxReportMetricsBytes - metrics_budget) >> 20,
-                                 kMaxReportMetricsBytes >> 20, size));
+                                 runfolder::kMetricsFile, kMaxReportMetricsBytes >> 20, size));
       continue;
     }
     std::optional<RunRecord> run;

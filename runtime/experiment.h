@@ -85,9 +85,10 @@ class Experiment {
   virtual nlohmann::json data_info() const { return nlohmann::json::object(); }
   /// Moves the data to `device` (called once before training).
   virtual void to(torch::Device device) = 0;
-  /// JSON files the run folder keeps besides the metrics (name → content), e.g. the vocabulary of
-  /// a sequence-data run; a resumed run must produce the same ones.
-  virtual std::vector<std::pair<std::string, nlohmann::json>> run_files() const { return {}; }
+  /// The vocabulary of a run on sequence data (token id = index, and where the data came from),
+  /// which the run folder keeps (runfolder/run_files.h kVocabularyFile); null for other tasks. A
+  /// resumed run must read the same.
+  virtual nlohmann::json vocabulary() const { return nullptr; }
   /// The test rows evaluate() reads, on the CPU (see TestRows).
   virtual TestRows test_rows() const = 0;
   /// What the run trains on, in a line for the progress output ("" = nothing to say).

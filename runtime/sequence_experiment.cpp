@@ -74,7 +74,7 @@ class SequenceExperiment : public DecoderExperiment {
     return ids.index_select(0, torch::tensor(order, torch::kLong).to(ids.device())).to(torch::kCPU);
   }
 
-  std::vector<std::pair<std::string, nlohmann::json>> run_files() const override {
+  nlohmann::json vocabulary() const override {
     const bool held_out = config_.test_data.empty();
     if (const auto groups = size_groups(); !groups.empty()) {
       nlohmann::json sizes = nlohmann::json::array();
@@ -84,14 +84,12 @@ class SequenceExperiment : public DecoderExperiment {
                          {"train_examples", group.train_rows},
                          {"test_examples", group.test_rows}});
       }
-      return {
-          {tasks::kVocabularyFile,
-           {{"symbols", vocabulary_},
-            {"predict", span_.name},
-            {"sizes", sizes},
-            {"train", {{"path", config_.data}}},
-            {"test",
-             {{"path", held_out ? config_.data : config_.test_data}, {"held_out", held_out}}}}}};
+      return {{"symbols", vocabulary_},
+              {"predict", span_.name},
+              {"sizes", sizes},
+              {"train", {{"path", config_.data}}},
+              {"test",
+               {{"path", held_out ? config_.data : config_.test_data}, {"held_out", held_out}}}};
     }
     nlohmann::json vocab = {
         {"symbols", vocabulary_},
@@ -102,7 +100,7 @@ class SequenceExperiment : public DecoderExperiment {
          {{"path", held_out ? config_.data : config_.test_data},
           {"held_out", held_out},
           {"examples", test_ids_.size(0)}}}};
-    return {{tasks::kVocabularyFile, vocab}};
+    return vocab;
   }
 
   std::string description() const override {

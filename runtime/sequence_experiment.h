@@ -16,7 +16,7 @@ namespace maskprior::runtime {
 /// seeded 10% of TRAIN held out (config.seed), layout = config.layout (the spec's), predicting
 /// config.predict. Metrics: sequence_accuracy (every symbol of the span right), token_accuracy,
 /// test_loss, train_sequence_accuracy (on up to 1,000 training examples), accuracy (=
-/// sequence_accuracy), train_size, test_size. Its run file vocab.json holds the vocabulary
+/// sequence_accuracy), train_size, test_size. Its vocabulary() (the run folder keeps it) holds the vocabulary
 /// (token id = index into "symbols") and where the data came from. Throws SpecError at the
 /// offending line for bad data (tasks/sequence_file.h: wrong symbol counts, bytes that are not
 /// UTF-8, a TEST symbol TRAIN lacks or a symbol TEST predicts that TRAIN never predicts) and for

@@ -9,8 +9,8 @@
 #   bash scripts/tidy.sh      (about 3 minutes on 2 cores)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-python3 scripts/function_length.py --max 80 core grammar compiler io render tasks validate runtime \
-  train experiments serve cli tests bench fuzz python
+python3 scripts/function_length.py --max 80 core grammar compiler io render tasks validate runfolder \
+  report runtime train experiments serve cli tests bench fuzz python
 build=build-tidy
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DMASKPRIOR_WITH_TORCH=OFF \
   -DMASKPRIOR_BUILD_TESTS=OFF -DMASKPRIOR_BUILD_BENCH=OFF -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >/dev/null

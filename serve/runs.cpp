@@ -283,15 +283,15 @@ Reply Api::run(const Query& query) const {
                       {"metric", headline_key(config)},
                       {"metrics", numeric_records(dir_, run, runfolder::kMetricsFile)},
                       {"by_length", by_length(dir_, run, headline_key(config))},
-                      {"steps", numeric_records(dir_, run, "steps.jsonl")},
-                      {"has_mask", run_file(dir_, run, "mask.safetensors").has_value()}};
+                      {"steps", numeric_records(dir_, run, runfolder::kStepsJsonFile)},
+                      {"has_mask", run_file(dir_, run, runfolder::kMaskFile).has_value()}};
   return Reply{200, "application/json", json_text(reply)};
 }
 
 Reply Api::run_mask(const Query& query) const {
   const fs::path run = dir_.folder(query_value(query, "path"));
   const std::string learned_path =
-      dir_.file_to_read(dir_.relative(run / "mask.safetensors")).string();
+      dir_.file_to_read(dir_.relative(run / runfolder::kMaskFile)).string();
   {
     // The size the file's header declares, against the page's limit, before a byte of it is read.
     InputFile file(learned_path);

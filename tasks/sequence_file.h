@@ -22,8 +22,6 @@ namespace maskprior::tasks {
 
 /// The largest data file read_sequence_file reads by default.
 inline constexpr uint64_t kMaxSequenceFileBytes = uint64_t{1} << 30;
-/// The run-folder file that keeps a --data run's vocabulary (runtime/sequence_experiment.h).
-inline constexpr const char* kVocabularyFile = "vocab.json";
 /// The share of TRAIN held out as the test set when no TEST file is given.
 inline constexpr double kHeldOutShare = 0.1;
 

@@ -202,7 +202,7 @@ TEST_F(YourDataTest, AdditionFromAFileHasTheBuiltInTasksShapesAndTargets) {
   EXPECT_EQ(file_model.seq_len, builtin_model.seq_len);
   EXPECT_EQ(file_model.readout, Readout::kCausalLm);
   EXPECT_EQ(file_model.vocab, 12);  // digits, + and =: the symbols the file holds
-  const auto vocabulary = file->run_files().at(0).second.at("symbols");
+  const auto vocabulary = file->vocabulary().at("symbols");
   const auto rows = torch::arange(0, 50, torch::kLong);
   const auto a = file->train_batch(rows), b = builtin->train_batch(rows);
   ASSERT_EQ(a.inputs.sizes(), b.inputs.sizes());

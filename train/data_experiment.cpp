@@ -126,15 +126,15 @@ std::unique_ptr<runtime::Experiment> make_run_experiment(const TrainConfig& conf
 }
 
 void keep_run_files(const RunFolder& folder, const runtime::Experiment& experiment, bool resuming) {
-  for (const auto& [name, content] : experiment.run_files()) {
-    if (!resuming) {
-      folder.write_json(name.c_str(), content);
-    } else if (folder.enabled() && folder.read_json(name.c_str()) != content) {
-      throw InputError(fmt::format(
-          "{}: the data no longer gives the {} this run started with; it changed since (restore "
-          "it, or start a new run)",
-          folder.path(), name));
-    }
+  const nlohmann::json vocabulary = experiment.vocabulary();
+  if (vocabulary.is_null()) return;
+  if (!resuming) {
+    folder.write_json(kVocabularyFile, vocabulary);
+  } else if (folder.enabled() && folder.read_json(kVocabularyFile) != vocabulary) {
+    throw InputError(fmt::format(
+        "{}: the data no longer gives the {} this run started with; it changed since (restore "
+        "it, or start a new run)",
+        folder.path(), kVocabularyFile));
   }
 }
 

@@ -36,8 +36,9 @@ void register_experiment(const std::string& family, ExperimentFactory factory);
 std::unique_ptr<runtime::Experiment> make_run_experiment(const TrainConfig& config,
                                                          const std::optional<CompiledMask>& spec);
 
-/// Writes the experiment's run files into a new run's folder; for a resumed run, checks that
-/// they still match what the folder holds (InputError if the data changed since).
+/// Writes the experiment's vocabulary (a run on sequence data) into a new run's folder; for a
+/// resumed run, checks that it still matches what the folder holds (InputError if the data
+/// changed since).
 void keep_run_files(const RunFolder& folder, const runtime::Experiment& experiment, bool resuming);
 
 /// What a run learns, for its summary line: the task, `data FILE` or `truth table FILE`.

@@ -23,19 +23,22 @@ namespace {
 /// As much as the compiler reads of a spec (compiler/compile.cpp).
 constexpr uint64_t kMaxSpecCopyBytes = uint64_t{16} << 20;
 
-/// Every file a run writes (run_folder.h).
-constexpr const char* kRunFiles[] = {
-    kConfigFile,  kInitFile,      kMetricsFile,  kCheckpointFile,        kCheckpointSumsFile,
-    kSummaryFile, kWeightsFile,   kMaskFile,     tasks::kVocabularyFile, kFingerprintsFile,
-    kSpecFile,    kStepsJsonFile, kStepsCsvFile, kTestRowsFile};
+/// Every file a run writes: the run files but the lock, which the process using the folder holds.
+std::vector<std::string_view> written_files() {
+  std::vector<std::string_view> names;
+  for (const auto& [key, name] : runfolder::kRunFiles) {
+    if (name != runfolder::kLockFile) names.push_back(name);
+  }
+  return names;
+}
 
 }  // namespace
 
-std::string RunFolder::file(const char* name) const {
+std::string RunFolder::file(std::string_view name) const {
   return (fs::path(path_) / name).string();
 }
 
-bool RunFolder::has(const char* name) const {
+bool RunFolder::has(std::string_view name) const {
   return enabled() && fs::exists(file(name));
 }
 
@@ -45,7 +48,7 @@ bool RunFolder::never_checkpointed() const {
 
 void RunFolder::clear_run() const {
   if (!enabled()) return;
-  for (const char* name : kRunFiles) {
+  for (const std::string_view name : written_files()) {
     std::error_code error;
     fs::remove(file(name), error);
     if (error) {
@@ -57,7 +60,7 @@ void RunFolder::clear_run() const {
 std::vector<std::string> RunFolder::files_without_config() const {
   std::vector<std::string> found;
   if (!enabled() || has(kConfigFile)) return found;
-  for (const char* name : kRunFiles) {
+  for (const std::string_view name : written_files()) {
     std::error_code error;
     if (fs::exists(fs::symlink_status(file(name), error))) found.emplace_back(name);
   }
@@ -80,7 +83,7 @@ void RunFolder::copy_spec(const std::string& spec_path) const {
   write_file_atomic(file(kSpecFile), read_regular_file(spec_path, kMaxSpecCopyBytes, "spec"));
 }
 
-json RunFolder::read_json(const char* name) const {
+json RunFolder::read_json(std::string_view name) const {
   return read_json_file(file(name));
 }
 
@@ -103,7 +106,7 @@ TrainConfig RunFolder::read_config(const json& overrides, json* written) const {
   }
 }
 
-void RunFolder::write_json(const char* name, const json& value) const {
+void RunFolder::write_json(std::string_view name, const json& value) const {
   if (enabled()) write_json_file(file(name), value);
 }
 

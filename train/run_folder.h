@@ -1,4 +1,5 @@
-// The run folder of `maskc train --out DIR`: every file a run writes, by name, and how.
+// The run folder of `maskc train --out DIR`: every file a run writes and how (the names are
+// runfolder/run_files.h's).
 //   config.json          the resolved TrainConfig (written when the run starts) without the
 //                        settings its task family does not read, and what the run made of it
 //                        under "resolved": device and threads used, the spec's open and close
@@ -29,28 +30,32 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "core/compiled_mask.h"
 #include "io/safetensors.h"
+#include "runfolder/run_files.h"
 #include "train/config.h"
 
 namespace maskprior::training {
 
-inline constexpr const char* kConfigFile = "config.json";
-inline constexpr const char* kInitFile = "init.json";
-inline constexpr const char* kMetricsFile = "metrics.jsonl";
-inline constexpr const char* kCheckpointFile = "checkpoint.pt";
-inline constexpr const char* kCheckpointSumsFile = "checkpoint.json";
-inline constexpr const char* kFingerprintsFile = "fingerprints.json";
-inline constexpr const char* kSummaryFile = "summary.json";
-inline constexpr const char* kWeightsFile = "weights.safetensors";
-inline constexpr const char* kMaskFile = "mask.safetensors";
-inline constexpr const char* kTestRowsFile = "test_rows.safetensors";
-inline constexpr const char* kSpecFile = "spec.mask";
-inline constexpr const char* kStepsJsonFile = "steps.jsonl";  // the step log (train/step_log.h)
-inline constexpr const char* kStepsCsvFile = "steps.csv";
+// The names of the files, spelled once for every reader and writer (runfolder/run_files.h).
+using runfolder::kCheckpointFile;
+using runfolder::kCheckpointSumsFile;
+using runfolder::kConfigFile;
+using runfolder::kFingerprintsFile;
+using runfolder::kInitFile;
+using runfolder::kMaskFile;
+using runfolder::kMetricsFile;
+using runfolder::kSpecFile;
+using runfolder::kStepsCsvFile;
+using runfolder::kStepsJsonFile;
+using runfolder::kSummaryFile;
+using runfolder::kTestRowsFile;
+using runfolder::kVocabularyFile;
+using runfolder::kWeightsFile;
 
 class RunFolder {
  public:
@@ -60,9 +65,9 @@ class RunFolder {
   bool enabled() const { return !path_.empty(); }
   const std::string& path() const { return path_; }
   /// The path of the file `name` in the folder.
-  std::string file(const char* name) const;
+  std::string file(std::string_view name) const;
   /// True when the folder holds the file `name`.
-  bool has(const char* name) const;
+  bool has(std::string_view name) const;
   /// True when the folder holds a run (config.json) killed before its first checkpoint: no
   /// checkpoint.pt and no summary.json. Such a run cannot be resumed; a new one may replace it.
   bool never_checkpointed() const;
@@ -80,7 +85,7 @@ class RunFolder {
   /// copied: config.json names it).
   void copy_spec(const std::string& spec_path) const;
   /// Reads a JSON file of the folder; InputError naming it if missing or not JSON.
-  nlohmann::json read_json(const char* name) const;
+  nlohmann::json read_json(std::string_view name) const;
   /// The run's settings: config.json with `overrides` (a JSON object, or null) merged over it,
   /// and its content as written in `written` when given. InputError naming the folder or file:
   /// no config.json ("DIR is not a run folder (no config.json)"), not a JSON object, or a
@@ -88,7 +93,7 @@ class RunFolder {
   TrainConfig read_config(const nlohmann::json& overrides = nullptr,
                           nlohmann::json* written = nullptr) const;
   /// Writes a JSON file of the folder atomically.
-  void write_json(const char* name, const nlohmann::json& value) const;
+  void write_json(std::string_view name, const nlohmann::json& value) const;
 
   /// Starts metrics.jsonl of a new run with its first record (replacing any file there).
   void start_metrics(const nlohmann::json& record) const;

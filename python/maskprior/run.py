@@ -12,7 +12,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from . import _input_error, read_safetensors
+from . import _input_error, _maskprior, read_safetensors
 from .torch import MaskedTransformer
 
 # The most bytes of a run's config.json or summary.json read (maskc's io/json_file.h reads the
@@ -20,6 +20,12 @@ from .torch import MaskedTransformer
 _MAX_JSON_BYTES = 64 << 20
 
 __all__ = ["load_run", "test_metrics", "load_test_rows"]
+
+# The run folder's file names, as maskc spells them (runfolder/run_files.h).
+_CONFIG = _maskprior.RUN_FILES["config"]
+_SUMMARY = _maskprior.RUN_FILES["summary"]
+_WEIGHTS = _maskprior.RUN_FILES["weights"]
+_TEST_ROWS = _maskprior.RUN_FILES["test_rows"]
 
 
 def _torch_tensors(path):
@@ -127,7 +133,7 @@ def _runs_below(path, depth=4, most=5):
         subfolders.sort()
         if folder.count(os.sep) - base >= depth:
             subfolders[:] = []
-        if folder != path and "config.json" in files:
+        if folder != path and _CONFIG in files:
             if len(found) == most:
                 return found, True
             found.append(os.path.relpath(folder, path))
@@ -138,11 +144,11 @@ def _runs_below(path, depth=4, most=5):
 def _check_run_folder(path):
     """InputError with the next step when `path` is not a finished run's folder: a missing
     folder, a folder of runs (a sweep's or a reproduce's --out), a run not finished yet."""
-    if os.path.exists(os.path.join(path, "weights.safetensors")):
+    if os.path.exists(os.path.join(path, _WEIGHTS)):
         return
     if not os.path.isdir(path):
         raise _input_error("%s: no such run folder (a `maskc train --out` folder)" % path)
-    if os.path.exists(os.path.join(path, "config.json")):
+    if os.path.exists(os.path.join(path, _CONFIG)):
         raise _input_error(
             "%s: the run has not finished (no weights.safetensors yet): load it once `maskc train` "
             "has ended, or continue it with `maskc train --resume %s`" % (path, path))
@@ -167,9 +173,9 @@ def load_run(path, *, device="cpu"):
     model the weights do not fit (checked on the meta device, before the model is built)."""
     path = os.fspath(path)
     _check_run_folder(path)
-    weights_path = os.path.join(path, "weights.safetensors")
+    weights_path = os.path.join(path, _WEIGHTS)
     tensors, metadata = _torch_tensors(weights_path)
-    config_path = os.path.join(path, "config.json")
+    config_path = os.path.join(path, _CONFIG)
     config = _read_json(config_path)
     if config is None:
         config_path = "%s (its metadata 'config')" % weights_path
@@ -204,7 +210,7 @@ def load_run(path, *, device="cpu"):
     resolved = config.get("resolved", {})
     if "mask_open" in resolved and model.mask is not None:
         model.open_value, model.close_value = resolved["mask_open"], resolved["mask_close"]
-    model.run_summary = _read_json(os.path.join(path, "summary.json"))
+    model.run_summary = _read_json(os.path.join(path, _SUMMARY))
     model.run_config, model.run_path = config, path
     return model.to(device).eval()
 
@@ -214,7 +220,7 @@ def load_test_rows(path):
     ({"inputs", "targets", "seen" as the family has them}, info), info saying what the metric
     does with them ({"loss": "mse" | "cross_entropy" | "next_token" | "answer", ...})."""
     path = os.fspath(path)
-    rows_path = os.path.join(path, "test_rows.safetensors")
+    rows_path = os.path.join(path, _TEST_ROWS)
     if os.path.isdir(path) and not os.path.exists(rows_path):
         raise _input_error(
             "%s: no test_rows.safetensors: the run did not save its test rows; train it again "
