@@ -89,27 +89,40 @@ struct keyword
           kw_shift_word, kw_by_word, kw_distance_word, kw_for_word, kw_in_word, kw_before_word,
           kw_at_word> {};
 
-// name ::= identifier that is not a keyword   ([A-Za-z_][A-Za-z0-9_]*)
-struct name : seq<not_at<keyword>, pegtl::identifier> {};
+// identifier ::= [A-Za-z_][A-Za-z0-9_]*
+struct identifier : pegtl::identifier {};
+// name ::= identifier that is not a keyword
+struct name : seq<not_at<keyword>, identifier> {};
 struct name_tok : seq<name, ws> {};
 
-// number ::= digit+ [ '.' digit+ ] [ ('e' | 'E') ['+' | '-'] digit+ ]
+// integer ::= digit+
+// number ::= integer [ '.' digit+ ] [ ('e' | 'E') ['+' | '-'] digit+ ]
+struct integer : plus<pegtl::digit> {};
 struct fraction : seq<one<'.'>, plus<pegtl::digit>> {};
 struct exponent : seq<one<'e', 'E'>, opt<one<'+', '-'>>, plus<pegtl::digit>> {};
-struct number : seq<plus<pegtl::digit>, opt<fraction>, opt<exponent>> {};
+struct number : seq<integer, opt<fraction>, opt<exponent>> {};
 struct number_tok : seq<number, ws> {};
 
+// The symbols of selectors, alone; the tokens below add the whitespace after them, and
+// grammar/depends_grammar.hpp reads the same symbols with blanks after them.
+struct comma_sym : one<','> {};
+struct lbracket_sym : one<'['> {};
+struct rbracket_sym : one<']'> {};
+struct dotdot_sym : pegtl::string<'.', '.'> {};
+struct plus_sym : one<'+'> {};
+struct minus_sym : one<'-'> {};
+
 // Punctuation. arrow ::= '->'   dotdot ::= '..'
-struct comma : seq<one<','>, ws> {};
+struct comma : seq<comma_sym, ws> {};
 struct lparen : seq<one<'('>, ws> {};
 struct rparen : seq<one<')'>, ws> {};
-struct lbracket : seq<one<'['>, ws> {};
-struct rbracket : seq<one<']'>, ws> {};
+struct lbracket : seq<lbracket_sym, ws> {};
+struct rbracket : seq<rbracket_sym, ws> {};
 struct lbrace : seq<one<'{'>, ws> {};
 struct rbrace : seq<one<'}'>, ws> {};
 struct equals : seq<one<'='>, ws> {};
 struct arrow : seq<pegtl::string<'-', '>'>, ws> {};
-struct dotdot : seq<pegtl::string<'.', '.'>, ws> {};
+struct dotdot : seq<dotdot_sym, ws> {};
 // grid_by ::= 'x' (not followed by a letter or '_', so `4x4` and `4 x 4` both read)
 struct grid_by : seq<one<'x'>, not_at<sor<pegtl::alpha, one<'_'>>>, ws> {};
 
@@ -119,8 +132,8 @@ struct grid_by : seq<one<'x'>, not_at<sor<pegtl::alpha, one<'_'>>>, ws> {};
 struct expr;
 
 // op_add ::= '+'   op_sub ::= '-' (not '->')   op_mul ::= '*'   op_div ::= '/'   op_mod ::= '%'
-struct op_add : seq<one<'+'>, ws> {};
-struct op_sub : seq<one<'-'>, not_at<one<'>'>>, ws> {};
+struct op_add : seq<plus_sym, ws> {};
+struct op_sub : seq<minus_sym, not_at<one<'>'>>, ws> {};
 struct op_mul : seq<one<'*'>, ws> {};
 struct op_div : seq<one<'/'>, ws> {};
 struct op_mod : seq<one<'%'>, ws> {};

@@ -1,5 +1,6 @@
-// Tests of the .mask grammar: no left recursion or empty loops, accepted and rejected inputs with
-// the message and column of each rejection.
+// Tests of the .mask grammar: no left recursion or empty loops (there and in the --depends
+// grammar built from its lexemes), accepted and rejected inputs with the message and column of
+// each rejection.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -7,6 +8,7 @@
 #include <tao/pegtl/contrib/analyze.hpp>
 #include <vector>
 
+#include "grammar/depends_grammar.hpp"
 #include "grammar/errors.hpp"
 #include "grammar/mask_grammar.hpp"
 
@@ -31,6 +33,7 @@ std::string parse_spec_text(const std::string& text) {
 TEST(Grammar, AnalyzeFindsNoProblems) {
   EXPECT_EQ(pegtl::analyze<spec>(/*verbose=*/1), 0u);
   EXPECT_EQ(pegtl::analyze<define_value>(/*verbose=*/1), 0u);
+  EXPECT_EQ(pegtl::analyze<depends::text>(/*verbose=*/1), 0u);
 }
 
 TEST(Grammar, AcceptsEveryConstruct) {

@@ -729,6 +729,69 @@ TEST(Depends, SyntaxErrorsArePositioned) {
             std::string::npos);
 }
 
+TEST(Depends, ReadsBlanksAnywhereAndATrailingSemicolon) {
+  // Blanks (spaces, tabs, newlines) between any two tokens; a selector's text keeps its inner
+  // blanks and drops those after it.
+  const auto d = parse_depends("\t c [ i ] :\ta [ .. i + 1 ] ,\n eq , b[ .. ] ;  y:a ;  ", 1);
+  ASSERT_EQ(d.size(), 2u);
+  EXPECT_EQ(d[0].output.text, "c [ i ]");
+  EXPECT_EQ(d[0].output.column, 3);
+  EXPECT_EQ(d[0].variable, "i");
+  ASSERT_EQ(d[0].inputs.size(), 3u);
+  EXPECT_EQ(d[0].inputs[0].text, "a [ .. i + 1 ]");
+  EXPECT_EQ(d[0].inputs[0].column, 13);
+  EXPECT_EQ(d[0].inputs[0].end->at(2), 3);
+  EXPECT_EQ(d[0].inputs[1].text, "eq");
+  const DependsSelector& whole = d[0].inputs[2];  // b[..]: every token of b
+  EXPECT_EQ(whole.kind, DependsSelector::Kind::kRange);
+  EXPECT_FALSE(whole.has_first);
+  EXPECT_FALSE(whole.end.has_value());
+  EXPECT_EQ(d[1].output.text, "y");
+  EXPECT_EQ(d[1].inputs.at(0).text, "a");
+  // Terms add and subtract left to right, the output's index among them.
+  const auto terms = parse_depends("c[k]: a[k - 2 + k - k + 10]");
+  EXPECT_EQ(terms.at(0).inputs.at(0).first.constant, 8);
+  EXPECT_EQ(terms.at(0).inputs.at(0).first.per_variable, 1);
+}
+
+TEST(Depends, ErrorsStandAtTheBadToken) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"   ", "--depends:1:4: error: no declaration"},
+      {"c: a;;",
+       "--depends:1:6: error: expected an output, a span of the spec as in `c[i]`, "
+       "found ';'"},
+      {"c[i]: a[i] b", "--depends:1:12: error: expected ',' or ';' after a[i], found 'b'\n"},
+      {"c[i]: a[1 2]", "--depends:1:11: error: expected ']' to close a[, found '2'"},
+      {"c[i]: a[i..i+*]",
+       "--depends:1:14: error: expected a number or the output's index in an index, found '*'"},
+      {"c[i]: a[i-]",
+       "--depends:1:11: error: expected a number or the output's index in an "
+       "index, found ']'"},
+      {"c[i]: a[]", "--depends:1:9: error: expected a number or the output's index"},
+      {"c[i : a", "--depends:1:5: error: expected ']' after the output's index, found ':'"},
+      {"c[0]: a,",
+       "--depends:1:9: error: expected an input, a span of the spec as in `a[i]`, "
+       "found the end"},
+      {"c[i]: a # note", "--depends:1:9: error: expected ',' or ';' after a, found '#'"},
+      {"c[i]:\n a[i] b", "--depends:1:13: error: expected ',' or ';' after a[i]"},
+      {"c[99999999999999]: a", "--depends:1:3: error: number too large for an index"},
+      // Terms each within bounds whose sum is not.
+      {"c[i]: a[" +
+           [] {
+             std::string terms;
+             for (int t = 0; t < 1'000'002; ++t) terms += "999999999999+";
+             return terms;
+           }() +
+           "0]",
+       "--depends:1:13000009: error: index too large"},
+  };
+  for (const auto& [text, expected] : cases) {
+    SCOPED_TRACE(text.substr(0, 40));
+    const std::string message = spec_error([&] { parse_depends(text, 1); });
+    EXPECT_EQ(message.substr(0, expected.size()), expected) << message.substr(0, 200);
+  }
+}
+
 TEST(Depends, BindsToTheSpecsTokens) {
   const Layout layout = make_layout({{"a", 3}, {"eq", 1}, {"c", 3}});
   const DeclaredDependencies sums = bind_depends(layout, {"c[i]: a[..i+1]"}, "s");

@@ -5,14 +5,25 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <set>
+#include <string_view>
+#include <utility>
+
+#include <tao/pegtl.hpp>
 
 #include "core/error.h"
+#include "grammar/depends_grammar.hpp"
 
 namespace maskprior::validate {
 namespace {
 
+namespace pegtl = tao::pegtl;
+namespace dg = grammar::depends;
+
 constexpr int64_t kMaxNumber = 1'000'000'000'000;  // far past any span, far from overflow
+// How far an index's terms may add up: with terms of at most kMaxNumber, short of overflow.
+constexpr int64_t kMaxSum = 1'000'000'000'000'000'000;
 
 /// One declaration text and where messages place it: file `source`, line `flag`.
 struct DependsText {
@@ -25,188 +36,185 @@ struct DependsText {
   throw SpecError(Diagnostic{Severity::kError, {at.source, at.flag, column}, message, at.text});
 }
 
-/// Recursive descent over one --depends text (the grammar in depends.h).
-class DependsParser {
- public:
-  explicit DependsParser(const DependsText& at) : at_(at), text_(at.text) {}
+/// What the grammar's actions have read of one --depends text so far.
+struct Reader {
+  DependsText at;
+  std::vector<DependsDeclaration> declarations;
+  DependsSelector selector;  // the selector being read
+  DependsIndex index;        // the index being read
+  int sign = 1;              // of the index's next term
 
-  std::vector<DependsDeclaration> parse() {
-    std::vector<DependsDeclaration> declarations;
-    skip_space();
-    if (at_end()) {
-      fail("no declaration: write OUTPUT: INPUTS, as in `c[i]: a[..i+1]`");
-    }
-    while (!at_end()) {
-      declarations.push_back(declaration());
-      skip_space();
-      if (at_end()) break;
-      if (!accept(';')) {
-        fail(fmt::format("expected ',' or ';' after {}",
-                         declarations.back().inputs.empty()
-                             ? "the output's ':'"
-                             : declarations.back().inputs.back().text));
-      }
-      skip_space();
-    }
-    return declarations;
+  int column(const char* p) const { return static_cast<int>(p - at.text.data()) + 1; }
+  [[noreturn]] void fail(const char* p, const std::string& message) const {
+    fail_at(at, column(p), message);
   }
+  DependsDeclaration& declaration() { return declarations.back(); }
 
- private:
-  const DependsText& at_;
-  const std::string& text_;
-  size_t pos_ = 0;
-
-  bool at_end() const { return pos_ >= text_.size(); }
-  char peek() const { return at_end() ? '\0' : text_[pos_]; }
-  int column() const { return static_cast<int>(pos_) + 1; }
-  void skip_space() {
-    while (!at_end() && std::isspace(static_cast<unsigned char>(peek()))) ++pos_;
-  }
-  bool accept(char c) {
-    skip_space();
-    if (peek() != c) return false;
-    ++pos_;
-    return true;
-  }
-  bool accept_dots() {
-    skip_space();
-    if (text_.compare(pos_, 2, "..") != 0) return false;
-    pos_ += 2;
-    return true;
-  }
-  [[noreturn]] void fail(const std::string& message) const { fail_at(at_, column(), message); }
-  /// What stands at the cursor, for messages: `'x'`, or "the end".
-  std::string found() const {
-    return at_end() ? std::string("the end") : quote_input(text_.substr(pos_, 1));
-  }
-
-  static bool name_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
-  static bool name_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
-
-  std::string name() {
-    const size_t start = pos_;
-    while (!at_end() && name_char(peek())) ++pos_;
-    return text_.substr(start, pos_ - start);
-  }
-
-  int64_t number() {
+  /// An integer as written (digits only); SpecError past kMaxNumber.
+  int64_t number(std::string_view digits, const char* p) const {
     int64_t value = 0;
-    const int start = column();
-    while (!at_end() && std::isdigit(static_cast<unsigned char>(peek()))) {
-      value = value * 10 + (peek() - '0');
-      ++pos_;
-      if (value > kMaxNumber) fail_at(at_, start, "number too large for an index");
+    for (char c : digits) {
+      value = value * 10 + (c - '0');
+      if (value > kMaxNumber) fail(p, "number too large for an index");
     }
     return value;
   }
 
-  DependsDeclaration declaration() {
-    DependsDeclaration d;
-    skip_space();
-    d.output.column = column();
-    const size_t start = pos_;
-    if (!name_start(peek())) {
-      fail(fmt::format("expected an output, a span of the spec as in `c[i]`, found {}", found()));
-    }
-    d.output.span = name();
-    if (accept('[')) {
-      skip_space();
-      d.output.kind = DependsSelector::Kind::kIndex;
-      if (name_start(peek())) {
-        d.variable = name();
-        d.output.first.per_variable = 1;
-      } else if (std::isdigit(static_cast<unsigned char>(peek()))) {
-        d.output.first.constant = number();
-      } else {
-        fail(fmt::format(
-            "expected a name (c[i]: every token of c) or a number (c[2]) in the output's "
-            "brackets, found {}",
-            found()));
-      }
-      if (!accept(']')) {
-        fail(fmt::format("expected ']' after the output's index, found {}", found()));
-      }
-    }
-    d.output.text = trimmed(start);
-    if (!accept(':')) {
-      fail(fmt::format("expected ':' after the output {}, found {}", d.output.text, found()));
-    }
-    skip_space();
-    if (at_end() || peek() == ';') return d;  // a constant: it needs no input
-    do {
-      d.inputs.push_back(selector(d));
-    } while (accept(','));
-    return d;
-  }
-
-  DependsSelector selector(const DependsDeclaration& d) {
-    skip_space();
-    DependsSelector s;
-    s.column = column();
-    const size_t start = pos_;
-    if (!name_start(peek())) {
-      fail(fmt::format("expected an input, a span of the spec as in `a[i]`, found {}", found()));
-    }
-    s.span = name();
-    if (accept('[')) {
-      s.kind = DependsSelector::Kind::kIndex;
-      if (accept_dots()) {
-        s.kind = DependsSelector::Kind::kRange;
-        s.has_first = false;
-      } else {
-        s.first = index(d);
-        if (accept_dots()) s.kind = DependsSelector::Kind::kRange;
-      }
-      if (s.kind == DependsSelector::Kind::kRange) {
-        skip_space();
-        if (peek() != ']') s.end = index(d);
-      }
-      if (!accept(']')) fail(fmt::format("expected ']' to close {}[, found {}", s.span, found()));
-    }
-    s.text = trimmed(start);
-    return s;
-  }
-
-  DependsIndex index(const DependsDeclaration& d) {
-    DependsIndex value;
-    int sign = 1;
-    for (;;) {
-      skip_space();
-      if (std::isdigit(static_cast<unsigned char>(peek()))) {
-        value.constant += sign * number();
-      } else if (name_start(peek())) {
-        const int at = column();
-        const std::string variable = name();
-        if (variable != d.variable) {
-          fail_at(at_, at,
-                  d.variable.empty()
-                      ? fmt::format("unknown name '{}': the output {} has no index to name; write "
-                                    "{}[{}] to run {} over the tokens of {}",
-                                    variable, d.output.text, d.output.span, variable, variable,
-                                    d.output.span)
-                      : fmt::format("unknown name '{}': an index may name only the output's "
-                                    "index, {} (from {})",
-                                    variable, d.variable, d.output.text));
-        }
-        value.per_variable += sign;
-      } else {
-        fail(fmt::format("expected a number or the output's index in an index, found {}", found()));
-      }
-      if (accept('+')) {
-        sign = 1;
-      } else if (accept('-')) {
-        sign = -1;
-      } else {
-        return value;
-      }
+  /// Adds sign·term to the index: `constant` a number, `per_variable` 1 for the output's index.
+  void add_term(int64_t constant, int64_t per_variable, const char* p) {
+    index.constant += sign * constant;
+    index.per_variable += sign * per_variable;
+    sign = 1;
+    if (std::max(std::abs(index.constant), std::abs(index.per_variable)) > kMaxSum) {
+      fail(p, fmt::format("index too large: its terms add up past {}", kMaxSum));
     }
   }
 
-  /// The text from `start` to the cursor, without trailing blanks.
-  std::string trimmed(size_t start) const {
-    size_t end = pos_;
-    while (end > start && std::isspace(static_cast<unsigned char>(text_[end - 1]))) --end;
-    return text_.substr(start, end - start);
+  /// A message of grammar/depends_grammar.hpp with the names it quotes filled in.
+  template <typename ParseInput>
+  std::string message(const char* format, const ParseInput& in) const {
+    const std::string found =
+        in.empty() ? std::string("the end") : quote_input(std::string_view(in.current(), 1));
+    const DependsDeclaration* d = declarations.empty() ? nullptr : &declarations.back();
+    const std::string output = d == nullptr ? std::string() : d->output.text;
+    const std::string after =
+        d == nullptr || d->inputs.empty() ? std::string("the output's ':'") : d->inputs.back().text;
+    return fmt::format(fmt::runtime(format), fmt::arg("found", found), fmt::arg("output", output),
+                       fmt::arg("span", selector.span), fmt::arg("after", after));
+  }
+};
+
+/// `text` without the blanks after it (which the grammar's tokens eat).
+std::string trimmed(std::string_view text) {
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) {
+    text.remove_suffix(1);
+  }
+  return std::string(text);
+}
+
+// The actions: each builds a piece of the declarations from what its rule matched.
+template <typename Rule>
+struct Action : pegtl::nothing<Rule> {};
+
+template <>
+struct Action<dg::output_span> {
+  static void apply(const auto& in, Reader& r) {
+    DependsDeclaration& d = r.declarations.emplace_back();
+    d.output.span = in.string();
+    d.output.column = r.column(in.begin());
+  }
+};
+
+template <>
+struct Action<dg::output_variable> {
+  static void apply(const auto& in, Reader& r) {
+    DependsDeclaration& d = r.declaration();
+    d.output.kind = DependsSelector::Kind::kIndex;
+    d.output.first.per_variable = 1;
+    d.variable = in.string();
+  }
+};
+
+template <>
+struct Action<dg::output_integer> {
+  static void apply(const auto& in, Reader& r) {
+    DependsDeclaration& d = r.declaration();
+    d.output.kind = DependsSelector::Kind::kIndex;
+    d.output.first.constant = r.number(in.string_view(), in.begin());
+  }
+};
+
+template <>
+struct Action<dg::output> {
+  static void apply(const auto& in, Reader& r) {
+    r.declaration().output.text = trimmed(in.string_view());
+  }
+};
+
+template <>
+struct Action<dg::selector_span> {
+  static void apply(const auto& in, Reader& r) {
+    r.selector = DependsSelector{};
+    r.selector.span = in.string();
+    r.selector.column = r.column(in.begin());
+  }
+};
+
+template <>
+struct Action<dg::selector_open> {
+  static void apply0(Reader& r) { r.selector.kind = DependsSelector::Kind::kIndex; }
+};
+
+template <>
+struct Action<dg::open_range> {
+  static void apply0(Reader& r) {
+    r.selector.kind = DependsSelector::Kind::kRange;
+    r.selector.has_first = false;
+  }
+};
+
+template <>
+struct Action<dg::range_dots> {
+  static void apply0(Reader& r) { r.selector.kind = DependsSelector::Kind::kRange; }
+};
+
+template <>
+struct Action<dg::minus_tok> {
+  static void apply0(Reader& r) { r.sign = -1; }
+};
+
+template <>
+struct Action<dg::term_integer> {
+  static void apply(const auto& in, Reader& r) {
+    r.add_term(r.number(in.string_view(), in.begin()), 0, in.begin());
+  }
+};
+
+template <>
+struct Action<dg::term_name> {
+  static void apply(const auto& in, Reader& r) {
+    const DependsDeclaration& d = r.declaration();
+    const std::string name = in.string();
+    if (name != d.variable) {
+      r.fail(in.begin(),
+             d.variable.empty()
+                 ? fmt::format("unknown name '{}': the output {} has no index to name; write "
+                               "{}[{}] to run {} over the tokens of {}",
+                               name, d.output.text, d.output.span, name, name, d.output.span)
+                 : fmt::format("unknown name '{}': an index may name only the output's index, "
+                               "{} (from {})",
+                               name, d.variable, d.output.text));
+    }
+    r.add_term(0, 1, in.begin());
+  }
+};
+
+template <>
+struct Action<dg::first_index> {
+  static void apply0(Reader& r) { r.selector.first = std::exchange(r.index, DependsIndex{}); }
+};
+
+template <>
+struct Action<dg::last_index> {
+  static void apply0(Reader& r) { r.selector.end = std::exchange(r.index, DependsIndex{}); }
+};
+
+template <>
+struct Action<dg::selector> {
+  static void apply(const auto& in, Reader& r) {
+    r.selector.text = trimmed(in.string_view());
+    r.declaration().inputs.push_back(std::move(r.selector));
+  }
+};
+
+/// Raises the message of a rule under `must<>` (grammar/depends_grammar.hpp) as a SpecError at
+/// the character where the rule failed; a `must<>` of a rule without a message does not compile.
+template <typename Rule>
+struct Control : pegtl::normal<Rule> {
+  template <typename ParseInput>
+  [[noreturn]] static void raise(const ParseInput& in, Reader& r) {
+    static_assert(dg::error_message<Rule> != nullptr, "a rule under must<> needs a message");
+    r.fail(in.current(), r.message(dg::error_message<Rule>, in));
   }
 };
 
@@ -265,7 +273,11 @@ std::vector<int64_t> selected_tokens(const Span& span, const DependsSelector& s,
 
 std::vector<DependsDeclaration> parse_depends(const std::string& text, int flag,
                                               const std::string& source) {
-  return DependsParser(DependsText{text, source, flag}).parse();
+  Reader reader{DependsText{text, source, flag}, {}, {}, {}};
+  pegtl::memory_input in(text.data(), text.size(), source);
+  const bool parsed = pegtl::parse<dg::text, Action, Control>(in, reader);
+  internal_check(parsed, "a --depends text read without declarations or an error");
+  return std::move(reader.declarations);
 }
 
 DeclaredDependencies bind_depends(const Layout& layout, const std::vector<std::string>& depends,

@@ -8,7 +8,8 @@
 //   index       ::= term {('+' | '-') term},  term ::= INT | NAME (the output's index)
 //
 // Selectors read as in a .mask spec: `a` is every token of span a, `a[i]` one token, `a[x..y]`
-// the half-open range a[x] up to a[y-1] (`a[..i+1]`: a[0] to a[i]).
+// the half-open range a[x] up to a[y-1] (`a[..i+1]`: a[0] to a[i]). Blanks may stand between any
+// two tokens. The PEGTL rules are grammar/depends_grammar.hpp, built from the .mask lexemes.
 #pragma once
 
 #include <cstdint>
