@@ -208,4 +208,28 @@ LoadedCheckpoint load_checkpoint(const std::string& path, runtime::MaskedTransfo
   return loaded;
 }
 
+Checkpointer::Checkpointer(const std::string& run_dir, bool writes)
+    : run_dir_(run_dir), path_(RunFolder(run_dir).file(kCheckpointFile)), writes_(writes) {}
+
+LoadedCheckpoint Checkpointer::load(runtime::MaskedTransformer& model,
+                                    torch::optim::Optimizer& optimizer, torch::Device device) {
+  LoadedCheckpoint loaded = load_checkpoint(path_, model, optimizer, device);
+  step_ = loaded.state.step;
+  sha256_ = loaded.sha256;
+  return loaded;
+}
+
+void Checkpointer::save(runtime::MaskedTransformer& model, torch::optim::Optimizer& optimizer,
+                        const RunState& state, const std::vector<int64_t>& evaluations) {
+  if (!writes_) return;
+  sha256_ = save_checkpoint(path_, model, optimizer, state, evaluations, sha256_);
+  step_ = state.step;
+}
+
+std::string Checkpointer::kept() const {
+  if (!writes_) return "no --out, so nothing was saved";
+  if (step_ < 0) return "no checkpoint had been written yet";
+  return fmt::format("the last good checkpoint (step {}) is kept in {}", step_, run_dir_);
+}
+
 }  // namespace maskprior::training

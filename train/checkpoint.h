@@ -61,4 +61,28 @@ std::string save_checkpoint(const std::string& path, runtime::MaskedTransformer&
 LoadedCheckpoint load_checkpoint(const std::string& path, runtime::MaskedTransformer& model,
                                  torch::optim::Optimizer& optimizer, torch::Device device);
 
+/// The checkpoints of one run: saves them (save_checkpoint), loads the one to resume from
+/// (load_checkpoint), and knows which is in the folder, its step and SHA-256.
+class Checkpointer {
+ public:
+  /// `run_dir`: the run folder (every rank of a data-parallel run reads its checkpoint, so the
+  /// folder is shared); `writes`: false for a run without --out and for the ranks other than 0,
+  /// which save nothing.
+  Checkpointer(const std::string& run_dir, bool writes);
+  /// Loads the run's checkpoint.pt into `model` and `optimizer` (load_checkpoint).
+  LoadedCheckpoint load(runtime::MaskedTransformer& model, torch::optim::Optimizer& optimizer,
+                        torch::Device device);
+  /// Saves `state` with the model and optimizer, and the evaluation steps metrics.jsonl holds.
+  void save(runtime::MaskedTransformer& model, torch::optim::Optimizer& optimizer,
+            const RunState& state, const std::vector<int64_t>& evaluations);
+  /// What a run that stops without saving (it diverged) has kept, in words.
+  std::string kept() const;
+
+ private:
+  std::string run_dir_, path_;
+  bool writes_;
+  int64_t step_ = -1;   // of the checkpoint last written or loaded (-1: none)
+  std::string sha256_;  // of the checkpoint now in the folder ("" if none)
+};
+
 }  // namespace maskprior::training

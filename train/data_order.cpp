@@ -75,4 +75,20 @@ double learning_rate(const TrainConfig& config, int64_t step, int64_t total_step
   return config.lr;
 }
 
+BatchOrder::BatchOrder(uint64_t seed, std::vector<int64_t> group_rows, int64_t batch)
+    : seed_(seed),
+      group_rows_(std::move(group_rows)),
+      batch_(batch),
+      steps_per_epoch_(batches_per_epoch(group_rows_, batch)) {}
+
+std::vector<int64_t> BatchOrder::rows(int64_t step) {
+  if (const int64_t epoch = step / steps_per_epoch_; epoch != epoch_) {
+    batches_ = epoch_batches(seed_, epoch, group_rows_, batch_);
+    epoch_ = epoch;
+  }
+  const auto [first, count] = batches_.batches[static_cast<size_t>(step % steps_per_epoch_)];
+  const auto begin = batches_.order.begin() + first;
+  return {begin, begin + count};
+}
+
 }  // namespace maskprior::training

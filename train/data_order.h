@@ -29,6 +29,24 @@ EpochBatches epoch_batches(uint64_t seed, int64_t epoch, const std::vector<int64
 /// How many batches epoch_batches makes: the sum over groups of ⌈rows_g / batch⌉.
 int64_t batches_per_epoch(const std::vector<int64_t>& group_rows, int64_t batch);
 
+/// The rows of each step's batch, epoch after epoch: epoch_batches of the step's epoch (the
+/// current epoch's kept).
+class BatchOrder {
+ public:
+  BatchOrder(uint64_t seed, std::vector<int64_t> group_rows, int64_t batch);
+  /// Steps in an epoch (batches_per_epoch).
+  int64_t steps_per_epoch() const { return steps_per_epoch_; }
+  /// The rows of the batch of step `step` (the steps done before it).
+  std::vector<int64_t> rows(int64_t step);
+
+ private:
+  uint64_t seed_;
+  std::vector<int64_t> group_rows_;
+  int64_t batch_, steps_per_epoch_;
+  int64_t epoch_ = -1;  // the epoch `batches_` holds
+  EpochBatches batches_;
+};
+
 /// Learning rate at `step`: linear warm-up to `lr` over `warmup` steps, then constant or cosine
 /// decay to 0 at `total_steps`.
 double learning_rate(const TrainConfig& config, int64_t step, int64_t total_steps);

@@ -39,6 +39,7 @@
 #include "train/checkpoint.h"
 #include "train/data_experiment.h"
 #include "train/data_order.h"
+#include "train/evaluation_history.h"
 #include "train/fingerprints.h"
 #include "train/interrupt.h"
 #include "train/milestones.h"
@@ -46,6 +47,7 @@
 #include "train/progress.h"
 #include "train/run_folder.h"
 #include "train/run_spec.h"
+#include "train/session_clock.h"
 #include "train/sized_prior.h"
 #include "train/step_log.h"
 
@@ -223,37 +225,6 @@ void start_folder(const RunFolder& folder, const TrainConfig& config, const json
   }
 }
 
-/// The steps of `records` (metrics.jsonl's evaluation records).
-std::vector<int64_t> record_steps(const std::vector<json>& records) {
-  std::vector<int64_t> steps;
-  for (const json& record : records) steps.push_back(record.value("step", int64_t{-1}));
-  return steps;
-}
-
-/// Compares the evaluations metrics.jsonl holds (up to the checkpoint's step) with those it held
-/// when the checkpoint was written: steps it lost are returned (the caller warns, and the summary
-/// names them); a step the run never evaluated means the file is another run's: InputError.
-std::vector<int64_t> lost_evaluations(const std::string& metrics_path, int64_t checkpoint_step,
-                                      const std::vector<int64_t>& written,
-                                      const std::vector<int64_t>& present) {
-  std::vector<int64_t> sorted = present;
-  std::sort(sorted.begin(), sorted.end());
-  std::vector<int64_t> lost, foreign;
-  std::set_difference(written.begin(), written.end(), sorted.begin(), sorted.end(),
-                      std::back_inserter(lost));
-  std::set_difference(sorted.begin(), sorted.end(), written.begin(), written.end(),
-                      std::back_inserter(foreign));
-  if (!foreign.empty() || sorted != present) {
-    throw InputError(fmt::format(
-        "{} is not this run's history: it holds evaluations at steps {} that the run never wrote "
-        "before its checkpoint at step {} (it wrote {}). Restore the run's own metrics.jsonl, or "
-        "start a new run",
-        metrics_path, fmt::join(foreign.empty() ? present : foreign, ", "), checkpoint_step,
-        fmt::join(written, ", ")));
-  }
-  return lost;
-}
-
 // ---------------------------------------------------------------------------------------------
 // The run.
 
@@ -277,18 +248,14 @@ class Run {
   json resolved() const;
   /// Evaluations after step 0 in the whole run.
   int64_t evaluations() const;
-  double wall() const;
+  /// Seconds this run has trained, over all its sessions.
+  double wall() const { return state_.wall_before + clock_.elapsed(); }
   void checkpoint();
   json stop(int received);
   json finish();
   [[noreturn]] void diverged(double loss, double lr) const;
   /// Training rows per size group (one group: every row).
-  std::vector<int64_t> group_rows() const {
-    if (groups_.empty()) return {rows_};
-    std::vector<int64_t> rows;
-    for (const SizeGroup& group : groups_) rows.push_back(group.train_rows);
-    return rows;
-  }
+  std::vector<int64_t> group_rows() const;
   /// Rank 0 (or the only process) evaluates and writes; the other ranks wait for it.
   bool writer() const { return group_ == nullptr || group_->rank() == 0; }
   void on_rank0(const std::function<void()>& work);
@@ -297,7 +264,7 @@ class Run {
   const tasks::TaskFamily& family_;
   ProcessGroup* const group_;
   const bool resuming_;
-  const Clock::time_point started_ = Clock::now();
+  SessionClock clock_;
   const RunFolder folder_;
   torch::Device device_ = torch::kCPU;
   std::unique_ptr<Experiment> experiment_;
@@ -315,20 +282,11 @@ class Run {
   int64_t rows_ = 0, steps_per_epoch_ = 0, total_steps_ = 0;
   int64_t eval_every_ = 0, checkpoint_every_ = 0;
   RunState state_;
-  int64_t checkpointed_step_ = -1;  // the step of the last checkpoint written or loaded
-  std::string checkpoint_sha256_;   // of the checkpoint now in the folder ("" if none)
-  json init_record_, last_record_;
+  Checkpointer checkpoints_;
+  EvaluationHistory history_;
   StepLog step_log_;
-  // Timing of this session, for the summary of a stopped run (what `--dry-run` estimates from):
-  // set-up with the step-0 evaluation, that evaluation, and the steps after the first.
-  double setup_seconds_ = 0, evaluation_seconds_ = 0, step_seconds_ = 0;
-  int64_t timed_steps_ = 0, first_step_ = 0;
-  std::vector<int64_t> evaluations_;       // the steps metrics.jsonl holds records of, in order
-  std::vector<int64_t> lost_evaluations_;  // of earlier sessions, missing from metrics.jsonl
-  std::vector<json> session_records_;      // evaluations of this session (runs without a folder)
   std::optional<Progress> progress_;
-  EpochBatches order_;
-  int64_t order_epoch_ = -1;
+  std::optional<BatchOrder> order_;
 };
 
 Run::Run(const TrainConfig& config, bool resuming, ProcessGroup* group, bool check_only)
@@ -337,6 +295,8 @@ Run::Run(const TrainConfig& config, bool resuming, ProcessGroup* group, bool che
       group_(group),
       resuming_(resuming),
       folder_(group == nullptr || group->rank() == 0 ? config.out : std::string()),
+      checkpoints_(config.out, folder_.enabled()),
+      history_(folder_),
       step_log_(folder_, config.log_every) {
   // --threads 0: every core (LibTorch's own default may be fewer); OpenBLAS's threads and the
   // allocator too.
@@ -397,7 +357,8 @@ Run::Run(const TrainConfig& config, bool resuming, ProcessGroup* group, bool che
   build_model();  // qk-opt polls between its fitting steps
   check_stop_requested("building the model");
   rows_ = experiment_->train_size();
-  steps_per_epoch_ = batches_per_epoch(group_rows(), config_.batch_size);
+  order_.emplace(config_.seed, group_rows(), config_.batch_size);
+  steps_per_epoch_ = order_->steps_per_epoch();
   total_steps_ = config_.steps > 0 ? config_.steps : steps_per_epoch_ * config_.epochs;
   eval_every_ = config_.eval_every > 0 ? config_.eval_every : steps_per_epoch_;
   checkpoint_every_ = config_.checkpoint_every > 0 ? config_.checkpoint_every : steps_per_epoch_;
@@ -417,6 +378,13 @@ json Run::resolved() const {
   }
   if (json files = data_files(config_); !files.empty()) values["data_files"] = std::move(files);
   return values;
+}
+
+std::vector<int64_t> Run::group_rows() const {
+  if (groups_.empty()) return {rows_};
+  std::vector<int64_t> rows;
+  for (const SizeGroup& group : groups_) rows.push_back(group.train_rows);
+  return rows;
 }
 
 int64_t Run::evaluations() const {
@@ -456,34 +424,11 @@ void Run::build_model() {
 /// Loads the checkpoint (resume) or measures step 0 and writes init.json; starts the progress.
 void Run::start() {
   if (resuming_) {  // every rank reads the checkpoint (the folder must be shared)
-    const LoadedCheckpoint loaded =
-        load_checkpoint(RunFolder(config_.out).file(kCheckpointFile), model_, *optimizer_, device_);
+    const LoadedCheckpoint loaded = checkpoints_.load(model_, *optimizer_, device_);
     state_ = loaded.state;
-    checkpointed_step_ = state_.step;
-    checkpoint_sha256_ = loaded.sha256;
-    if (writer()) init_record_ = folder_.read_json(kInitFile);
-    std::vector<json> records = folder_.truncate_metrics(state_.step);
-    evaluations_ = record_steps(records);
-    if (folder_.enabled() && loaded.evaluations) {
-      lost_evaluations_ = lost_evaluations(folder_.file(kMetricsFile), state_.step,
-                                           *loaded.evaluations, evaluations_);
-      if (!lost_evaluations_.empty()) {
-        std::cerr << fmt::format(
-            "maskc: warning: {} lost the evaluations at steps {} (written before the checkpoint "
-            "at step {}); the run continues, and its summary names them as missing_evaluations\n",
-            folder_.file(kMetricsFile), fmt::join(lost_evaluations_, ", "), state_.step);
-      }
-    }
-    // The evaluation at the checkpoint's step, if any: a run killed after its last checkpoint
-    // but before summary.json finishes with the same summary as one never killed.
-    for (json& record : records) {
-      if (record.value("step", int64_t{-1}) == state_.step && record.contains("train_loss")) {
-        last_record_ = std::move(record);
-      }
-    }
+    history_.resume(state_.step, loaded.evaluations);
     step_log_.truncate(state_.step);
   }
-  first_step_ = state_.step;
   progress_.emplace(config_.progress && writer(), total_steps_, state_.step);
   if (const auto about = experiment_->description(); !about.empty()) progress_->note(about);
   progress_->note(fmt::format("{} {} on {}: {} parameters, {} steps ({} per epoch){}",
@@ -505,19 +450,16 @@ void Run::start() {
     on_rank0([&] {
       progress_->note("step 0: evaluating the initial model");
       double seconds = 0;
-      init_record_ = measure(0, &seconds);
-      evaluation_seconds_ = seconds;
-      progress_->note(evaluation_line(init_record_, family_, 0, seconds));
-      init_record_["init_info"] = init_info_;
-      init_record_["data"] = experiment_->data_info();
-      folder_.write_json(kInitFile, init_record_);
-      folder_.start_metrics(init_record_);  // never appended to a file left by another run
-      evaluations_.push_back(0);
-      session_records_.push_back(init_record_);
+      json record = measure(0, &seconds);
+      clock_.set_evaluation_seconds(seconds);
+      progress_->note(evaluation_line(record, family_, 0, seconds));
+      record["init_info"] = init_info_;
+      record["data"] = experiment_->data_info();
+      history_.start(record);
     });
   }
   if (group_ != nullptr) group_->broadcast(model_->parameters());  // start identical
-  setup_seconds_ = std::chrono::duration<double>(Clock::now() - started_).count();
+  clock_.begin_steps(state_.step);
   progress_->begin_steps();
 }
 
@@ -544,15 +486,9 @@ json Run::measure(int64_t step, double* seconds) {
 
 /// One optimizer step on the next batch of the epoch's order; returns the learning rate used.
 double Run::train_step() {
-  const int64_t epoch = state_.step / steps_per_epoch_;
-  if (epoch != order_epoch_) {
-    order_ = epoch_batches(config_.seed, epoch, group_rows(), config_.batch_size);
-    order_epoch_ = epoch;
-  }
-  const auto [first, count] = order_.batches[static_cast<size_t>(state_.step % steps_per_epoch_)];
-  auto rows = torch::tensor(
-      std::vector<int64_t>(order_.order.begin() + first, order_.order.begin() + first + count),
-      torch::kLong);
+  const std::vector<int64_t> batch_rows = order_->rows(state_.step);
+  const auto count = static_cast<int64_t>(batch_rows.size());
+  auto rows = torch::tensor(batch_rows, torch::kLong);
   // Data-parallel: this rank's shard, its mean loss weighted by its share of the global batch, so
   // that the summed gradients are those of the global mean (a rank without rows weighs one row 0).
   double weight = 1.0;
@@ -596,13 +532,11 @@ void Run::record_evaluation(double lr) {
   on_rank0([&] {
     progress_->status(fmt::format("step {}: evaluating", state_.step));
     double seconds = 0;
-    last_record_ = measure(state_.step, &seconds);
-    last_record_["train_loss"] = state_.loss_sum / static_cast<double>(state_.loss_count);
-    last_record_["lr"] = lr;
-    folder_.append_metrics(last_record_);
-    evaluations_.push_back(state_.step);
-    session_records_.push_back(last_record_);
-    progress_->note(evaluation_line(last_record_, family_, state_.loss_count, seconds));
+    json record = measure(state_.step, &seconds);
+    record["train_loss"] = state_.loss_sum / static_cast<double>(state_.loss_count);
+    record["lr"] = lr;
+    history_.append(record);
+    progress_->note(evaluation_line(record, family_, state_.loss_count, seconds));
   });
   state_.loss_sum = 0;
   state_.loss_count = 0;
@@ -616,32 +550,19 @@ void Run::on_rank0(const std::function<void()>& work) {
   }
 }
 
-/// Seconds this run has trained, over all its sessions.
-double Run::wall() const {
-  return state_.wall_before + std::chrono::duration<double>(Clock::now() - started_).count();
-}
-
 void Run::checkpoint() {
-  if (!folder_.enabled()) return;
   RunState saved = state_;
   saved.wall_before = wall();
-  checkpoint_sha256_ = save_checkpoint(folder_.file(kCheckpointFile), model_, *optimizer_, saved,
-                                       evaluations_, checkpoint_sha256_);
-  checkpointed_step_ = state_.step;
+  checkpoints_.save(model_, *optimizer_, saved, history_.steps());
 }
 
 /// A non-finite training loss: stop without saving the broken state (the last checkpoint stays).
 void Run::diverged(double loss, double lr) const {
-  const std::string kept = !folder_.enabled() ? "no --out, so nothing was saved"
-                           : checkpointed_step_ >= 0
-                               ? fmt::format("the last good checkpoint (step {}) is kept in {}",
-                                             checkpointed_step_, folder_.path())
-                               : "no checkpoint had been written yet";
   throw InputError(fmt::format(
       "step {}: the training loss is {}: the training diverged. The run stopped without saving "
       "this state; {}. Resuming would diverge again: start a new run with a lower --lr (this "
       "run's is {:g} at this step) or a longer --warmup",
-      state_.step + 1, loss, kept, lr));
+      state_.step + 1, loss, checkpoints_.kept(), lr));
 }
 
 json Run::execute() {
@@ -654,12 +575,9 @@ json Run::execute() {
     if (received != 0 || (config_.stop_after > 0 && state_.step >= config_.stop_after)) {
       return stop(received);
     }
-    const auto begin = Clock::now();
+    const auto begin = SessionClock::Clock::now();
     const double lr = train_step();
-    if (state_.step > first_step_ + 1) {  // the session's first step also warms up
-      step_seconds_ += std::chrono::duration<double>(Clock::now() - begin).count();
-      ++timed_steps_;
-    }
+    clock_.step_done(state_.step, begin);
     if (state_.step % eval_every_ == 0 || state_.step == total_steps_) record_evaluation(lr);
     if (state_.step % checkpoint_every_ == 0 && state_.step < total_steps_) checkpoint();
   }
@@ -680,14 +598,9 @@ json Run::stop(int received) {
   if (!writer()) summary["rank"] = group_->rank();
   // What the whole run would take, as this session measured it (the dry runs of
   // experiments/run_plan.h).
-  summary["timing"] = {
-      {"setup_seconds", setup_seconds_},
-      {"evaluation_seconds", evaluation_seconds_},
-      {"seconds_per_step",
-       timed_steps_ > 0 ? json(step_seconds_ / static_cast<double>(timed_steps_)) : json()},
-      {"timed_steps", timed_steps_},
-      {"evaluations", evaluations()},
-      {"device", device_.str()}};
+  summary["timing"] = clock_.timing();
+  summary["timing"]["evaluations"] = evaluations();
+  summary["timing"]["device"] = device_.str();
   return summary;
 }
 
@@ -700,11 +613,11 @@ json Run::finish() {
             {"steps", state_.step},
             {"interrupted", false}};
   }
-  if (last_record_.is_null()) {  // zero steps (resumed at the end, or epochs = 0)
-    last_record_ = measure(state_.step);
-    last_record_["train_loss"] = nullptr;
+  json summary = history_.last_record();
+  if (summary.is_null()) {  // zero steps (resumed at the end, or epochs = 0)
+    summary = measure(state_.step);
+    summary["train_loss"] = nullptr;
   }
-  json summary = last_record_;
   summary["task"] = config_.task;
   summary["family"] = family_.name;
   if (!config_.data.empty()) summary["data_file"] = config_.data;
@@ -718,17 +631,16 @@ json Run::finish() {
   summary["steps"] = state_.step;
   summary["interrupted"] = false;
   summary["parameters"] = parameter_count(model_);
-  summary["init_info"] = init_record_.value("init_info", json::object());
+  const json& init_record = history_.init_record();
+  summary["init_info"] = init_record.value("init_info", json::object());
   summary["data"] = experiment_->data_info();
   for (const char* key : {"prior_mass", "attention_correlation", "accuracy", "unseen_accuracy"}) {
-    if (init_record_.contains(key)) summary[std::string(key) + "_init"] = init_record_[key];
+    if (init_record.contains(key)) summary[std::string(key) + "_init"] = init_record[key];
   }
   summary["wall_seconds"] = wall();
-  if (!lost_evaluations_.empty()) summary["missing_evaluations"] = lost_evaluations_;
-  // Every evaluation of the run, earlier sessions included: metrics.jsonl when there is a folder.
-  summary.update(
-      milestones(folder_.enabled() ? read_json_lines(folder_.file(kMetricsFile)) : session_records_,
-                 family_.headline()));
+  if (!history_.lost().empty()) summary["missing_evaluations"] = history_.lost();
+  // Every evaluation of the run, earlier sessions included.
+  summary.update(milestones(history_.records(), family_.headline()));
   if (folder_.enabled()) {
     checkpoint();
     folder_.write_weights(model_tensors(model_), config_);

@@ -8,6 +8,9 @@ maskprior_test(model_sizes_test SOURCES model_sizes_test.cpp
 maskprior_test(train_test SOURCES train_test.cpp
   LIBS maskprior_train maskprior_compiler maskprior_io maskprior_tasks fmt::fmt)
 add_dependencies(train_test maskc)
+# The loop's collaborators alone: batch order, session clock, evaluation history, checkpointer.
+maskprior_test(run_parts_test SOURCES run_parts_test.cpp
+  LIBS maskprior_train maskprior_io maskprior_core nlohmann_json::nlohmann_json)
 
 # `maskc train` end to end: exit codes 0 / 1 (input error) / 2 (usage error) / 130 and 143
 # (stopped by --stop-after or SIGINT, by SIGTERM) and the run folder. Each case is a function of
