@@ -6,7 +6,8 @@
 // answer is fed, then its tokens are decoded one at a time, each argmax written back before the
 // next (docs/arithmetic.md, "Model, loss and evaluation"). The experiments describe their data and
 // derive from DecoderExperiment; the model's own entry points (forward(ids, rows),
-// forward_cached, forward_position) are in runtime/model.h.
+// forward_cached, forward_position) are declared in runtime/model.h, and the cached passes are
+// defined in runtime/decoder_cache.cpp.
 #pragma once
 
 #include <torch/torch.h>
@@ -23,6 +24,17 @@
 namespace maskprior::runtime {
 
 using KeyValueCache = MaskedTransformerImpl::KeyValueCache;
+
+/// Rows of token ids that share a prefix: the rows of `ids` [B, E] (int64, CPU) sorted, the
+/// longest common prefixes of neighbours give how many distinct prefixes of each length P there
+/// are; `length` is the P ≤ limit that minimises the positions to compute, U_P · P + B · (E − P),
+/// or 0 where that saves under a tenth of B · E. `representatives` [U] holds one row index per
+/// distinct prefix, `group` [B] each row's prefix (an index into representatives).
+struct SharedPrefix {
+  int64_t length = 0;
+  torch::Tensor representatives, group;
+};
+SharedPrefix shared_prefix(const torch::Tensor& ids, int64_t limit);
 
 /// A causal decoder's forward pass: token ids [B, N] → logits [B, N, vocab].
 using LogitsFn = std::function<torch::Tensor(const torch::Tensor&)>;

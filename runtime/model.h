@@ -314,17 +314,6 @@ class MaskedTransformerImpl : public torch::nn::Module {
 };
 TORCH_MODULE(MaskedTransformer);
 
-/// Rows of token ids that share a prefix: the rows of `ids` [B, E] (int64, CPU) sorted, the
-/// longest common prefixes of neighbours give how many distinct prefixes of each length P there
-/// are; `length` is the P ≤ limit that minimises the positions to compute, U_P · P + B · (E − P),
-/// or 0 where that saves under a tenth of B · E. `representatives` [U] holds one row index per
-/// distinct prefix, `group` [B] each row's prefix (an index into representatives).
-struct SharedPrefix {
-  int64_t length = 0;
-  torch::Tensor representatives, group;
-};
-SharedPrefix shared_prefix(const torch::Tensor& ids, int64_t limit);
-
 /// Number of trainable scalars.
 int64_t parameter_count(MaskedTransformer& model);
 
