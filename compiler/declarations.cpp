@@ -44,9 +44,7 @@ Span& span_named(Declarations& d, const std::string& name, ast::Pos pos, const S
   }
   const auto it = d.span_index.find(name);
   if (it != d.span_index.end()) return d.layout.spans[it->second];
-  std::string known;
-  for (const Span& s : d.layout.spans) known += (known.empty() ? "" : ", ") + s.name;
-  source.fail(pos, fmt::format("unknown span {}; expected one of: {}", name, known));
+  source.fail(pos, d.layout.unknown_span(name));
 }
 
 // Keeps a single-occurrence declaration single.
@@ -215,9 +213,8 @@ void override_digits(Declarations& d, const SourceText& source, const CompileOpt
   for (const auto& [name, order] : options.digit_orders) {
     const auto it = d.span_index.find(name);
     if (it == d.span_index.end()) {
-      throw InputError(fmt::format("--digits: {} has no span {} to order {} (its layout: {})",
-                                   source.filename(), quote_input(name), digit_order_keyword(order),
-                                   layout_text(d.layout)));
+      throw InputError(fmt::format("--digits {}: {}: {}", digit_order_keyword(order),
+                                   source.filename(), d.layout.unknown_span(name)));
     }
     d.layout.spans[it->second].digits = order;
   }

@@ -120,9 +120,7 @@ const Span& find_span(const std::string& name, ast::Pos pos, const Declarations&
                       const SourceText& source) {
   const auto it = decls.span_index.find(name);
   if (it != decls.span_index.end()) return decls.layout.spans[it->second];
-  std::string known;
-  for (const Span& s : decls.layout.spans) known += (known.empty() ? "" : ", ") + s.name;
-  source.fail(pos, fmt::format("unknown span {}; expected one of: {}", name, known));
+  source.fail(pos, decls.layout.unknown_span(name));
 }
 
 std::optional<BoundSelector> bind_selector(const ast::Selector& selector, const Binding& binding) {

@@ -45,6 +45,17 @@ const Span* Layout::find(const std::string& name) const {
   return nullptr;
 }
 
+std::string Layout::unknown_span(const std::string& name) const {
+  return fmt::format("unknown span {} (spans: {})", quote_input(name), tokens_text(*this));
+}
+
+const Span& Layout::require(const std::string& name,
+                            const std::function<void(const std::string& message)>& fail) const {
+  if (const Span* span = find(name)) return *span;
+  fail(unknown_span(name));
+  throw InternalError("Layout::require: `fail` returned for span " + quote_input(name));
+}
+
 std::string Layout::token_label(int64_t t) const {
   for (const Span& s : spans) {
     if (t >= s.offset && t < s.offset + s.length) {

@@ -37,6 +37,12 @@ struct Layout {
   int64_t size() const;
   /// The span called `name`, or nullptr.
   const Span* find(const std::string& name) const;
+  /// The one message for a name that is no span, "unknown span 'z' (spans: a[4], eq, c[4])", which
+  /// every caller puts after where it found the name (a spec's line, a flag, a task).
+  std::string unknown_span(const std::string& name) const;
+  /// The span called `name`; otherwise calls `fail` with unknown_span(name), which must throw.
+  const Span& require(const std::string& name,
+                      const std::function<void(const std::string& message)>& fail) const;
   /// Label of token t for display: `cls`, `x[3]` (a length-1 span prints bare).
   std::string token_label(int64_t t) const;
   /// The token a label names, the inverse of token_label: `cls` (a span of one token), `x[3]`,

@@ -204,7 +204,7 @@ std::string takeaway(const std::vector<report::ReportRow>& rows) {
     const auto vanilla = std::find_if(rows.begin(), rows.end(), [&](const auto& row) {
       return row.init == "vanilla" && row.task == mask.task;
     });
-    const auto key = report::primary_metric(mask);
+    const auto key = report::headline_metric(mask);
     if (vanilla == rows.end() || !key) continue;
     auto mean = [&](const report::ReportRow& row) {  // over the seeds that have the metric
       double sum = 0;

@@ -208,17 +208,28 @@ SweepAxis parse_axis(const std::string& text) {
   return axis;
 }
 
-std::vector<SweepPoint> sweep_points(const SweepOptions& options) {
+std::vector<SweepPoint> grid_points(const std::vector<SweepAxis>& grid) {
   std::vector<std::vector<std::string>> texts;
-  for (const SweepAxis& axis : options.grid) texts.push_back(axis_texts(axis));
+  for (const SweepAxis& axis : grid) texts.push_back(axis_texts(axis));
   std::vector<SweepPoint> points;
-  std::vector<size_t> at(options.grid.size(), 0);  // an odometer, the last axis fastest
-  while (!options.grid.empty()) {
+  std::vector<size_t> at(grid.size(), 0);  // an odometer, the last axis fastest
+  while (!grid.empty()) {
     SweepPoint point{"", json::object()};
-    for (size_t a = 0; a < options.grid.size(); ++a) {
-      point.settings[options.grid[a].key] = options.grid[a].values[at[a]];
-      point.name += fmt::format("{}{}={}", a ? "," : "", options.grid[a].key, texts[a][at[a]]);
+    for (size_t a = 0; a < grid.size(); ++a) {
+      point.settings[grid[a].key] = grid[a].values[at[a]];
+      point.name += fmt::format("{}{}={}", a ? "," : "", grid[a].key, texts[a][at[a]]);
     }
+    points.push_back(std::move(point));
+    size_t a = grid.size();
+    while (a > 0 && ++at[a - 1] == grid[a - 1].values.size()) at[--a] = 0;
+    if (a == 0) break;
+  }
+  return points;
+}
+
+std::vector<SweepPoint> sweep_points(const SweepOptions& options) {
+  std::vector<SweepPoint> points = grid_points(options.grid);
+  for (const SweepPoint& point : points) {
     try {
       check_trains_a_step(resolve(run_settings(
           options, point, {{"seed", 0}, {"out", run_dir(options, point, 0).string()}})));
@@ -231,10 +242,6 @@ std::vector<SweepPoint> sweep_points(const SweepOptions& options) {
           "name; sweep fewer keys at once, or give the files shorter names",
           point.name.substr(0, 60), point.name.size(), NAME_MAX));
     }
-    points.push_back(std::move(point));
-    size_t a = options.grid.size();
-    while (a > 0 && ++at[a - 1] == options.grid[a - 1].values.size()) at[--a] = 0;
-    if (a == 0) break;
   }
   return points;
 }
@@ -314,16 +321,28 @@ json learned_base(json base) {
   return base;
 }
 
-/// InputError when options.out holds the tables of another command or sweep (another grid, or
-/// other flags after --): this sweep would overwrite its results.md and results.json.
-void check_other_results(const SweepOptions& options) {
+/// The grid's keys, in order, as results.json records them (empty for anything else).
+std::vector<std::string> grid_keys(const json& grid) {
+  std::vector<std::string> keys;
+  if (!grid.is_array()) return keys;
+  for (const json& axis : grid) keys.push_back(axis.is_object() ? axis.value("key", "") : "");
+  return keys;
+}
+
+/// The results.json of an earlier sweep in options.out that this one extends: the same flags
+/// after -- and the same grid keys (other values, or more seeds, add cells or runs to it).
+/// nullopt when options.out holds no results; InputError when they are another command's or
+/// another sweep's (other keys or flags), which this sweep would overwrite.
+std::optional<json> earlier_results(const SweepOptions& options) {
   const fs::path path = fs::path(options.out) / "results.json";
-  if (!fs::is_regular_file(path)) return;
+  if (!fs::is_regular_file(path)) return std::nullopt;
   const json results = read_json_file(path.string());
+  std::vector<std::string> keys;
+  for (const SweepAxis& axis : options.grid) keys.push_back(axis.key);
   if (results.is_object() && results.value("command", json()) == "sweep" &&
-      results.value("grid", json()) == grid_json(options.grid) &&
+      grid_keys(results.value("grid", json())) == keys &&
       learned_base(results.value("base", json())) == learned_base(options.base)) {
-    return;
+    return results;
   }
   throw InputError(fmt::format(
       "{} holds the results of another {} ({}), which this sweep would overwrite: choose another "
@@ -331,6 +350,24 @@ void check_other_results(const SweepOptions& options) {
       printable_utf8(options.out),
       results.is_object() && results.value("command", json()) == "sweep" ? "sweep" : "command",
       printable_utf8(path.string())));
+}
+
+/// What the tables cover: this sweep and the earlier one it extends (`earlier`, its results.json),
+/// each key's values (the earlier first) and the more seeds; the runs of the cells the two do
+/// not share are tabulated where their folders hold finished runs.
+SweepOptions tabulated(const SweepOptions& options, const std::optional<json>& earlier) {
+  SweepOptions both = options;
+  if (!earlier) return both;
+  const json& grid = (*earlier)["grid"];
+  for (size_t a = 0; a < both.grid.size(); ++a) {
+    std::vector<json> values = grid[a].value("values", std::vector<json>{});
+    for (const json& v : both.grid[a].values) {
+      if (std::find(values.begin(), values.end(), v) == values.end()) values.push_back(v);
+    }
+    both.grid[a].values = values;
+  }
+  both.seeds = std::max(options.seeds, earlier->value("seeds", 1));
+  return both;
 }
 
 /// Trains, resumes or reuses one run of the sweep.
@@ -396,12 +433,14 @@ std::pair<json, std::string> tabulate(const std::vector<SweepPoint>& points,
   return {aggregated, report::family_tables(rows, aggregated)};
 }
 
-/// results.md's heading: the grid, the seeds and the flags every run shares.
-std::string results_heading(const SweepOptions& options) {
+/// results.md's heading: the grid, the seeds and the flags every run shares; `extended`: the
+/// grid joins sweeps into one folder, whose cells may have run different seeds.
+std::string results_heading(const SweepOptions& options, bool extended) {
   return fmt::format(
-      "# maskc sweep\n\nGrid: {}; {} seed{} each. Every run: `{}`. One row per combination of "
+      "# maskc sweep\n\nGrid: {}; {}{} seed{} each. Every run: `{}`. One row per combination of "
       "settings: mean ± std over its seeds.\n\n",
-      grid_text(options.grid), options.seeds, options.seeds == 1 ? "" : "s", options.base.dump());
+      grid_text(options.grid), extended ? "sweeps into this folder, up to " : "", options.seeds,
+      options.seeds == 1 ? "" : "s", options.base.dump());
 }
 
 }  // namespace
@@ -429,7 +468,7 @@ json run_sweep(const SweepOptions& options, std::ostream& out) {
                     run_settings(options, point, {{"seed", seed}, {"out", dir.string()}}), "sweep");
     }
   }
-  check_other_results(options);
+  const std::optional<json> earlier = earlier_results(options);
   check_sweep_runs(points, options);
   const bool split = options.world && options.world->size > 1;
   const bool sharded = options.shard_count > 1;
@@ -452,15 +491,20 @@ json run_sweep(const SweepOptions& options, std::ostream& out) {
                                 : "this share is done; the tables come with the last run\n");
     return {{"interrupted", outcome.interrupted}, {"tabulated", false}};
   }
-  auto [rows, tables] = tabulate(points, runs, outcome.failed);
+  // The tables of every finished run of this sweep and of the earlier one it extends.
+  const SweepOptions table = tabulated(options, earlier);
+  const std::vector<SweepPoint> table_points = earlier ? grid_points(table.grid) : points;
+  auto [rows, tables] =
+      tabulate(table_points, earlier ? plan_runs(table, table_points) : runs, outcome.failed);
   json results = {{"command", "sweep"},
                   {"base", options.base},
-                  {"seeds", options.seeds},
+                  {"seeds", table.seeds},
                   {"rows", rows},
                   {"interrupted", outcome.interrupted}};
-  results["grid"] = grid_json(options.grid);
+  results["grid"] = grid_json(table.grid);
   if (!outcome.failed.empty()) results["failed"] = outcome.failed;
-  write_results_files(options.out, results_heading(options), tables, results, out);
+  write_results_files(options.out, results_heading(table, earlier.has_value()), tables, results,
+                      out);
   if (!outcome.interrupted) throw_if_failed(outcome.failed, "sweep");
   return results;
 }

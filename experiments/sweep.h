@@ -47,6 +47,10 @@ struct SweepOptions {
   int shard_count = 1;
 };
 
+/// Every combination of `grid` (the first axis varying slowest), named by its settings as
+/// sweep_points names them, unchecked: the cells a results table covers.
+std::vector<SweepPoint> grid_points(const std::vector<SweepAxis>& grid);
+
 /// Every combination of the grid (the first axis varying slowest), named by its settings (values
 /// made safe for a file name: paths by their file name, with a short hash where two would read
 /// alike). Each is resolved as its runs will be (resolve_config, check_config, and it must train a

@@ -358,7 +358,7 @@ double metric_value(const json& record, const std::string& key) {
   return number_or_nan(v);
 }
 
-std::optional<std::string> primary_metric(const ReportRow& row) {
+std::optional<std::string> headline_metric(const ReportRow& row) {
   if (row.family == nullptr) return std::nullopt;
   const std::string& key = row.family->headline().key;
   for (const RunRecord& run : row.runs) {

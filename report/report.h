@@ -93,7 +93,7 @@ std::vector<ReportRow> group_runs(std::vector<RunRecord> runs, const std::string
 double metric_value(const nlohmann::json& record, const std::string& key);
 /// The summary metric a row is judged by: its task family's headline (sequence_accuracy, top1,
 /// accuracy, test_bpc, ...); nullopt when no summary of the row has it.
-std::optional<std::string> primary_metric(const ReportRow& row);
+std::optional<std::string> headline_metric(const ReportRow& row);
 /// First step at which `key` (a metrics.jsonl value) reached `threshold`; nullopt if never.
 std::optional<int64_t> steps_to(const RunRecord& run, const std::string& key, double threshold);
 /// The paper's number for a row (its family's, docs/paper.md), as text, or "—": only for the

@@ -94,7 +94,7 @@ std::string primary_of(const TaskSection& section, const std::string& metric) {
     return "";
   }
   for (const ReportRow* row : section.rows) {
-    if (auto key = primary_metric(*row)) return *key;
+    if (auto key = headline_metric(*row)) return *key;
   }
   return "";
 }

@@ -51,7 +51,7 @@ bool is_share(const TaskSection& section, const std::string& key);
 /// The rows grouped by subject and family, in the rows' order.
 std::vector<TaskSection> by_task(const std::vector<ReportRow>& rows);
 /// The metric a section is judged by: `metric` when given and some run of the section has it,
-/// else the family's headline (primary_metric).
+/// else the family's headline (headline_metric).
 std::string primary_of(const TaskSection& section, const std::string& metric);
 /// The settings (RunRecord settings_of) in which the section's rows differ.
 std::vector<std::string> differing_settings(const TaskSection& section);

@@ -220,14 +220,9 @@ void check_predicted_symbols(const SequenceFile& test,
 }
 
 const Span& predicted_span(const Layout& layout, const std::string& name, const std::string& spec) {
-  const Span* span = layout.find(name);
-  if (span == nullptr) {
-    std::vector<std::string> names;
-    for (const Span& s : layout.spans) names.push_back(s.name);
-    throw file_error(spec,
-                     fmt::format("--predict {}: the spec has no span {} (its spans: {})",
-                                 quote_input(name), quote_input(name), fmt::join(names, ", ")));
-  }
+  const Span* span = &layout.require(name, [&](const std::string& message) {
+    throw file_error(spec, fmt::format("--predict {}: {}", quote_input(name), message));
+  });
   if (span->offset == 0) {
     throw file_error(spec, fmt::format("--predict {}: span `{}` starts the sequence, so no token "
                                        "comes before it to predict its first symbol",

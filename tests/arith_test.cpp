@@ -220,7 +220,7 @@ TEST(ArithDigitOrders, OverrideEqualsHandWrittenDeclarations) {
   unknown.digit_orders = {{"d", DigitOrder::kMsbFirst}};
   const std::string message =
       input_error([&] { compile_file(spec_path("addition.mask"), unknown); });
-  EXPECT_NE(message.find("has no span 'd'"), std::string::npos) << message;
+  EXPECT_NE(message.find("unknown span 'd'"), std::string::npos) << message;
   EXPECT_NE(message.find("a[3], plus, b[3], eq, c[4]"), std::string::npos) << message;
 }
 

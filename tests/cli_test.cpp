@@ -195,7 +195,7 @@ TEST_F(MaskcTest, DigitsOverrideTheSpecsDeclaration) {
                   "span c is given twice");
   const Result unknown = maskc(compile + "--digits d=msb_first");
   EXPECT_EQ(unknown.code, 1) << unknown.err;
-  EXPECT_CONTAINS(unknown.err, "has no span 'd'");
+  EXPECT_CONTAINS(unknown.err, "unknown span 'd'");
   EXPECT_EQ(entries(), std::vector<std::string>(
                            {"a.safetensors", "hand.safetensors", "lsb.safetensors", "msb.mask"}));
 }

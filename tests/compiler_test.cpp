@@ -696,10 +696,10 @@ TEST(CompilerErrors, ZeroTripLoopBodyIsResolved) {
   } catch (const SpecError& e) {
     EXPECT_EQ(e.diagnostic().where.line, 3);
     EXPECT_EQ(e.diagnostic().where.column, 22);
-    EXPECT_EQ(e.diagnostic().message, "unknown span nosuch; expected one of: x");
+    EXPECT_EQ(e.diagnostic().message, "unknown span 'nosuch' (spans: x[3])");
     const std::string what = e.what();
     EXPECT_EQ(what.substr(0, what.find('\n')),
-              "t.mask:3:22: error: unknown span nosuch; expected one of: x");
+              "t.mask:3:22: error: unknown span 'nosuch' (spans: x[3])");
   }
   // With the span known, the constant index is checked in the same loop.
   expect_spec_error("tokens x[3]\nfor i in 0..0 { open x -> x[99] }\n", 3, 29,
@@ -711,9 +711,9 @@ TEST(CompilerErrors, ResolveReportsBeforeExpansion) {
   // rule runs; values, sizes and distinct tokens are checked when a rule runs. So an unknown span
   // in a later rule is reported before an earlier rule's bad value.
   expect_spec_error("tokens x[3]\nopen x -> x at 1/0\nopen nosuch -> x\n", 4, 6,
-                    "unknown span nosuch");
+                    "unknown span 'nosuch'");
   expect_spec_error("tokens x[3]\nset distance (x[0], x[0]) = d\nopen nosuch -> x\n", 4, 6,
-                    "unknown span nosuch");
+                    "unknown span 'nosuch'");
   expect_spec_error("tokens x[3]\nopen cycle x window 0\nopen x -> x[7]\n", 4, 13,
                     "index x[7] is outside span x of length 3");
   expect_spec_error("tokens x[3]\nopen x -> x at 1/0\nopen x -> x[7]\n", 4, 13,

@@ -164,7 +164,7 @@ TEST(TaskFamilies, MilestonesFollowTheHeadline) {
                                      {{"step", 10}, {"accuracy", 0.6}, {"top1", 0.9}},
                                      {{"step", 20}, {"accuracy", 0.97}, {"top1", 0.9}}};
   const json boolean = training::milestones(records, tasks::family_of_task("parity2").headline());
-  EXPECT_EQ(boolean["milestone_metric"], "accuracy");
+  EXPECT_EQ(boolean["headline_metric"], "accuracy");
   EXPECT_EQ(boolean["steps_to_50"], 10);
   EXPECT_EQ(boolean["steps_to_95"], 20);
   // Language's headline is bits per character (lower is better): no accuracy milestones.
@@ -298,7 +298,7 @@ TEST_F(ToyFamilyTest, TrainsAndReportsThroughItsDescriptor) {
   EXPECT_EQ(config.steps, 120);  // the toy family's preset
   const json summary = training::train(config);
   EXPECT_EQ(summary["family"], "toy");
-  EXPECT_EQ(summary["milestone_metric"], "accuracy");
+  EXPECT_EQ(summary["headline_metric"], "accuracy");
   EXPECT_DOUBLE_EQ(summary["accuracy"].get<double>(), 1.0) << summary.dump();
   EXPECT_TRUE(summary["steps_to_95"].is_number());
 

@@ -119,8 +119,8 @@ TEST(Report, RowsGroupSeedsAndSkipInterruptedRuns) {
   EXPECT_EQ(rows[4].label, "parity2-mask");
   EXPECT_EQ(rows[4].runs.size(), 2u);
   EXPECT_EQ(rows[4].init, "mask");
-  EXPECT_EQ(primary_metric(rows[4]), "accuracy");
-  EXPECT_EQ(primary_metric(rows[0]), "sequence_accuracy");
+  EXPECT_EQ(headline_metric(rows[4]), "accuracy");
+  EXPECT_EQ(headline_metric(rows[0]), "sequence_accuracy");
   EXPECT_EQ(steps_to(rows[4].runs[0], "accuracy", 0.95), 200);
   EXPECT_EQ(steps_to(rows[5].runs[0], "accuracy", 0.95), std::nullopt);
   // The paper's number belongs to the paper's own mask, not to another design for the task.

@@ -207,7 +207,7 @@ TEST(SequenceFile, PredictedSpanMustExistAndHaveATokenBeforeIt) {
   const auto layout = small_layout();
   EXPECT_EQ(predicted_span(layout, "c", "s.mask").offset, 3);
   EXPECT_EQ(diagnostic([&] { predicted_span(layout, "d", "s.mask"); }),
-            "s.mask: error: --predict 'd': the spec has no span 'd' (its spans: a, eq, c)");
+            "s.mask: error: --predict 'd': unknown span 'd' (spans: a[2], eq, c[2])");
   EXPECT_NE(diagnostic([&] {
               predicted_span(layout, "a", "s.mask");
             }).find("span `a` starts the sequence"),

@@ -515,7 +515,7 @@ TEST(Validate, BindingErrors) {
               task_target(mask, "parity2", readout);
             }).find("readout 'x[9]': no such token or span in spec 'hand'"),
             std::string::npos);
-  EXPECT_NE(input_error([&] { task_target(mask, "addition"); }).find("has no span `a`"),
+  EXPECT_NE(input_error([&] { task_target(mask, "addition"); }).find("unknown span 'a'"),
             std::string::npos);
   EXPECT_NE(input_error([&] { task_target(mask, "parity9"); }).find("unknown task 'parity9'"),
             std::string::npos);
@@ -807,8 +807,8 @@ TEST(Depends, BindsToTheSpecsTokens) {
 TEST(Depends, BindErrorsArePositioned) {
   const Layout layout = make_layout({{"a", 3}, {"eq", 1}, {"c", 3}});
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
-      {{"c[i]: z[i]"}, "--depends:1:7: error: `z` names no span of spec 's' (its spans: a, eq, c)"},
-      {{"d: a"}, "--depends:1:1: error: `d` names no span of spec 's'"},
+      {{"c[i]: z[i]"}, "--depends:1:7: error: spec 's': unknown span 'z' (spans: a[3], eq, c[3])"},
+      {{"d: a"}, "--depends:1:1: error: spec 's': unknown span 'd'"},
       {{"c[i]: a[i+1]"},
        "--depends:1:7: error: a[i+1] is a[3] at i = 2 (output c[2]), outside "
        "it: span a has a[0] to a[2]"},

@@ -21,7 +21,7 @@ json milestones(const std::vector<json>& records, const tasks::Metric& headline)
                    [&](const json& r) { return has_number(r, key); })) {
     return json::object();
   }
-  json result = {{"milestone_metric", key}, {"steps_to_50", nullptr}, {"steps_to_95", nullptr}};
+  json result = {{"headline_metric", key}, {"steps_to_50", nullptr}, {"steps_to_95", nullptr}};
   for (const auto& [name, level] : {std::pair{"steps_to_50", 0.5}, {"steps_to_95", 0.95}}) {
     for (const json& r : records) {
       if (has_number(r, key) && r[key].get<double>() >= level) {

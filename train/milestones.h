@@ -10,7 +10,7 @@
 
 namespace maskprior::training {
 
-/// {"steps_to_50": step or null, "steps_to_95": step or null, "milestone_metric": key}: the first
+/// {"steps_to_50": step or null, "steps_to_95": step or null, "headline_metric": key}: the first
 /// evaluated step (records in order, as in metrics.jsonl) at which `headline` — the run's task
 /// family's headline metric — reached 0.5 / 0.95. Empty object when the headline is not an
 /// accuracy (a share where higher is better) or no record has it.

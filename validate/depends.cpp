@@ -220,15 +220,9 @@ struct Control : pegtl::normal<Rule> {
 
 const Span& find_span(const Layout& layout, const DependsSelector& s, const DependsText& at,
                       const std::string& spec) {
-  const Span* span = layout.find(s.span);
-  if (span == nullptr) {
-    std::vector<std::string> names;
-    for (const Span& each : layout.spans) names.push_back(each.name);
-    fail_at(at, s.column,
-            fmt::format("`{}` names no span of spec '{}' (its spans: {})", s.span, spec,
-                        fmt::join(names, ", ")));
-  }
-  return *span;
+  return layout.require(s.span, [&](const std::string& message) {
+    fail_at(at, s.column, fmt::format("spec '{}': {}", spec, message));
+  });
 }
 
 /// The tokens `s` selects when the output's index is i (`where` says so in messages).

@@ -13,12 +13,10 @@ namespace {
 
 const Span& require_span(const CompiledMask& mask, const std::string& name, const std::string& task,
                          const std::string& expected) {
-  const Span* span = mask.layout.find(name);
-  if (span == nullptr) {
-    throw InputError(fmt::format("spec '{}' has no span `{}`, but task {} expects the layout {}",
-                                 mask.name, name, task, expected));
-  }
-  return *span;
+  return mask.layout.require(name, [&](const std::string& message) {
+    throw InputError(fmt::format("spec '{}': {}; task {} expects the layout {}", mask.name, message,
+                                 task, expected));
+  });
 }
 
 /// Readout rows from --readout: each name a token, a span or `before SPAN`

@@ -92,6 +92,31 @@ config_file_is_the_base() {
 
 # Stopped after 2 steps (--stop-after reaches every run), the sweep resumes the stopped run and
 # trains the rest; a third time nothing is trained again.
+# A second sweep into the same folder over a sub-grid (more seeds for one cell, a new value) adds
+# to the tables: every finished run of both is a row, none is lost; other keys are refused.
+sub_grid_extends_the_tables() {
+  "$maskc" sweep --grid init=vanilla,mask --jobs 1 --out s -- "${small[@]}" >log ||
+    fail "first: $(cat log)"
+  "$maskc" sweep --grid init=mask,mask-fixed --seeds 2 --jobs 1 --out s -- "${small[@]}" >log ||
+    fail "sub-grid: $(cat log)"
+  test -f s/init=mask/seed1/summary.json || fail "no second seed of mask"
+  [[ $(table_rows s/results.md | wc -l) -eq 3 ]] || fail "rows: $(cat s/results.md)"
+  table_rows s/results.md | grep -q '^| init=vanilla *| 1 ' || fail "vanilla lost: $(cat s/results.md)"
+  table_rows s/results.md | grep -q '^| init=mask *| 2 ' || fail "mask: $(cat s/results.md)"
+  table_rows s/results.md | grep -q '^| init=mask-fixed *| 2 ' || fail "fixed: $(cat s/results.md)"
+  grep -q 'sweeps into this folder, up to 2 seeds each' s/results.md || fail "$(head -3 s/results.md)"
+  "$python" - s/results.json <<'PY' || fail "results.json"
+import json, sys
+results = json.load(open(sys.argv[1]))
+assert results["grid"] == [{"key": "init", "values": ["vanilla", "mask", "mask-fixed"]}], results
+assert [r["seeds"] for r in results["rows"]] == [[0], [0, 1], [0, 1]], results["rows"]
+PY
+  cp s/results.md before.md
+  "$maskc" sweep --grid lr=0.01 --jobs 1 --out s -- "${small[@]}" >log 2>err
+  [[ $? -eq 1 ]] && grep -q 'holds the results of another sweep' err || fail "other keys: $(cat err)"
+  cmp before.md s/results.md || fail "the tables were overwritten"
+}
+
 resume_reuses_finished_runs() {
   expect_exit 1 sweep --grid init=vanilla,mask --jobs 1 --out s -- "${small[@]}" --stop-after 2 \
     >log

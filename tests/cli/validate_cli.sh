@@ -71,7 +71,7 @@ depends_mistakes() {
     "$sums" --depends "c[i] a[..i+1]"
   expect 2 "flag 2, column 9 of 'c[i]: a[j]': unknown name 'j'" \
     "$sums" --depends "c[0]: a[0]" --depends "c[i]: a[j]"
-  expect 1 "--depends:1:7: error: \`z\` names no span of spec 'running_sum' (its spans: a, eq, c)" \
+  expect 1 "--depends:1:7: error: spec 'running_sum': unknown span 'z' (spans: a[6], eq, c[6])" \
     "$sums" --depends "c[i]: z[i]"
   grep -qxF "  c[i]: z[i]" out && grep -qxF "        ^" out || fail "no caret: $(cat out)"
   expect 1 "--depends:1:7: error: a[i+1] is a[6] at i = 5 (output c[5]), outside it" \

@@ -59,7 +59,7 @@ expect_error not_utf8 "bytes.txt:2:5: error: byte 0xff is not UTF-8" \
 printf '1 2 3 = 3 2 1\n3 2\000 1 = 1 2 3\n' > nul.txt
 expect_error nul_byte "nul.txt:2:4: error: the control character 0x00 (NUL) is not text" \
   --data nul.txt --spec rev.mask --predict c
-expect_error no_such_span "rev.mask: error: --predict 'd': the spec has no span 'd' (its spans: a, eq, c)" \
+expect_error no_such_span "rev.mask: error: --predict 'd': unknown span 'd' (spans: a[3], eq, c[3])" \
   --data train.txt --spec rev.mask --predict d
 expect_usage_error no_predict "--data needs --predict SPAN" --data train.txt --spec rev.mask
 expect_usage_error no_spec "--data needs a spec" --data train.txt --predict c

@@ -137,8 +137,8 @@ class ErrorTest(unittest.TestCase):
         e = caught.exception
         self.assertIsInstance(e, ValueError)
         self.assertEqual((e.file, e.line, e.column), ("<string>", 3, 6))
-        self.assertIn("unknown span foo", e.message)
-        self.assertTrue(str(e).startswith("<string>:3:6: error: unknown span foo"))
+        self.assertIn("unknown span 'foo'", e.message)
+        self.assertTrue(str(e).startswith("<string>:3:6: error: unknown span 'foo'"))
 
     def test_spec_error_in_a_file_and_in_a_param(self):
         with tempfile.TemporaryDirectory() as tmp:
