@@ -8,6 +8,14 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+
+def _open_cells(m0, open_value, close_value, excluded=None):
+    """The one open-cell rule of the package (maskc's core/cells.h `open_pattern`): cells of the
+    initial prior `m0` nearer its open value than its close value, and not `excluded` (hard or
+    causal cells, a bool tensor that broadcasts; None: none)."""
+    pattern = (m0 - open_value).abs() < (m0 - close_value).abs()
+    return pattern if excluded is None else pattern & ~excluded
+
 __all__ = ["MaskedTransformer", "Block", "share_mask", "SHARINGS", "READOUTS"]
 
 #: The choices of `--mask-sharing` (docs/settings.md): M as the spec gives it, one M per layer,
@@ -281,10 +289,7 @@ class MaskedTransformer(torch.nn.Module):
         not hard or causal (ValueError when the open and close values are unknown)."""
         if self.mask_init is None or self.open_value is None:
             raise ValueError("the model's prior has no known open and close values")
-        m0 = self.mask_init
-        pattern = (m0 - self.open_value).abs() < (m0 - self.close_value).abs()
-        excluded = self._excluded()
-        return pattern if excluded is None else pattern & ~excluded
+        return _open_cells(self.mask_init, self.open_value, self.close_value, self._excluded())
 
     def _excluded(self):
         if self.hard is None:

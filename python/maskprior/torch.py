@@ -22,7 +22,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from .model import READOUTS, SHARINGS, MaskedTransformer, _layer_index, share_mask
+from .model import (READOUTS, SHARINGS, MaskedTransformer, _layer_index, _open_cells,
+                    share_mask)
 
 __all__ = ["MaskPrior", "MaskedTransformer", "attend", "prior_mass", "mask_drift",
            "open_pattern", "share_mask", "SHARINGS", "READOUTS"]
@@ -34,10 +35,8 @@ def open_pattern(compiled):
         return torch.from_numpy(np.asarray(compiled.open_pattern()))
     mask = torch.tensor(np.asarray(compiled.mask), dtype=torch.float64)
     meta = compiled.metadata
-    pattern = (mask - meta["open"]).abs() < (mask - meta["close"]).abs()
-    if compiled.hard is not None:
-        pattern &= ~torch.from_numpy(np.asarray(compiled.hard, dtype=bool))
-    return pattern
+    hard = None if compiled.hard is None else torch.from_numpy(np.asarray(compiled.hard, dtype=bool))
+    return _open_cells(mask, meta["open"], meta["close"], hard)
 
 
 class MaskPrior(torch.nn.Module):
@@ -99,8 +98,8 @@ class MaskPrior(torch.nn.Module):
 
     def open_pattern(self):
         """bool [layers, heads, N, N]: the open cells of the spec's M (M0)."""
-        pattern = (self.M0 - self.open_value).abs() < (self.M0 - self.close_value).abs()
-        return (pattern & ~self.hard).expand(self.layers, self.heads, self.n, self.n)
+        pattern = _open_cells(self.M0, self.open_value, self.close_value, self.hard)
+        return pattern.expand(self.layers, self.heads, self.n, self.n)
 
     def extra_repr(self):
         return ("M=%s %s, sharing=%s, model layers=%d heads=%d, bias=[%d, %d, %d, %d], "

@@ -422,6 +422,12 @@ class TorchTest(unittest.TestCase):
         expected = (np.abs(mask - 5) < np.abs(mask + 5)) & ~np.array(self.compiled.hard)
         np.testing.assert_array_equal(pattern.numpy(), expected)
 
+    def test_the_prior_module_uses_cores_rule(self):
+        core = torch.from_numpy(np.asarray(self.compiled.open_pattern()))
+        pattern = self.mt.MaskPrior(self.compiled).open_pattern()
+        self.assertTrue(torch.equal(pattern, core.expand_as(pattern)))
+        self.assertTrue(pattern.any() and not pattern.all())
+
 
 @unittest.skipIf(torch is None, "needs PyTorch")
 class ExampleTest(unittest.TestCase):
