@@ -1,5 +1,5 @@
 #!/bin/sh
-# `maskc train --data` / `--truth-table` end to end (tests/cmake/your_data.cmake): every mistake in
+# `maskc train --data` / `--truth-table` end to end (tests/cmake/own_data_training.cmake): every mistake in
 # a data file, a span the spec lacks and a truth table that does not fit the spec is exit 1 with
 # FILE:LINE (or FILE) and "error:" in the message, and leaves no run folder; flags that cannot go
 # together (--data without --predict or --spec) are exit 2.

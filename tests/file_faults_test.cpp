@@ -1,7 +1,7 @@
 // Faults of the file layer: the folder lock (io/lock_file.h) and all-or-nothing appends and
 // atomic writes under a full disk, simulated with the file size limit (RLIMIT_FSIZE), which
 // works unprivileged and as root alike. Training faults (kill -9, divergence, a full disk during
-// a run, two processes on one folder) are in train_faults_test.cpp.
+// a run, two processes on one folder) are in run_faults_test.cpp.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sys/resource.h>

@@ -4,8 +4,8 @@ maskprior_test(sequence_file_test
   SOURCES sequence_file_test.cpp
   LIBS maskprior_tasks)
 if(MASKPRIOR_WITH_TORCH)
-  maskprior_test(your_data_test
-    SOURCES your_data_test.cpp
+  maskprior_test(own_data_training_test
+    SOURCES own_data_training_test.cpp
     LIBS maskprior_train maskprior_compiler maskprior_io maskprior_tasks fmt::fmt)
   find_package(Python3 REQUIRED COMPONENTS Interpreter)
   add_test(NAME your_data_cli

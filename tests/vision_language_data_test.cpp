@@ -15,7 +15,7 @@
 #include "tasks/idx_file.h"
 #include "tasks/text_corpus.h"
 #include "tests/test_util.h"
-#include "tests/vl_fixture.h"
+#include "tests/vision_language_fixture.h"
 
 namespace maskprior::tasks {
 namespace {

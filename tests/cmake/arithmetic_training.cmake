@@ -1,6 +1,6 @@
 # Tests of the arithmetic experiments.
-maskprior_test(arith_test
-  SOURCES arith_test.cpp
+maskprior_test(arithmetic_training_test
+  SOURCES arithmetic_training_test.cpp
   LIBS maskprior_train maskprior_compiler maskprior_io maskprior_validate)
 
 # Length generalisation (issue #48): tasks at any size, runs over several sizes.

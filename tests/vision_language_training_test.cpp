@@ -1,6 +1,7 @@
 // Tests of the vision and language experiments (runtime/vision_experiment,
 // runtime/language_experiment), the patch model and the impulse init. Data are toy files written
-// under a temporary folder (tests/vl_fixture.h); models are tiny, so each test takes seconds.
+// under a temporary folder (tests/vision_language_fixture.h); models are tiny, so each test takes
+// seconds.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -19,7 +20,7 @@
 #include "runtime/vision_experiment.h"
 #include "tasks/fashion_mnist.h"
 #include "tests/test_util.h"
-#include "tests/vl_fixture.h"
+#include "tests/vision_language_fixture.h"
 #include "train/config.h"
 #include "train/data_experiment.h"
 #include "train/presets.h"
