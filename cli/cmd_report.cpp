@@ -26,7 +26,7 @@ void add_report_command(CLI::App& app, int& exit_code) {
                   "summary.json key the tables and plots judge by (default: each task family's "
                   "headline metric, e.g. accuracy, sequence_accuracy, top1, test_bpc)");
   cmd->callback([options, &exit_code] {
-    options->source_dir = share_dir();
+    options->share_dir = share_dir();
     std::vector<report::LeftOut> left_out;
     const std::string path = report::write_report(*options, &left_out);
     for (const auto& l : left_out) {

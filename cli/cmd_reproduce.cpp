@@ -45,7 +45,7 @@ training::SuiteOptions suite_options(const ReproduceFlags& flags, bool jobs_give
       flags.out.empty() ? fmt::format("runs/{}-{}", flags.suite, flags.preset) : flags.out;
   options.preset = flags.preset;
   options.seeds = flags.seeds;
-  options.source_dir = share_dir();
+  options.share_dir = share_dir();
   options.only = flags.only;
   options.overrides = nlohmann::json::object();
   options.overrides["device"] = flags.device;
@@ -132,7 +132,7 @@ void add_reproduce_command(CLI::App& app, int& exit_code) {
     if (flags->report && !interrupted && !results.contains("rank")) {
       std::cout << "report: "
                 << printable_utf8(
-                       report::write_report({options.out, options.source_dir, /*metric=*/""}))
+                       report::write_report({options.out, options.share_dir, /*metric=*/""}))
                 << "\n";
     }
     exit_code = interrupted ? kExitInputError : kExitOk;

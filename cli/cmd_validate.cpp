@@ -9,7 +9,7 @@
 #include "cli/commands.h"
 #include "cli/spec_flags.h"
 #include "compiler/compile.h"
-#include "validate/depends.h"
+#include "validate/declared_depends.h"
 #include "validate/validate.h"
 
 namespace maskprior::cli {

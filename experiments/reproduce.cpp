@@ -88,7 +88,7 @@ TrainConfig run_config(const SuiteEntry& entry, const SuiteOptions& options, uin
   overrides["seed"] = seed;
   overrides["init"] = entry.init;
   overrides["out"] = dir.string();
-  if (!entry.spec.empty()) overrides["spec"] = (fs::path(options.source_dir) / entry.spec).string();
+  if (!entry.spec.empty()) overrides["spec"] = (fs::path(options.share_dir) / entry.spec).string();
   if (entry.distilled) {
     const fs::path distilled = distilled_spec(entry, options, seed);
     if (fs::exists(distilled)) overrides["spec"] = distilled.string();
@@ -168,7 +168,7 @@ std::pair<json, std::string> compare_distilled(const std::vector<SuiteEntry>& en
       TrainConfig config = folder.read_config();
       config.spec = folder.file(kSpecFile);
       const CompiledMask distilled = load_spec(config);
-      config.spec = (fs::path(options.source_dir) / entry.spec).string();
+      config.spec = (fs::path(options.share_dir) / entry.spec).string();
       const PatternDiff::Plane sum = compare_patterns(distilled, load_spec(config)).total();
       rows.push_back({{"row", entry.label},
                       {"seed", seed},

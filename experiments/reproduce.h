@@ -25,7 +25,7 @@ struct SuiteOptions {
   std::string out;    // results folder
   std::string preset = "quick";
   int seeds = 0;                  // 0 = the suite's default
-  std::string source_dir;         // the folder that holds specs/ (maskc's share folder)
+  std::string share_dir;          // the folder that holds specs/ (maskc's share folder)
   nlohmann::json overrides;       // applied to every run (threads, device, epochs, ...)
   std::vector<std::string> only;  // keep only entries whose label contains one of these
   int jobs = 1;                   // runs at once, each in its own process (experiments/jobs.h)

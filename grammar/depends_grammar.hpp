@@ -1,12 +1,13 @@
 // PEGTL grammar of declared dependencies, the text of `maskc validate --depends` (its syntax and
-// meaning in validate/depends.h): `c[i]: a[..i+1], eq; c[0]:`.
+// meaning in validate/declared_depends.h): `c[i]: a[..i+1], eq; c[0]:`.
 //
 // Rules only, built from the lexemes of grammar/mask_grammar.hpp (identifier, integer, `[`, `]`,
 // `..`, `,`, `+`, `-`), so a selector is spelt as in a .mask spec. Every token eats the blanks
 // after it (spaces, tabs, newlines; no comments), so an error stands at the first character of the
 // unexpected token. No rule refers to itself, directly or not: how deep the parser goes does not
 // depend on the text. Each place where the parser commits (`must<...>`) has its message below;
-// validate/depends.cpp, which builds the declarations, fills in the names the message quotes.
+// validate/declared_depends.cpp, which builds the declarations, fills in the names the message
+// quotes.
 #pragma once
 
 #include <tao/pegtl.hpp>

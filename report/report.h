@@ -109,10 +109,10 @@ std::string paper_number(const ReportRow& row);
 std::vector<ReportRow> read_rows(const std::string& root, std::vector<LeftOut>* left_out = nullptr);
 
 struct ReportOptions {
-  std::string dir;         // the results folder
-  std::string source_dir;  // where specs/ lives (for the validator's MDI of relative spec paths)
-  std::string metric;      // the summary.json key the tables and plots judge by; "": each
-                           // family's headline
+  std::string dir;        // the results folder
+  std::string share_dir;  // where specs/ lives (for the validator's MDI of relative spec paths)
+  std::string metric;     // the summary.json key the tables and plots judge by; "": each
+                          // family's headline
 };
 
 /// Writes DIR/REPORT.md and DIR/plots/*.png; returns the path of REPORT.md. Runs that cannot be

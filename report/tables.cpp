@@ -34,9 +34,9 @@ std::string steps_cell(const ReportRow& row, const std::string& key, double thre
 }
 
 /// The spec path of a run as it can be opened from here.
-std::string spec_path(const std::string& spec, const std::string& source_dir) {
+std::string spec_path(const std::string& spec, const std::string& share_dir) {
   if (spec.empty() || fs::path(spec).is_absolute() || fs::exists(spec)) return spec;
-  return (fs::path(source_dir) / spec).string();
+  return (fs::path(share_dir) / spec).string();
 }
 
 std::string wall_cell(const Summary& wall) {
@@ -90,7 +90,7 @@ std::map<int64_t, double> by_seed(const ReportRow& row, const std::string& key) 
 
 }  // namespace
 
-std::string mdi_text(const TaskSection& section, const std::string& source_dir) {
+std::string mdi_text(const TaskSection& section, const std::string& share_dir) {
   if (!section.family->truth_table) return "";
   const int n = section.rows.front()->runs.front().config.value("n", 15);
   const tasks::TruthTable table = section.family->truth_table(section.task, n);
@@ -104,7 +104,7 @@ std::string mdi_text(const TaskSection& section, const std::string& source_dir) 
       mdi.unseen_accuracy() ? fmt::format("{:.2f}%", 100 * *mdi.unseen_accuracy()) : "n/a");
   std::set<std::string> done;
   for (const ReportRow* row : section.rows) {
-    const std::string path = spec_path(row->spec, source_dir);
+    const std::string path = spec_path(row->spec, share_dir);
     if (path.empty() || !path.ends_with(".mask") || !done.insert(path).second) continue;
     try {
       // As the run compiled it (train/run_spec.cpp load_spec), followed through the model's layers.

@@ -12,8 +12,8 @@ namespace maskprior::report {
 
 /// What the validator says about the task's min-degree interpolator, and for each spec of the
 /// section whether its mask can exclude it (families whose target is a Boolean function on the
-/// cube; "" otherwise). Relative spec paths are tried from here, then from `source_dir`.
-std::string mdi_text(const TaskSection& section, const std::string& source_dir);
+/// cube; "" otherwise). Relative spec paths are tried from here, then from `share_dir`.
+std::string mdi_text(const TaskSection& section, const std::string& share_dir);
 /// A row per run setting: `key` over seeds, the paper's number, the family's other metrics and
 /// diagnostics, steps to 50% / 95%, prior mass, mask drift and wall time.
 std::string results_table(const TaskSection& section, const std::string& key);

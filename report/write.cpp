@@ -38,7 +38,7 @@ std::string section_text(const fs::path& root, const TaskSection& section,
       "seeds).\n\n",
       inert(key), is_share(section, key) ? " (%)" : "");
   out += results_table(section, key) + help_table(section, key) +
-         by_length_text(root, section, key) + mdi_text(section, options.source_dir);
+         by_length_text(root, section, key) + mdi_text(section, options.share_dir);
   out += "Settings:\n\n" + settings_table(section);
   out += final_figure(root, section, key) + setting_figures(root, section, key) +
          curve_figures(root, section, key) + fourier_figures(root, section);

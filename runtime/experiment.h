@@ -1,6 +1,6 @@
 // What the trainer needs from a task family's experiment (one file per family: runtime/
 // boolean_experiment.cpp, arithmetic_experiment.cpp, ...; each registered by its family's name in
-// train/data_experiment.cpp): data, batches, loss, evaluation, layout.
+// train/run_experiment.cpp): data, batches, loss, evaluation, layout.
 // The trainer owns the model, optimiser, schedule, data order, checkpoints and persistence metrics.
 #pragma once
 

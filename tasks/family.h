@@ -4,10 +4,10 @@
 // spec, its paper numbers and its `maskc reproduce` suites. Everything above this layer — the
 // training loop, `maskc train`'s summary, reproduce, report — reads a family here instead of
 // comparing task names or looking for JSON keys. No LibTorch: the experiment of a family (its
-// runtime half) is registered by the family's name in train/data_experiment.cpp.
+// runtime half) is registered by the family's name in train/run_experiment.cpp.
 //
 // Adding a family: a descriptor function like the built-in ones (tasks/*_family.cpp), listed in
-// tasks/family.cpp; its experiment in runtime/, registered in train/data_experiment.cpp; its specs
+// tasks/family.cpp; its experiment in runtime/, registered in train/run_experiment.cpp; its specs
 // under specs/ (docs/architecture.md, "Where to add things"). A program or test may add one at
 // run time with register_family.
 #pragma once

@@ -20,9 +20,9 @@
 #include "tasks/family.h"
 #include "tests/test_util.h"
 #include "train/config.h"
-#include "train/data_experiment.h"
 #include "train/milestones.h"
 #include "train/presets.h"
+#include "train/run_experiment.h"
 #include "train/train.h"
 
 namespace maskprior {
@@ -316,7 +316,7 @@ TEST_F(ToyFamilyTest, RunsAsAReproduceSuite) {
   training::SuiteOptions options;
   options.suite = "toy-suite";
   options.out = (dir_ / "suite").string();
-  options.source_dir = MASKPRIOR_SOURCE_DIR;
+  options.share_dir = MASKPRIOR_SOURCE_DIR;
   options.overrides = {{"threads", 1}, {"device", "cpu"}, {"progress", false}};
   std::ostringstream out;
   const json results = training::run_suite(options, out);

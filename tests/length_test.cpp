@@ -20,9 +20,9 @@
 #include "tasks/sequence_file.h"
 #include "tests/test_util.h"
 #include "train/config.h"
-#include "train/data_experiment.h"
 #include "train/data_order.h"
 #include "train/distill.h"
+#include "train/run_experiment.h"
 #include "train/train.h"
 
 namespace maskprior {

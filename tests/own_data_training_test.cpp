@@ -23,8 +23,8 @@
 #include "tasks/truth_table.h"
 #include "tests/test_util.h"
 #include "train/config.h"
-#include "train/data_experiment.h"
 #include "train/presets.h"
+#include "train/run_experiment.h"
 #include "train/train.h"
 
 namespace maskprior::runtime {

@@ -22,8 +22,8 @@
 #include "tests/test_util.h"
 #include "tests/vision_language_fixture.h"
 #include "train/config.h"
-#include "train/data_experiment.h"
 #include "train/presets.h"
+#include "train/run_experiment.h"
 #include "train/train.h"
 
 namespace maskprior::runtime {

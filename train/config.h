@@ -164,7 +164,7 @@ TrainConfig resolve_config(const std::string& task, const std::string& preset,
 void check_resume_overrides(const nlohmann::json& overrides);
 
 /// What an experiment (runtime/experiment.h) is built from: the experiment's settings of `config`
-/// (a run on sequence data files adds the spec's layout, train/data_experiment.cpp).
+/// (a run on sequence data files adds the spec's layout, train/run_experiment.cpp).
 runtime::ExperimentConfig experiment_config(const TrainConfig& config);
 
 }  // namespace maskprior::training

@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <functional>
 
+#include "validate/declared_depends.h"
 #include "validate/dependencies.h"
-#include "validate/depends.h"
 
 namespace maskprior::validate {
 namespace {

@@ -81,11 +81,11 @@ Target task_target(const CompiledMask& mask, const std::string& task,
 /// names that are no token of the spec, and for a default readout the spec does not have.
 Target table_target(const CompiledMask& mask, tasks::TruthTable table,
                     const ValidateOptions& options = {});
-/// Dependencies declared instead of a table (`--depends` texts, validate/depends.h): outputs and
-/// inputs are tokens of the spec. An output token is read, by default, at the row that predicts
-/// it in a causal spec (the token before it), else at itself (`cls: x[0], x[1]`). Throws SpecError
-/// at `--depends:FLAG:COLUMN` (the file named by setting_name(options, "depends")) for text that is
-/// not a declaration or does not fit the spec.
+/// Dependencies declared instead of a table (`--depends` texts, validate/declared_depends.h):
+/// outputs and inputs are tokens of the spec. An output token is read, by default, at the row that
+/// predicts it in a causal spec (the token before it), else at itself (`cls: x[0], x[1]`). Throws
+/// SpecError at `--depends:FLAG:COLUMN` (the file named by setting_name(options, "depends")) for
+/// text that is not a declaration or does not fit the spec.
 Target depends_target(const CompiledMask& mask, const std::vector<std::string>& depends,
                       const ValidateOptions& options = {});
 /// The target `maskc validate` checks: the built-in `task`, the truth table read from the CSV
@@ -144,7 +144,7 @@ ValidationReport validate_target(const CompiledMask& mask, const Target& target,
 
 /// Human-readable report: aligned, short.
 std::string format_report(const ValidationReport& report);
-/// The same report as JSON: outputs, support, mdi (see docs in validate/report.cpp).
+/// The same report as JSON: outputs, support, mdi (see docs in validate/report_text.cpp).
 std::string report_json(const ValidationReport& report);
 /// A polynomial in the inputs: `x0 + x1 - 1`, `0.5·x0·x2`.
 std::string format_polynomial(const std::vector<Monomial>& terms,

@@ -1,4 +1,4 @@
-#include "validate/depends.h"
+#include "validate/declared_depends.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

@@ -1,4 +1,4 @@
-#include "train/data_experiment.h"
+#include "train/run_experiment.h"
 
 #include <fmt/format.h>
 
