@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <chrono>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "core/regular_file.h"
 #include "io/atomic_file.h"
@@ -169,16 +171,20 @@ Reply Api::validate(const std::string& body) const {
   options.provenance = false;
   const CompiledMask mask = compile_source(source, request.value("file", "untitled.mask"), options);
   std::optional<std::string> task, table;
+  std::vector<std::string> depends;  // declared dependencies, as `maskc validate --depends`
   if (request.contains("task")) task = request.at("task").get<std::string>();
   if (request.contains("truth_table")) {
     table = dir_.file_to_read(request.at("truth_table").get<std::string>()).string();
   }
-  if (task.has_value() == table.has_value()) {
-    throw RequestError(400, "name one target: a built-in task or a truth table under the folder");
+  if (request.contains("depends")) depends.push_back(request.at("depends").get<std::string>());
+  if (int{task.has_value()} + int{table.has_value()} + int{!depends.empty()} != 1) {
+    throw RequestError(400,
+                       "name one target: a built-in task, a truth table under the folder, or "
+                       "declared dependencies (depends, as maskc validate --depends)");
   }
   validate::ValidateOptions validation;
   validation.check_cancelled = options.check_cancelled;
-  const validate::Target target = validate::target_of(mask, task, table, {}, validation);
+  const validate::Target target = validate::target_of(mask, task, table, depends, validation);
   const validate::ValidationReport report = validate::validate_target(mask, target, validation);
   const json reply = {{"ok", report.ok()},
                       {"text", without_root(validate::format_report(report), dir_.root())}};

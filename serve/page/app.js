@@ -345,7 +345,8 @@ async function save() {
 async function validate() {
   const choice = $('target').value;
   const body = {source: $('source').value, file: state.file, params: state.params};
-  if (choice.startsWith('task:')) body.task = choice.slice(5);
+  if (choice === 'depends') body.depends = $('depends').value;
+  else if (choice.startsWith('task:')) body.task = choice.slice(5);
   else body.truth_table = choice.slice(6);
   const reply = await postJson('/api/validate', body);
   const result = await reply.json();
@@ -365,6 +366,7 @@ function fillOpenMenu(info) {
     if (list.length) open.append(group);
   }
   const target = $('target');
+  target.add(new Option('declared dependencies (--depends)', 'depends'));
   for (const task of info.tasks) target.add(new Option(`task ${task}`, `task:${task}`));
   for (const table of info.tables) target.add(new Option(`truth table ${table}`, `table:${table}`));
 }

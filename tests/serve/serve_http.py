@@ -191,7 +191,9 @@ def case_validate_as_maskc(server, root):
         f.write("x0,x1,y\n0,0,0\n0,1,0\n1,0,0\n1,1,1\n")
     spec = os.path.join(served, "parity2.mask")
     for target, flags in [({"task": "parity2"}, ["--task", "parity2"]),
-                          ({"truth_table": "sub/t.csv"}, ["--truth-table", "sub/t.csv"])]:
+                          ({"truth_table": "sub/t.csv"}, ["--truth-table", "sub/t.csv"]),
+                          ({"depends": "cls: x[0], x[1]"}, ["--depends", "cls: x[0], x[1]"]),
+                          ({"depends": "cls: x[0]"}, ["--depends", "cls: x[0]"])]:
         printed = subprocess.run([MASKC, "validate", "parity2.mask", *flags], cwd=served,
                                  capture_output=True, text=True)
         status, data = server.post("/api/validate", {"source": PARITY2, "file": "parity2.mask",
@@ -204,6 +206,11 @@ def case_validate_as_maskc(server, root):
     expect_error(server.post("/api/validate", {"source": PARITY2, "truth_table": "../t.csv"}),
                  400, "has a `..`")
     expect_error(server.post("/api/validate", {"source": PARITY2}), 400, "name one target")
+    expect_error(server.post("/api/validate", {"source": PARITY2, "task": "parity2",
+                                               "depends": "cls: x[0]"}), 400, "name one target")
+    # A mistake in the declarations is a positioned diagnostic, as a spec's is.
+    expect_error(server.post("/api/validate", {"source": PARITY2, "depends": "cls: zz[0]"}), 422,
+                 "--depends:1:6: error: spec 'parity2': unknown span 'zz'")
     expect_error(server.post("/api/validate", {"source": PARITY2, "task": "nothing"}), 400,
                  "nothing")
 
