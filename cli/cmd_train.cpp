@@ -129,14 +129,14 @@ void print_summary(const nlohmann::json& summary, const std::string& out) {
     return fmt::format("[{}]", fmt::join(parts, ", "));
   };
   std::string learned = summary.value("task", "");
-  if (summary.contains("data_file")) learned = "data " + summary.value("data_file", "");
+  if (summary.contains("data")) learned = "data " + summary.value("data", "");
   if (summary.contains("truth_table")) learned = "truth table " + summary.value("truth_table", "");
   // Every metric the run's task family reports (summaries from before `family` name the family
   // through their task or data).
   const tasks::TaskFamily* family = tasks::find_family(summary.value("family", ""));
   if (family == nullptr) {
     family = &tasks::family_of_run({{"task", summary.value("task", "")},
-                                    {"data", summary.value("data_file", "")},
+                                    {"data", summary.value("data", "")},
                                     {"truth_table", summary.value("truth_table", "")}});
   }
   std::vector<std::string> parts;

@@ -265,7 +265,7 @@ TEST(SizedTraining, OneLongSizeCompilesTheSpecAtIt) {
   config.epochs = 0;
   const json summary = training::train(config);
   EXPECT_FALSE(summary.contains("by_length"));
-  EXPECT_EQ(summary["data"]["digits"], json::array({6}));
+  EXPECT_EQ(summary["data_info"]["digits"], json::array({6}));
 }
 
 /// A folder with a reversal data set: TRAIN lines `x[n] | y[n]` (y = x reversed) of 1..5

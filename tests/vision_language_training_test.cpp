@@ -262,8 +262,8 @@ TEST_F(VlRuntimeTest, VisionRunReportsTop1AndPriorMass) {
   EXPECT_GT(summary["top1"].get<double>(), 0.3);  // 10 classes: chance is 0.1
   EXPECT_EQ(summary["test_size"], 100);
   EXPECT_EQ(summary["train_size"], 320);
-  EXPECT_EQ(summary["data"]["train_images"], 320);
-  EXPECT_NE(summary["data"]["note"].get<std::string>().find("320 of 320"), std::string::npos);
+  EXPECT_EQ(summary["data_info"]["train_images"], 320);
+  EXPECT_NE(summary["data_info"]["note"].get<std::string>().find("320 of 320"), std::string::npos);
   ASSERT_TRUE(summary.contains("prior_mass_init")) << summary.dump(2);
   EXPECT_EQ(summary["init_info"]["shifts"].size(), 4u);
   // impulse at step 0 puts more mass on the spec's open cells than vanilla does.
@@ -288,7 +288,7 @@ TEST_F(VlRuntimeTest, LanguageRunReportsBitsPerCharacter) {
   EXPECT_NEAR(summary["test_perplexity"].get<double>(), std::exp(loss), 1e-6);
   EXPECT_LT(summary["test_bpc"].get<double>(), 4.0);  // uniform over 256 bytes: 8 bits
   EXPECT_EQ(summary["train_size"], 200);
-  EXPECT_NE(summary["data"]["note"].get<std::string>().find("(a seeded subset)"),
+  EXPECT_NE(summary["data_info"]["note"].get<std::string>().find("(a seeded subset)"),
             std::string::npos);
   EXPECT_TRUE(summary.contains("mask_drift"));
   EXPECT_TRUE(summary.contains("prior_mass_init"));

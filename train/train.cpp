@@ -454,7 +454,7 @@ void Run::start() {
       clock_.set_evaluation_seconds(seconds);
       progress_->note(evaluation_line(record, family_, 0, seconds));
       record["init_info"] = init_info_;
-      record["data"] = experiment_->data_info();
+      record["data_info"] = experiment_->data_info();
       history_.start(record);
     });
   }
@@ -620,7 +620,7 @@ json Run::finish() {
   }
   summary["task"] = config_.task;
   summary["family"] = family_.name;
-  if (!config_.data.empty()) summary["data_file"] = config_.data;
+  if (!config_.data.empty()) summary["data"] = config_.data;  // config.json's key
   if (!config_.truth_table.empty()) summary["truth_table"] = config_.truth_table;
   // The spec as compiled: `maskc report` pools runs only of the same spec's source.
   if (spec_ && !spec_->source_sha256.empty()) summary["spec_sha256"] = spec_->source_sha256;
@@ -633,7 +633,7 @@ json Run::finish() {
   summary["parameters"] = parameter_count(model_);
   const json& init_record = history_.init_record();
   summary["init_info"] = init_record.value("init_info", json::object());
-  summary["data"] = experiment_->data_info();
+  summary["data_info"] = experiment_->data_info();
   for (const char* key : {"prior_mass", "attention_correlation", "accuracy", "unseen_accuracy"}) {
     if (init_record.contains(key)) summary[std::string(key) + "_init"] = init_record[key];
   }
