@@ -358,6 +358,28 @@ double metric_value(const json& record, const std::string& key) {
   return number_or_nan(v);
 }
 
+std::vector<std::string> differing_keys(const std::vector<const json*>& settings) {
+  if (settings.size() < 2) return {};
+  std::set<std::string> keys;
+  for (const json* each : settings) {
+    if (each->is_object()) {
+      for (const auto& [key, value] : each->items()) keys.insert(key);
+    }
+  }
+  std::vector<std::string> differing;
+  for (const std::string& key : keys) {
+    const json first =
+        settings.front()->is_object() ? settings.front()->value(key, json()) : json();
+    for (const json* each : settings) {
+      if ((each->is_object() ? each->value(key, json()) : json()) != first) {
+        differing.push_back(key);
+        break;
+      }
+    }
+  }
+  return differing;
+}
+
 std::optional<std::string> headline_metric(const ReportRow& row) {
   if (row.family == nullptr) return std::nullopt;
   const std::string& key = row.family->headline().key;

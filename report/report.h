@@ -88,6 +88,10 @@ struct LeftOut {
 std::vector<ReportRow> group_runs(std::vector<RunRecord> runs, const std::string& root_name,
                                   std::vector<LeftOut>* duplicates = nullptr);
 
+/// The keys whose values differ between the JSON objects `settings` (a key one object lacks reads
+/// as null there), sorted: what runs or rows differ in. Empty for fewer than two objects.
+std::vector<std::string> differing_keys(const std::vector<const nlohmann::json*>& settings);
+
 /// A metric in a summary or metrics record: a number, or the mean of a per-layer list; NaN when
 /// absent or not a number.
 double metric_value(const nlohmann::json& record, const std::string& key);

@@ -100,21 +100,9 @@ std::string primary_of(const TaskSection& section, const std::string& metric) {
 }
 
 std::vector<std::string> differing_settings(const TaskSection& section) {
-  std::set<std::string> keys;
-  for (const ReportRow* row : section.rows) {
-    for (const auto& [key, value] : row->settings.items()) keys.insert(key);
-  }
-  std::vector<std::string> differing;
-  for (const std::string& key : keys) {
-    const json first = section.rows.front()->settings.value(key, json());
-    for (const ReportRow* row : section.rows) {
-      if (row->settings.value(key, json()) != first) {
-        differing.push_back(key);
-        break;
-      }
-    }
-  }
-  return differing;
+  std::vector<const json*> settings;
+  for (const ReportRow* row : section.rows) settings.push_back(&row->settings);
+  return differing_keys(settings);
 }
 
 std::string value_text(const json& value) {

@@ -41,25 +41,16 @@ constexpr const char* kConfigSlot = "_config";
 /// differ (what a sweep swept, what a run overrode), in place of the fixed few; a lone run keeps
 /// them. The configs run_row kept are dropped.
 void shown_settings(json& rows) {
-  std::set<std::string> keys;
+  std::vector<const json*> configs;
   for (const json& row : rows) {
-    if (!row.contains(kConfigSlot) || !row[kConfigSlot].is_object()) continue;
-    for (const auto& [key, value] : row[kConfigSlot].items()) keys.insert(key);
+    if (row.contains(kConfigSlot)) configs.push_back(&row[kConfigSlot]);
   }
-  for (const std::string& key : report::execution_keys()) keys.erase(key);
-  for (const char* key : {"out", "seed", "resolved", "config_format"}) keys.erase(key);
+  std::set<std::string> hidden = {"out", "seed", "resolved", "config_format"};
+  for (const std::string& key : report::execution_keys()) hidden.insert(key);
   std::vector<std::string> differing;
-  for (const std::string& key : keys) {
-    std::optional<json> first;
-    for (const json& row : rows) {
-      if (!row.contains(kConfigSlot)) continue;
-      const json value = row[kConfigSlot].value(key, json());
-      if (!first) {
-        first = value;
-      } else if (value != *first) {
-        differing.push_back(key);
-        break;
-      }
+  if (!configs.empty()) {
+    for (std::string& key : report::differing_keys(configs)) {
+      if (!hidden.contains(key)) differing.push_back(std::move(key));
     }
   }
   for (json& row : rows) {

@@ -131,6 +131,16 @@ TEST(Report, RowsGroupSeedsAndSkipInterruptedRuns) {
   EXPECT_EQ(paper_number(rows[5]), "≈ 75");
 }
 
+TEST(Report, DifferingKeysAreThoseWhoseValuesDiffer) {
+  const json a = {{"init", "mask"}, {"lr", 0.001}, {"n", 6}};
+  const json b = {{"init", "vanilla"}, {"lr", 0.001}, {"n", 6}, {"warmup", 80}};
+  const json c = {{"init", "mask"}, {"lr", 0.001}, {"n", 6}};
+  EXPECT_EQ(differing_keys({&a, &b, &c}), (std::vector<std::string>{"init", "warmup"}));
+  EXPECT_TRUE(differing_keys({&a, &c}).empty());
+  EXPECT_TRUE(differing_keys({&a}).empty());
+  EXPECT_TRUE(differing_keys({}).empty());
+}
+
 TEST(Report, RowsAndSeedsInNumericOrder) {
   // Folder names sort as text "10pct" < "1pct" < "5pct" and "seed10" < "seed2"; rows and seeds
   // follow the numbers instead.
