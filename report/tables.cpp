@@ -8,8 +8,10 @@
 #include <filesystem>
 #include <map>
 #include <set>
+#include <string_view>
 
 #include "compiler/compile.h"
+#include "runfolder/run_files.h"
 #include "tasks/truth_table.h"
 #include "validate/mdi.h"
 #include "validate/validate.h"
@@ -52,19 +54,10 @@ std::string field(const json& config, const char* key) {
   return inert(v.dump());
 }
 
-/// Settings only a prior reads: a run with a prior and a vanilla run that differ only in these
-/// (and the seed) are a pair to compare.
-const std::set<std::string>& prior_keys() {
-  static const std::set<std::string> keys = {
-      "init",         "spec",         "spec_sha256",      "defines",           "mask_open",
-      "mask_close",   "mask_sharing", "mask_param",       "mask_weight_decay", "qk_contrast",
-      "qk_opt_steps", "qk_opt_lr",    "qk_opt_sequences", "length_param"};
-  return keys;
-}
-
+/// A row's settings but those only a prior reads (runfolder/run_files.h kPriorKeys).
 json without_prior(const ReportRow& row) {
   json settings = row.settings.is_object() ? row.settings : json::object();
-  for (const std::string& key : prior_keys()) settings.erase(key);
+  for (const std::string_view key : runfolder::kPriorKeys) settings.erase(std::string(key));
   return settings;
 }
 

@@ -58,6 +58,15 @@ inline constexpr std::array<std::string_view, 5> kArchivedFiles = {
 inline constexpr std::array<std::string_view, 6> kExecutionKeys = {
     "threads", "device", "precision", "progress", "stop_after", "log_every"};
 
+/// The settings only a prior reads (config.json keys, and summary.json's spec_sha256): a run with
+/// a prior and a vanilla run that differ only in these and the seed are a pair a report compares
+/// ("Does the prior help?"). Every key but spec_sha256 is a row of train/config.cpp's table (a
+/// test keeps them so).
+inline constexpr std::array<std::string_view, 14> kPriorKeys = {
+    "init",         "spec",         "spec_sha256",      "defines",           "mask_open",
+    "mask_close",   "mask_sharing", "mask_param",       "mask_weight_decay", "qk_contrast",
+    "qk_opt_steps", "qk_opt_lr",    "qk_opt_sequences", "length_param"};
+
 /// The archive of a results folder's runs (runfolder/archive.h), beside its REPORT.md.
 inline constexpr std::string_view kArchiveFile = "runs.jsonl.gz";
 

@@ -25,6 +25,7 @@
 #include "core/error.h"
 #include "io/mask_file.h"
 #include "io/safetensors.h"
+#include "runfolder/run_files.h"
 #include "runtime/experiment.h"
 #include "runtime/host.h"
 #include "runtime/init.h"
@@ -730,6 +731,14 @@ TEST(ConfigTableTest, EveryPresetResolves) {
     for (const auto& preset : training::preset_names()) {
       EXPECT_EQ(resolve_config(task, preset, json::object()).preset, preset) << task;
     }
+  }
+}
+
+TEST(ConfigTableTest, PriorKeysAreRowsOfTheTable) {
+  const json defaults = training::to_json(training::TrainConfig{});
+  for (const std::string_view key : runfolder::kPriorKeys) {
+    if (key == "spec_sha256") continue;  // summary.json's, not a setting
+    EXPECT_TRUE(defaults.contains(std::string(key))) << key;
   }
 }
 
