@@ -57,4 +57,8 @@ void write_json_file(const std::string& path, const nlohmann::json& value) {
   write_file_atomic(path, value.dump(2) + "\n");
 }
 
+std::string json_text(const nlohmann::json& value) {
+  return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 }  // namespace maskprior

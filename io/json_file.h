@@ -33,5 +33,8 @@ std::vector<nlohmann::json> read_json_lines(const std::string& path,
                                             uint64_t max_bytes = kMaxJsonBytes);
 /// Writes `value` as indented JSON atomically (temporary file + rename).
 void write_json_file(const std::string& path, const nlohmann::json& value);
+/// `value` as JSON text on one line, any bytes that are not UTF-8 (a file name, a config value, a
+/// line of a spec) replaced by U+FFFD: never an exception while a reply or a line is written.
+std::string json_text(const nlohmann::json& value);
 
 }  // namespace maskprior

@@ -64,10 +64,6 @@ Reply text_reply(std::string body, const char* type = "text/plain; charset=utf-8
 
 }  // namespace
 
-std::string json_text(const json& value) {
-  return value.dump(-1, ' ', false, json::error_handler_t::replace);
-}
-
 std::string without_root(std::string text, const fs::path& root) {
   const std::string prefix = root.string() + "/";
   for (size_t at = text.find(prefix); at != std::string::npos; at = text.find(prefix, at)) {

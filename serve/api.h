@@ -37,10 +37,6 @@ struct Reply {
 /// The request query (`?path=...&layer=0`).
 using Query = std::map<std::string, std::string>;
 
-/// `value` as JSON text, any bytes that are not UTF-8 (a file name, a config value, a line of a
-/// spec) replaced by U+FFFD: a reply is always JSON, never an exception while it is written.
-std::string json_text(const nlohmann::json& value);
-
 /// `text` with every `ROOT/` cut out: messages and reports name files under the served folder
 /// relative to it, as the page names them, and never show where the folder is.
 std::string without_root(std::string text, const std::filesystem::path& root);

@@ -2,8 +2,8 @@
 
 #include <cstring>
 
+#include "io/json_file.h"
 #include "render/grid.h"
-#include "serve/api.h"
 
 namespace maskprior::serve {
 

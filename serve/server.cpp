@@ -28,6 +28,7 @@
 
 #include "core/error.h"
 #include "core/regular_file.h"
+#include "io/json_file.h"
 #include "serve/page.h"
 
 namespace maskprior::serve {
