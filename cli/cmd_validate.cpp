@@ -2,6 +2,7 @@
 //                     [--json] [--readout TOKEN[,TOKEN...]] [--feedback token|state]
 //                     [-D name=value]... [--digits SPAN=ORDER]...`
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <iostream>
 #include <memory>
@@ -74,8 +75,9 @@ void add_validate_command(CLI::App& app, int& exit_code) {
       "is unreachable.");
   cmd->add_option("SPEC", args->spec, "the .mask spec")->required();
   auto* target = cmd->add_option_group("target", "what the spec should express (exactly one)");
-  target->add_option("--task", args->task,
-                     "built-in task: parity2, maj3, cyclic3, threesym, addition, multiplication");
+  target->add_option(
+      "--task", args->task,
+      fmt::format("built-in task: {}", fmt::join(validate::validatable_tasks(), ", ")));
   target->add_option("--truth-table", args->truth_table,
                      "CSV: input columns named after tokens (x0 or x[0]), outputs y or y0, y1...,"
                      " optional seen column");

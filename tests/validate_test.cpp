@@ -519,6 +519,16 @@ TEST(Validate, BindingErrors) {
             std::string::npos);
   EXPECT_NE(input_error([&] { task_target(mask, "parity9"); }).find("unknown task 'parity9'"),
             std::string::npos);
+  // The tasks it takes are those of the families with a truth table, from their descriptors.
+  const std::vector<std::string> tasks = validatable_tasks();
+  EXPECT_NE(std::find(tasks.begin(), tasks.end(), "parity2"), tasks.end());
+  EXPECT_NE(std::find(tasks.begin(), tasks.end(), "addition"), tasks.end());
+  EXPECT_EQ(std::find(tasks.begin(), tasks.end(), "fashion-mnist"), tasks.end());
+  // A task whose family has no truth table: the family, from its descriptor, says so.
+  EXPECT_NE(input_error([&] {
+              task_target(mask, "fashion-mnist");
+            }).find("task fashion-mnist is of the vision family, whose target is no truth table"),
+            std::string::npos);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <functional>
+#include <map>
 
+#include "tasks/family.h"
 #include "validate/declared_depends.h"
 #include "validate/dependencies.h"
 
@@ -120,57 +122,92 @@ tasks::ArithmeticTask arithmetic_data(const CompiledMask& mask, const std::strin
   return arithmetic;
 }
 
+/// A Boolean task (tasks/boolean_task.h): the cube of x, read at cls.
+Target boolean_target(const CompiledMask& mask, const std::string& task,
+                      const ValidateOptions& options) {
+  Target target;
+  target.description = "task " + task;
+  const std::string expected = "cls, x[n]";
+  require_span(mask, "cls", task, expected);
+  const Span& x = require_span(mask, "x", task, expected);
+  // Clamped only to fit an int; make_boolean_task rejects sizes past its own cap.
+  const int n = static_cast<int>(std::min<int64_t>(x.length, 1 << 20));
+  target.table = tasks::boolean_truth_table(tasks::make_boolean_task(task, n));
+  for (int64_t i = 0; i < x.length; ++i) target.input_tokens.push_back(x.offset + i);
+  target.readout_tokens = readout_of(mask, options, 1, target.description, [&] {
+    return std::vector<int64_t>{*mask.layout.token_index("cls")};
+  });
+  add_fed_back(mask, target, options);
+  return target;
+}
+
+/// An arithmetic task (tasks/arithmetic_task.h): each answer digit from the operands' digits,
+/// read at the row before it and fed back.
+Target arithmetic_target(const CompiledMask& mask, const std::string& task,
+                         const ValidateOptions& options) {
+  Target target;
+  target.description = "task " + task;
+  const tasks::ArithmeticTask arithmetic = tasks::make_arithmetic_task(task);
+  const std::string expected = fmt::format("a[{0}], op, b[{0}], eq, c[{1}]",
+                                           arithmetic.operand_digits, arithmetic.answer_digits);
+  const Span& a = require_span(mask, "a", task, expected);
+  const Span& b = require_span(mask, "b", task, expected);
+  const Span& c = require_span(mask, "c", task, expected);
+  for (const Span* span : {&a, &b, &c}) {
+    const int64_t want = span == &c ? arithmetic.answer_digits : arithmetic.operand_digits;
+    if (span->length != want) {
+      throw InputError(fmt::format("spec '{}': span `{}` has {} tokens, task {} expects {} ({})",
+                                   mask.name, span->name, span->length, task, want, expected));
+    }
+  }
+  if (c.offset == 0) {
+    throw InputError(fmt::format("spec '{}': no token before c[0] to predict it", mask.name));
+  }
+  target.table = tasks::arithmetic_truth_table(arithmetic_data(mask, task, a, b, c));
+  for (const Span* span : {&a, &b}) {
+    for (int64_t i = 0; i < span->length; ++i) target.input_tokens.push_back(span->offset + i);
+  }
+  // A decoder predicts c[j] at the row before it, and feeds c[j] back (Feedback).
+  target.readout_tokens = readout_of(mask, options, target.table.outputs.size(), target.description,
+                                     [&] { return mask.layout.tokens_of("before c"); });
+  add_fed_back(mask, target, options);
+  return target;
+}
+
+/// The target of each task family whose tasks have a truth table, by the family's name (its
+/// descriptor, tasks/family.h, says which family a task is).
+using TargetBuilder = Target (*)(const CompiledMask&, const std::string&, const ValidateOptions&);
+const std::map<std::string, TargetBuilder>& target_builders() {
+  static const std::map<std::string, TargetBuilder> builders = {{"boolean", &boolean_target},
+                                                                {"arithmetic", &arithmetic_target}};
+  return builders;
+}
+
 }  // namespace
+
+std::vector<std::string> validatable_tasks() {
+  std::vector<std::string> names;
+  for (const tasks::TaskFamily& family : tasks::families()) {
+    if (target_builders().contains(family.name)) {
+      names.insert(names.end(), family.tasks.begin(), family.tasks.end());
+    }
+  }
+  return names;
+}
 
 Target task_target(const CompiledMask& mask, const std::string& task,
                    const ValidateOptions& options) {
-  Target target;
-  target.description = "task " + task;
-  if (tasks::is_boolean_task(task)) {
-    const std::string expected = "cls, x[n]";
-    require_span(mask, "cls", task, expected);
-    const Span& x = require_span(mask, "x", task, expected);
-    // Clamped only to fit an int; make_boolean_task rejects sizes past its own cap.
-    const int n = static_cast<int>(std::min<int64_t>(x.length, 1 << 20));
-    target.table = tasks::boolean_truth_table(tasks::make_boolean_task(task, n));
-    for (int64_t i = 0; i < x.length; ++i) target.input_tokens.push_back(x.offset + i);
-    target.readout_tokens = readout_of(mask, options, 1, target.description, [&] {
-      return std::vector<int64_t>{*mask.layout.token_index("cls")};
-    });
-    add_fed_back(mask, target, options);
-    return target;
+  const tasks::TaskFamily& family = tasks::family_of_task(task);  // unknown task: InputError
+  const auto builder = target_builders().find(family.name);
+  if (builder == target_builders().end()) {
+    std::vector<std::string> names;
+    for (const auto& [name, build] : target_builders()) names.push_back(name);
+    throw InputError(fmt::format(
+        "task {} is of the {} family, whose target is no truth table to validate against (the "
+        "families that have one: {}; or give --truth-table or --depends)",
+        task, family.name, fmt::join(names, ", ")));
   }
-  if (tasks::is_arithmetic_task(task)) {
-    const tasks::ArithmeticTask arithmetic = tasks::make_arithmetic_task(task);
-    const std::string expected = fmt::format("a[{0}], op, b[{0}], eq, c[{1}]",
-                                             arithmetic.operand_digits, arithmetic.answer_digits);
-    const Span& a = require_span(mask, "a", task, expected);
-    const Span& b = require_span(mask, "b", task, expected);
-    const Span& c = require_span(mask, "c", task, expected);
-    for (const Span* span : {&a, &b, &c}) {
-      const int64_t want = span == &c ? arithmetic.answer_digits : arithmetic.operand_digits;
-      if (span->length != want) {
-        throw InputError(fmt::format("spec '{}': span `{}` has {} tokens, task {} expects {} ({})",
-                                     mask.name, span->name, span->length, task, want, expected));
-      }
-    }
-    if (c.offset == 0) {
-      throw InputError(fmt::format("spec '{}': no token before c[0] to predict it", mask.name));
-    }
-    target.table = tasks::arithmetic_truth_table(arithmetic_data(mask, task, a, b, c));
-    for (const Span* span : {&a, &b}) {
-      for (int64_t i = 0; i < span->length; ++i) target.input_tokens.push_back(span->offset + i);
-    }
-    // A decoder predicts c[j] at the row before it, and feeds c[j] back (Feedback).
-    target.readout_tokens =
-        readout_of(mask, options, target.table.outputs.size(), target.description,
-                   [&] { return mask.layout.tokens_of("before c"); });
-    add_fed_back(mask, target, options);
-    return target;
-  }
-  std::vector<std::string> known = tasks::boolean_task_names();
-  for (const std::string& name : tasks::arithmetic_task_names()) known.push_back(name);
-  throw InputError(fmt::format("unknown task '{}' (known: {})", task, fmt::join(known, ", ")));
+  return builder->second(mask, task, options);
 }
 
 Target table_target(const CompiledMask& mask, tasks::TruthTable table,

@@ -69,6 +69,9 @@ struct Target {
   std::optional<std::vector<std::vector<size_t>>> declared;
 };
 
+/// The built-in tasks task_target takes: those of the task families (tasks/family.h) whose target
+/// is a truth table, in the families' order.
+std::vector<std::string> validatable_tasks();
 /// A built-in task on the spec's layout (Boolean tasks take n from span `x`; arithmetic tasks read
 /// c[j] at the token before it, with their digits in the orders the spec declares: its `digits`
 /// describe the data, docs/arithmetic.md "Digit order"). Throws InputError for an unknown task, a
