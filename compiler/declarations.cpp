@@ -42,9 +42,8 @@ Span& span_named(Declarations& d, const std::string& name, ast::Pos pos, const S
     source.fail(
         pos, fmt::format("`{}` must come after `tokens`, which declares span {}", statement, name));
   }
-  const auto it = d.span_index.find(name);
-  if (it != d.span_index.end()) return d.layout.spans[it->second];
-  source.fail(pos, d.layout.unknown_span(name));
+  // `d` is ours to change; find_span looks the span up.
+  return const_cast<Span&>(find_span(name, pos, d, source));
 }
 
 // Keeps a single-occurrence declaration single.
@@ -270,6 +269,13 @@ Declarations resolve_declarations(const ast::Spec& spec, const SourceText& sourc
   if (options.close_value) d.close_value = *options.close_value;
   d.default_value = default_value(d, default_st, source);
   return d;
+}
+
+const Span& find_span(const std::string& name, ast::Pos pos, const Declarations& decls,
+                      const SourceText& source) {
+  const auto it = decls.span_index.find(name);
+  if (it != decls.span_index.end()) return decls.layout.spans[it->second];
+  source.fail(pos, decls.layout.unknown_span(name));
 }
 
 }  // namespace maskprior

@@ -38,4 +38,9 @@ struct Declarations {
 Declarations resolve_declarations(const ast::Spec& spec, const SourceText& source,
                                   const CompileOptions& options);
 
+/// The span called `name`; throws SpecError at `pos` naming the declared spans if there is none
+/// (Layout::unknown_span).
+const Span& find_span(const std::string& name, ast::Pos pos, const Declarations& decls,
+                      const SourceText& source);
+
 }  // namespace maskprior

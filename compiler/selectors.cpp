@@ -116,13 +116,6 @@ bool bind_item(const ast::SelectorItem& item, const Binding& b, BoundSelector& o
 
 }  // namespace
 
-const Span& find_span(const std::string& name, ast::Pos pos, const Declarations& decls,
-                      const SourceText& source) {
-  const auto it = decls.span_index.find(name);
-  if (it != decls.span_index.end()) return decls.layout.spans[it->second];
-  source.fail(pos, decls.layout.unknown_span(name));
-}
-
 std::optional<BoundSelector> bind_selector(const ast::Selector& selector, const Binding& binding) {
   BoundSelector out;
   bool known = true;

@@ -38,10 +38,6 @@ std::vector<int64_t> list_tokens(const BoundSelector& tokens);
 /// The smallest token that `tokens` names more than once, if any.
 std::optional<int64_t> repeated_token(const BoundSelector& tokens);
 
-/// The span called `name`; throws SpecError at `pos` naming the declared spans if there is none.
-const Span& find_span(const std::string& name, ast::Pos pos, const Declarations& decls,
-                      const SourceText& source);
-
 /// A whole span used as an operand (`x`, or `before x`: the tokens just before x's).
 struct SpanOperand {
   const Span* span = nullptr;
