@@ -493,9 +493,8 @@ json run_sweep(const SweepOptions& options, std::ostream& out) {
   }
   // The tables of every finished run of this sweep and of the earlier one it extends.
   const SweepOptions table = tabulated(options, earlier);
-  const std::vector<SweepPoint> table_points = earlier ? grid_points(table.grid) : points;
-  auto [rows, tables] =
-      tabulate(table_points, earlier ? plan_runs(table, table_points) : runs, outcome.failed);
+  const std::vector<SweepPoint> table_points = grid_points(table.grid);
+  auto [rows, tables] = tabulate(table_points, plan_runs(table, table_points), outcome.failed);
   json results = {{"command", "sweep"},
                   {"base", options.base},
                   {"seeds", table.seeds},

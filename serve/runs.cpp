@@ -48,10 +48,8 @@ void shown_settings(json& rows) {
   std::set<std::string> hidden = {"out", "seed", "resolved", "config_format"};
   for (const std::string& key : report::execution_keys()) hidden.insert(key);
   std::vector<std::string> differing;
-  if (!configs.empty()) {
-    for (std::string& key : report::differing_keys(configs)) {
-      if (!hidden.contains(key)) differing.push_back(std::move(key));
-    }
+  for (std::string& key : report::differing_keys(configs)) {
+    if (!hidden.contains(key)) differing.push_back(std::move(key));
   }
   for (json& row : rows) {
     if (!row.contains(kConfigSlot)) continue;
