@@ -279,7 +279,7 @@ class Run {
   json init_info_;
   torch::Tensor probe_, open_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
-  int64_t rows_ = 0, steps_per_epoch_ = 0, total_steps_ = 0;
+  int64_t rows_ = 0, total_steps_ = 0;
   int64_t eval_every_ = 0, checkpoint_every_ = 0;
   RunState state_;
   Checkpointer checkpoints_;
@@ -358,10 +358,10 @@ Run::Run(const TrainConfig& config, bool resuming, ProcessGroup* group, bool che
   check_stop_requested("building the model");
   rows_ = experiment_->train_size();
   order_.emplace(config_.seed, group_rows(), config_.batch_size);
-  steps_per_epoch_ = order_->steps_per_epoch();
-  total_steps_ = config_.steps > 0 ? config_.steps : steps_per_epoch_ * config_.epochs;
-  eval_every_ = config_.eval_every > 0 ? config_.eval_every : steps_per_epoch_;
-  checkpoint_every_ = config_.checkpoint_every > 0 ? config_.checkpoint_every : steps_per_epoch_;
+  const int64_t steps_per_epoch = order_->steps_per_epoch();
+  total_steps_ = config_.steps > 0 ? config_.steps : steps_per_epoch * config_.epochs;
+  eval_every_ = config_.eval_every > 0 ? config_.eval_every : steps_per_epoch;
+  checkpoint_every_ = config_.checkpoint_every > 0 ? config_.checkpoint_every : steps_per_epoch;
   // The task, spec, sizes and model are good: only now is the folder written, so a run that fails
   // or is stopped while setting up leaves none.
   if (!resuming_) start_folder(folder_, config_, resolved());
@@ -370,7 +370,7 @@ Run::Run(const TrainConfig& config, bool resuming, ProcessGroup* group, bool che
 
 json Run::resolved() const {
   json values = {{"device", device_.str()},   {"threads", torch::get_num_threads()},
-                 {"steps", total_steps_},     {"steps_per_epoch", steps_per_epoch_},
+                 {"steps", total_steps_},     {"steps_per_epoch", order_->steps_per_epoch()},
                  {"eval_every", eval_every_}, {"checkpoint_every", checkpoint_every_}};
   if (spec_) {  // the values the spec's `open` and `close` wrote, after --mask-open/--mask-close
     values["mask_open"] = spec_->open_value;
@@ -433,7 +433,7 @@ void Run::start() {
   if (const auto about = experiment_->description(); !about.empty()) progress_->note(about);
   progress_->note(fmt::format("{} {} on {}: {} parameters, {} steps ({} per epoch){}",
                               learned_label(config_), config_.init, device_.str(),
-                              parameter_count(model_), total_steps_, steps_per_epoch_,
+                              parameter_count(model_), total_steps_, order_->steps_per_epoch(),
                               resuming_ ? fmt::format(", resuming at step {}", state_.step) : ""));
   if (const json data = experiment_->data_info(); data.contains("note")) {
     progress_->note(data["note"].get<std::string>());
@@ -474,7 +474,7 @@ json Run::measure(int64_t step, double* seconds) {
   }
   if (seconds != nullptr) *seconds = std::chrono::duration<double>(Clock::now() - begin).count();
   record["step"] = step;
-  record["epoch"] = static_cast<double>(step) / static_cast<double>(steps_per_epoch_);
+  record["epoch"] = static_cast<double>(step) / static_cast<double>(order_->steps_per_epoch());
   record.update(persistence_metrics(model_, probe_, open_));
   if (model_->has_sized_priors() && initial_priors_.contains(probe_tokens_)) {
     const auto drift = sized_mask_drift(model_, probe_tokens_, initial_priors_.at(probe_tokens_));
