@@ -379,10 +379,12 @@ PatternDiff compare_patterns(const CompiledMask& a, const CompiledMask& b) {
       for (size_t i = 0; i < m->hard->size(); ++i) (*cells.hard)[i] |= (*m->hard)[i];
     }
   }
+  // A causal decoder's last row predicts no token: what it opens is counted nowhere.
+  diff.counted_rows = cells.n > 1 && is_causal(cells) ? cells.n - 1 : cells.n;
   for (int64_t l = 0; l < cells.layers; ++l) {
     for (int64_t h = 0; h < cells.heads; ++h) {
       PatternDiff::Plane plane{l, h, 0, 0, 0, 1.0};
-      for (int64_t q = 0; q < cells.n; ++q) {
+      for (int64_t q = 0; q < diff.counted_rows; ++q) {
         for (int64_t k = 0; k < cells.n; ++k) {
           if (cells.is_hard(q, k)) continue;
           const bool in_a = open_a[a.index(a.layers == 1 ? 0 : l, a.heads == 1 ? 0 : h, q, k)] != 0;
@@ -411,9 +413,12 @@ std::string render_pattern_diff(const PatternDiff& diff, const std::string& name
     out += fmt::format("{:>5} {:>4} {:>9} {:>9} {:>9} {:>8.3f}\n", p.layer, p.head, p.only_a,
                        p.only_b, p.both, p.jaccard);
   }
-  out +=
+  out += fmt::format(
       "(cells open in A only, in B only, in both; Jaccard = both / open in either; hard cells "
-      "left out)\n";
+      "left out{})\n",
+      diff.counted_rows < diff.cells.n
+          ? ", and the causal decoder's last row, which predicts no token"
+          : "");
   const CompiledMask& m = diff.cells;
   if (m.n > max_tokens) return out + "\n" + too_large_for_text(m.n, max_tokens);
   auto value = [&](const PatternDiff::Plane& p, int64_t q, int64_t k) {

@@ -56,6 +56,9 @@ struct PatternDiff {
     double jaccard = 1;                        // both / open in either (1 when neither opens any)
   };
   std::vector<Plane> planes;  // one per (layer, head) of `cells`, in order
+  /// The query rows the counts cover: all N, or N − 1 when the masks are a causal decoder's
+  /// (either hard-excludes every later key), whose last row predicts no token.
+  int64_t counted_rows = 0;
 
   /// Every plane's counts summed, with their Jaccard overlap (layer and head 0).
   Plane total() const;

@@ -32,8 +32,8 @@ json persistence_metrics(MaskedTransformer& model, const torch::Tensor& probe,
       mass.push_back(row_mass.index({has_open}).mean().item<double>());
       correlation.push_back(pearson(probs.mean(0), pattern));
     }
-    metrics["prior_mass"] = mass;
-    metrics["attention_correlation"] = correlation;
+    metrics[kPriorStartKeys[0]] = mass;
+    metrics[kPriorStartKeys[1]] = correlation;
   }
   if (model->has_mask()) {
     torch::NoGradGuard no_grad;

@@ -31,7 +31,7 @@ torch::Tensor shift_and_flip(const torch::Tensor& images, const torch::Tensor& s
 
 /// fashion-mnist: training set = config.train_size images (0 = all 60,000; a seeded sample
 /// otherwise), test set = config.test_size evenly spaced test images (at most 10,000), read from
-/// config.data_dir ("" = the Debian package). Metrics: top1 (also as accuracy), test_loss.
+/// config.data_dir ("" = the Debian package). Metrics: top1, test_loss.
 std::unique_ptr<Experiment> make_vision_experiment(const ExperimentConfig& config);
 
 }  // namespace maskprior::runtime

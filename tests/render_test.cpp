@@ -175,6 +175,34 @@ TEST(Render, DifferenceOfTwoMasks) {
   EXPECT_THROW(mask_difference(learned, three), InputError);
 }
 
+// `maskc diff` counts what a prior decides: a causal decoder's last row predicts no token, so
+// cells it alone opens count nowhere; the same change on an earlier row counts.
+TEST(Render, PatternDiffLeavesOutACausalDecodersLastRow) {
+  CompiledMask a = example_mask(/*with_hard=*/false);
+  a.hard = std::vector<uint8_t>(16, 0);
+  for (int64_t q = 0; q < 4; ++q) {
+    for (int64_t k = q + 1; k < 4; ++k) (*a.hard)[static_cast<size_t>(q * 4 + k)] = 1;
+  }
+  CompiledMask b = a;
+  for (int64_t l = 0; l < 2; ++l) {
+    for (int64_t h = 0; h < 2; ++h) b.mask[b.index(l, h, 3, 0)] = 10.0f;  // last row: open
+  }
+  const PatternDiff last = compare_patterns(a, b);
+  EXPECT_EQ(last.counted_rows, 3);
+  for (const PatternDiff::Plane& plane : last.planes) {
+    EXPECT_EQ(plane.only_a + plane.only_b, 0) << plane.layer << "," << plane.head;
+  }
+  EXPECT_NE(render_pattern_diff(last, "a", "b").find("the causal decoder's last row"),
+            std::string::npos);
+  b.mask[b.index(0, 0, 2, 0)] = 10.0f;  // a row that predicts a token
+  EXPECT_EQ(compare_patterns(a, b).planes[0].only_b, 1);
+  a.hard.reset();  // an encoder: every row counts
+  b.hard.reset();
+  const PatternDiff encoder = compare_patterns(a, b);
+  EXPECT_EQ(encoder.counted_rows, 4);
+  EXPECT_EQ(encoder.planes[1].only_b, 1);  // layer 0, head 1: the last row's cell
+}
+
 // The labelled figure: a 900x820 picture whose heatmap has the map's colours (full red open, full
 // blue closed) and black hard cells; drawn for a large N by span (no per-token labels), and
 // refused for a layer the mask lacks, writing nothing.

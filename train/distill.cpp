@@ -127,20 +127,21 @@ std::vector<uint8_t> merge_planes(const std::vector<uint8_t>& pattern, int64_t& 
 }
 
 /// The share of each layer's attention on the written pattern (per head: its own plane; merged:
-/// the layer's or model's plane), mean over rows and heads.
+/// the layer's or model's plane), mean over the first `rows` query rows and the heads (a causal
+/// decoder's last row predicts no token: it is left out).
 std::vector<double> covered_mass(const std::vector<float>& attention, int64_t layers, int64_t heads,
-                                 int64_t n, const SpecDraft& draft) {
+                                 int64_t n, int64_t rows, const SpecDraft& draft) {
   std::vector<double> mass(static_cast<size_t>(layers), 0.0);
   for (int64_t l = 0; l < layers; ++l) {
     for (int64_t h = 0; h < heads; ++h) {
       const int64_t pl = draft.layers == 1 ? 0 : l, ph = draft.heads == 1 ? 0 : h;
-      for (int64_t c = 0; c < n * n; ++c) {
+      for (int64_t c = 0; c < rows * n; ++c) {
         const size_t cell = static_cast<size_t>((pl * draft.heads + ph) * n * n + c);
         if (draft.pattern[cell] == 0) continue;
         mass[static_cast<size_t>(l)] += attention[static_cast<size_t>((l * heads + h) * n * n + c)];
       }
     }
-    mass[static_cast<size_t>(l)] /= static_cast<double>(heads * n);
+    mass[static_cast<size_t>(l)] /= static_cast<double>(heads * rows);
   }
   return mass;
 }
@@ -263,7 +264,9 @@ SpecDraft attention_draft(const RunFolder& folder, const TrainConfig& config,
   } else if (model_config.readout == runtime::Readout::kCausalLm) {
     add_hard_causal(draft.hard, n);
   }
-  distilled.layer_mass = covered_mass(attention, layers, heads, n, draft);
+  distilled.last_row_left_out = model_config.readout == runtime::Readout::kCausalLm && n > 1;
+  distilled.layer_mass =
+      covered_mass(attention, layers, heads, n, distilled.last_row_left_out ? n - 1 : n, draft);
   return draft;
 }
 
@@ -483,8 +486,9 @@ Distillation distill_run(const std::string& run_dir, const DistillOptions& optio
             ? fmt::format(" (--rows {}: all the probe rows the run has)", options.rows)
             : ""));
     for (size_t l = 0; l < distilled.layer_mass.size(); ++l) {
-      draft.comments.push_back(fmt::format("layer {}: the pattern holds {:.3f} of the attention", l,
-                                           distilled.layer_mass[l]));
+      draft.comments.push_back(fmt::format(
+          "layer {}: the pattern holds {:.3f} of the attention{}", l, distilled.layer_mass[l],
+          distilled.last_row_left_out ? " of the rows that predict a token" : ""));
     }
   } else {
     draft.comments.push_back(

@@ -24,7 +24,9 @@ struct DistillOptions {
 struct Distillation {
   std::string spec;                // the .mask text
   std::vector<double> layer_mass;  // attention: the share of each layer's attention on the
-                                   // pattern written for it (mean over rows and heads)
+                                   // pattern written for it (mean over rows and heads; a causal
+                                   // decoder's last row, which predicts no token, left out)
+  bool last_row_left_out = false;  // attention: the model is a causal decoder
   int64_t rows = 0;                // probe rows averaged (attention)
   std::string no_prior;  // set when every cell the hard mask leaves is open: says so, and why
 };

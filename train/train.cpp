@@ -634,8 +634,12 @@ json Run::finish() {
   const json& init_record = history_.init_record();
   summary["init_info"] = init_record.value("init_info", json::object());
   summary["data_info"] = experiment_->data_info();
-  for (const char* key : {"prior_mass", "attention_correlation", "accuracy", "unseen_accuracy"}) {
-    if (init_record.contains(key)) summary[std::string(key) + "_init"] = init_record[key];
+  // Where the run started: the step-0 value of what it learns and of what its prior measures.
+  std::vector<std::string> start_keys(runtime::kPriorStartKeys.begin(),
+                                      runtime::kPriorStartKeys.end());
+  for (const tasks::Metric& metric : family_.metrics) start_keys.push_back(metric.key);
+  for (const std::string& key : start_keys) {
+    if (init_record.contains(key)) summary[key + "_init"] = init_record[key];
   }
   summary["wall_seconds"] = wall();
   if (!history_.lost().empty()) summary["missing_evaluations"] = history_.lost();

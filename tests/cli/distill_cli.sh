@@ -74,7 +74,10 @@ distill_attention_every_family() {
     "$maskc" distill "$d/$name" --rows 16 -o "$d/$name.mask" >"$d/out" 2>"$d/err" ||
       fail "distill $name: $(cat "$d/err")"
     "$maskc" compile "$d/$name.mask" -o "$d/$name.safetensors" >/dev/null || fail "compile $name"
-    grep -Eq '^# layer 1: the pattern holds (0\.9[0-9]{2}|1\.000) of the attention$' "$d/$name.mask" ||
+    # A causal decoder's last row predicts no token: its mass is of the other rows.
+    local rows=''
+    [[ $name == arith || $name == data || $name == language ]] && rows=' of the rows that predict a token'
+    grep -Eq "^# layer 1: the pattern holds (0\.9[0-9]{2}|1\.000) of the attention$rows\$" "$d/$name.mask" ||
       fail "$name mass: $(cat "$d/$name.mask")"
     "$maskc" distill "$d/$name" --rows 16 --per model -o "$d/$name-model.mask" >/dev/null ||
       fail "--per model $name"
