@@ -62,3 +62,50 @@ function(maskprior_install_public_headers name)
   install(FILES ${paths} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/maskprior/${name}
     COMPONENT maskprior_headers)
 endfunction()
+
+# maskprior_torch_pch(TARGET): one precompiled <torch/torch.h> (instead of ~25 s per translation
+# unit) for the sources of TARGET that use LibTorch; the others compile without it. A source uses
+# LibTorch when it, or a header of this project it includes (followed from header to header, with
+# a work list rather than recursion), includes <torch/…>, <ATen/…> or <c10/…>; <torch/version.h>,
+# a few #defines, does not count. Read when CMake configures: a source that gains or loses
+# LibTorch later still compiles right, only without or with a needless header until CMake runs
+# again. A source that does not exist yet (a generated one) is taken as free of LibTorch. A source
+# with compile definitions of its own (set before this call) compiles without the header too: the
+# header is built with the target's definitions, and its own may change what LibTorch declares.
+function(maskprior_torch_pch target)
+  target_precompile_headers(${target} PRIVATE <torch/torch.h>)
+  get_target_property(sources ${target} SOURCES)
+  get_target_property(dir ${target} SOURCE_DIR)
+  foreach(source IN LISTS sources)
+    get_filename_component(path ${source} ABSOLUTE BASE_DIR ${dir})
+    set(uses OFF)
+    set(queue "")
+    get_source_file_property(own ${source} COMPILE_DEFINITIONS)
+    if(EXISTS ${path} AND NOT own)
+      set(queue ${path})
+    endif()
+    set(seen "")
+    while(queue AND NOT uses)
+      list(POP_FRONT queue file)
+      list(APPEND seen ${file})
+      file(STRINGS ${file} includes REGEX "^[ \t]*#[ \t]*include")
+      foreach(line IN LISTS includes)
+        if(line MATCHES "<(torch|ATen|c10)/" AND NOT line MATCHES "<torch/version\\.h>")
+          set(uses ON)
+          break()
+        endif()
+        if(line MATCHES "\"([a-z_]+/[a-z_0-9]+\\.h)\"")
+          set(header ${PROJECT_SOURCE_DIR}/${CMAKE_MATCH_1})
+          if(EXISTS ${header} AND NOT header IN_LIST seen AND NOT header IN_LIST queue)
+            list(APPEND queue ${header})
+          endif()
+        endif()
+      endforeach()
+    endwhile()
+    if(NOT uses)
+      set_source_files_properties(${source} PROPERTIES SKIP_PRECOMPILE_HEADERS ON)
+      list(APPEND light ${source})
+    endif()
+  endforeach()
+  set_property(TARGET ${target} PROPERTY MASKPRIOR_WITHOUT_PCH ${light})
+endfunction()

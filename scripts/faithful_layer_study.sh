@@ -4,9 +4,9 @@
 # nn.MultiheadAttention's init, dim_feedforward 2048, no final LayerNorm): addition at the paper's
 # 0.4% (4,000 problems), paper preset (800 steps), vanilla against the mask
 # (specs/arith/addition.mask), each run on one core. Cells: the position embedding started at std 1
-# (std1) and at 0.02 (std002, bf16),
-# the latter in fp32 (std002-fp32) and with a linear warm-up of WARMUP steps (std002-warmup, default
-# 80, a tenth of the run). Runs go to runs/faithful/<cell>/<settings>/seedK (resumable), then are
+# (std1) and at 0.02 (std002), bf16, each also in fp32 (std1-fp32, std002-fp32), and at 0.02 with a
+# linear warm-up of WARMUP steps (std002-warmup, default 80, a tenth of the run; std002-warmup-fp32
+# in fp32). Runs go to runs/faithful/<cell>/<settings>/seedK (resumable), then are
 # kept as one archive per cell under docs/results/faithful/<cell>. One run takes about 23 min on
 # one core of a 2-core AMD EPYC (bf16); SEEDS (default 3) and INITS (default vanilla,mask) narrow a
 # cell, and a later call with more grows it (finished runs are kept).
@@ -35,3 +35,5 @@ cell std002 --pos-init-std 0.02 --precision bf16
 cell std1 --precision bf16
 cell std002-fp32 --pos-init-std 0.02 --precision fp32
 cell std002-warmup --pos-init-std 0.02 --precision bf16 --warmup "${WARMUP:-80}"
+cell std002-warmup-fp32 --pos-init-std 0.02 --precision fp32 --warmup "${WARMUP:-80}"
+cell std1-fp32 --precision fp32

@@ -3,8 +3,8 @@
 
 A body starts at a line that ends with `{` after a closing parenthesis (a function, method or
 lambda head, not if/for/while/switch/catch) and ends at its matching `}`; strings, character
-literals and comments are skipped when counting braces. Used by scripts/tidy.sh for every layer,
-including the LibTorch ones that clang-tidy cannot parse here.
+literals and comments are skipped when counting braces. The test no_function_over_80_lines runs it
+over every layer.
   usage: function_length.py [--max 80] FILE_OR_FOLDER...
 A folder stands for the C++ sources below it (.cpp, .h, .hpp), except those in a `data` folder.
 """

@@ -1,5 +1,6 @@
 // The dashboard's answers: run folders, their curves, their learned masks, suite reports.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -39,7 +40,9 @@ constexpr const char* kConfigSlot = "_config";
 
 /// The runs table's settings: with several runs, the seed and every setting in which the runs
 /// differ (what a sweep swept, what a run overrode), in place of the fixed few; a lone run keeps
-/// them. The configs run_row kept are dropped.
+/// them. Each run's `group` names its setting: the differing settings but the seed ("init=mask,
+/// lr=0.001"; "" when only seeds differ), so that the page pools a setting's seeds as a report
+/// does. The configs run_row kept are dropped.
 void shown_settings(json& rows) {
   std::vector<const json*> configs;
   for (const json& row : rows) {
@@ -53,8 +56,14 @@ void shown_settings(json& rows) {
   }
   for (json& row : rows) {
     if (!row.contains(kConfigSlot)) continue;
+    const json& config = row[kConfigSlot];
+    std::vector<std::string> group;
+    for (const std::string& key : differing) {
+      const json value = config.value(key, json());
+      group.push_back(key + "=" + (value.is_string() ? value.get<std::string>() : value.dump()));
+    }
+    row["group"] = fmt::format("{}", fmt::join(group, ", "));
     if (rows.size() > 1) {
-      const json& config = row[kConfigSlot];
       json settings = json::object();
       if (config.contains("seed")) settings["seed"] = config["seed"];
       for (const std::string& key : differing) settings[key] = config.value(key, json());

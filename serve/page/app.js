@@ -24,12 +24,14 @@ const state = {
   runs: [],
   selected: new Set(),
   curves: {},       // run path -> /api/run reply
+  sort: {column: -1, down: false},  // the runs table's order: a clicked column
 };
 window.maskprior = {
   state,
   cells: () => (state.mask ? Array.from(state.mask.values) : null),
   drawn: () => heatmapDrawn,
   curves: () => curveSeries,
+  rows: () => tableRows,
   diffCells: () => (diffMask ? Array.from(diffMask.values) : null),
 };
 
@@ -421,7 +423,8 @@ const kPalette = ['#1f77b4', '#d62728', '#2ca02c', '#ff7f0e', '#9467bd', '#8c564
 function drawLines(canvas, series, xLabel) {
   const g = canvas.getContext('2d');
   g.clearRect(0, 0, canvas.width, canvas.height);
-  const points = series.flatMap((s) => s.points);
+  const points = series.flatMap((s) => [...s.points,
+                                        ...(s.band || []).flatMap(([x, lo, hi]) => [[x, lo], [x, hi]])]);
   g.font = '11px "DejaVu Sans", sans-serif';
   g.fillStyle = '#777';
   if (!points.length) {
@@ -444,6 +447,17 @@ function drawLines(canvas, series, xLabel) {
   g.textAlign = 'center';
   for (const x of [x0, (x0 + x1) / 2, x1]) g.fillText(String(Math.round(x)), px(x), box.bottom + 14);
   g.fillText(xLabel, (box.left + box.right) / 2, box.bottom + 28);
+  for (const s of series) {  // a setting's seeds: the band between their lowest and highest
+    if (!s.band || s.band.length < 2) continue;
+    g.fillStyle = s.colour;
+    g.globalAlpha = 0.18;
+    g.beginPath();
+    s.band.forEach(([x, , hi], i) => (i ? g.lineTo(px(x), py(hi)) : g.moveTo(px(x), py(hi))));
+    for (const [x, lo] of [...s.band].reverse()) g.lineTo(px(x), py(lo));
+    g.closePath();
+    g.fill();
+    g.globalAlpha = 1;
+  }
   series.forEach((s, index) => {
     g.strokeStyle = s.colour;
     g.lineWidth = 1.5;
@@ -464,38 +478,113 @@ function formatValue(value) {
   return typeof value === 'number' ? value.toPrecision(4) : '—';
 }
 
+// The runs as table rows: one per run, or with "one row per setting" one per setting (the runs
+// of one `group`, /api/runs), its seeds pooled. Each row: {key, paths, cells, value, status}.
+function runRows() {
+  const grouped = $('group-seeds').checked;
+  const rows = new Map();
+  for (const run of state.runs) {
+    const key = grouped && run.group !== undefined ? `group:${run.group}|${run.task || run.data || run.truth_table || ''}|${run.spec || ''}` : `run:${run.path}`;
+    if (!rows.has(key)) rows.set(key, {key, runs: []});
+    rows.get(key).runs.push(run);
+  }
+  // A setting pools its seeds; runs of one setting and one seed (copies, reruns) stay apart.
+  const pools = [];
+  for (const row of rows.values()) {
+    const seeds = row.runs.map((r) => r.settings?.seed);
+    if (row.runs.length > 1 && new Set(seeds).size === seeds.length && !seeds.includes(undefined)) {
+      pools.push(row);
+    } else {
+      pools.push(...row.runs.map((run) => ({key: `run:${run.path}`, runs: [run]})));
+    }
+  }
+  return pools.map(({key, runs}) => {
+    const first = runs[0];
+    const values = runs.map((r) => r.value).filter((v) => typeof v === 'number');
+    const mean = values.length ? values.reduce((a, b) => a + b, 0) / values.length : null;
+    const sd = values.length > 1
+      ? Math.sqrt(values.reduce((a, v) => a + (v - mean) ** 2, 0) / (values.length - 1)) : null;
+    const statuses = {};
+    for (const r of runs) statuses[r.status] = (statuses[r.status] || 0) + 1;
+    const settings = runs.length > 1
+      ? `${first.group || '(the same settings)'}; seeds ${runs.map((r) => r.settings?.seed ?? '?').join(', ')}`
+      : Object.entries(first.settings || {}).map(([k, v]) => `${k}=${v}`).join(' ');
+    const headline = !first.metric ? '' : runs.length > 1
+      ? `${first.metric} ${formatValue(mean)}${sd === null ? '' : ` ± ${sd.toPrecision(2)}`} (${values.length} of ${runs.length})`
+      : `${first.metric} ${formatValue(first.value)}`;
+    const status = runs.length > 1
+      ? Object.entries(statuses).map(([s, n]) => `${n} ${s}`).join(', ') : first.status;
+    const path = runs.length > 1 ? `${commonFolder(runs.map((r) => r.path))} (${runs.length} runs)`
+                                 : first.path || '.';
+    return {key, paths: runs.map((r) => r.path), value: mean, status: runs.length > 1 ? 'group' : status,
+            group: runs.length > 1 ? first.group : null, seeds: runs.length,
+            cells: [path, first.task || first.data || first.truth_table || '', first.spec || '',
+                    first.init || '', settings, status, headline]};
+  });
+}
+
+// The folder the paths share ("sweep/init=mask" of ".../seed0" and ".../seed1"), or ".".
+function commonFolder(paths) {
+  const parts = paths.map((p) => p.split('/').slice(0, -1));
+  const shared = [];
+  for (let i = 0; parts.every((p) => i < p.length && p[i] === parts[0][i]); ++i) shared.push(parts[0][i]);
+  return shared.join('/') || '.';
+}
+
+function sortRows(rows) {
+  const {column, down} = state.sort;
+  if (column < 0) return rows;
+  const key = (row) => (column === 6 ? (row.value ?? -Infinity) : row.cells[column]);
+  return [...rows].sort((a, b) => {
+    const x = key(a), y = key(b);
+    const order = typeof x === 'number' && typeof y === 'number' ? x - y
+                                                                 : String(x).localeCompare(String(y), undefined, {numeric: true});
+    return down ? -order : order;
+  });
+}
+
+let tableRows = [];  // the rows drawn: runRows() in the table's order
 function drawRunsTable() {
   const body = $('runs').tBodies[0];
   body.innerHTML = '';
-  for (const run of state.runs) {
+  tableRows = sortRows(runRows());
+  for (const entry of tableRows) {
     const row = body.insertRow();
-    row.dataset.path = run.path;
+    if (entry.paths.length === 1) row.dataset.path = entry.paths[0];
+    else row.dataset.group = entry.group;
     const box = document.createElement('input');
     box.type = 'checkbox';
-    box.checked = state.selected.has(run.path);
+    box.checked = entry.paths.every((p) => state.selected.has(p));
     box.addEventListener('change', () => {
-      if (box.checked) state.selected.add(run.path); else state.selected.delete(run.path);
+      for (const p of entry.paths) {
+        if (box.checked) state.selected.add(p); else state.selected.delete(p);
+      }
       refreshCurves();
     });
     row.insertCell().append(box);
-    const settings = Object.entries(run.settings || {}).map(([k, v]) => `${k}=${v}`).join(' ');
-    const cells = [run.path || '.', run.task || run.data || run.truth_table || '', run.spec || '',
-                   run.init || '', settings, run.status,
-                   run.metric ? `${run.metric} ${formatValue(run.value)}` : ''];
-    cells.forEach((text, i) => {
+    entry.cells.forEach((text, i) => {
       const cell = row.insertCell();
       cell.textContent = text;
       if (i === 0) cell.className = 'path';
-      if (i === 5) cell.className = run.status;
+      if (i === 5) cell.className = entry.status;
     });
   }
-  $('runs-count').textContent = `${state.runs.length} run folder(s) under ${state.info.dir}/`;
+  for (const th of $('runs').tHead.rows[0].cells) {
+    const column = Number(th.dataset.sort ?? -1);
+    th.classList.toggle('sorted-up', column === state.sort.column && !state.sort.down);
+    th.classList.toggle('sorted-down', column === state.sort.column && state.sort.down);
+  }
+  const settings = new Set(state.runs.map((r) => r.group)).size;
+  $('runs-count').textContent = `${state.runs.length} run folder(s), ${settings} setting(s), under ${state.info.dir}/`;
 }
 
 async function refreshRuns() {
   state.runs = (await getJson('/api/runs')).runs;
-  if (!state.selected.size && state.runs.length) state.selected.add(state.runs[0].path);
   drawRunsTable();
+  if (!state.selected.size && tableRows.length) {  // the first row ticked: a run, or a setting
+    for (const p of tableRows[0].paths) state.selected.add(p);
+    drawRunsTable();
+  }
   await refreshCurves();
 }
 
@@ -515,30 +604,60 @@ async function refreshCurves() {
   }
 }
 
+// What the charts draw: one entry per ticked row of the table (a run, or a setting's ticked
+// seeds), in the table's order, with the /api/run replies of its runs.
+function curveEntries() {
+  const entries = [];
+  for (const row of tableRows) {
+    const runs = row.paths.filter((p) => state.curves[p]).map((p) => state.curves[p]);
+    if (!runs.length) continue;
+    const label = row.paths.length === 1 ? row.paths[0]
+                                         : `${row.group || row.cells[0]} (${runs.length} seeds)`;
+    entries.push({label, runs});
+  }
+  return entries;
+}
+
+// One series of the lists of [x, y] points of a setting's runs: a lone run's points, or the mean
+// at each x with the band from the lowest to the highest value there.
+function pooled(label, colour, lists) {
+  if (lists.length === 1) return {label, colour, points: lists[0]};
+  const at = new Map();
+  for (const list of lists) {
+    for (const [x, y] of list) {
+      if (!at.has(x)) at.set(x, []);
+      at.get(x).push(y);
+    }
+  }
+  const xs = [...at.keys()].sort((a, b) => a - b);
+  const mean = (ys) => ys.reduce((a, b) => a + b, 0) / ys.length;
+  return {label: `${label} (mean, min–max)`, colour,
+          points: xs.map((x) => [x, mean(at.get(x))]),
+          band: xs.map((x) => [x, Math.min(...at.get(x)), Math.max(...at.get(x))])};
+}
+
 function drawCurves() {
-  const runs = Object.entries(state.curves);
+  const entries = curveEntries();
+  const runs = entries.flatMap((e) => e.runs);
   const keys = new Set();
-  for (const [, run] of runs) for (const r of run.metrics) Object.keys(r).forEach((k) => keys.add(k));
+  for (const run of runs) for (const r of run.metrics) Object.keys(r).forEach((k) => keys.add(k));
   keys.delete('step');
   const select = $('curve-key');
-  const wanted = select.value || (runs.length && runs[0][1].metric) || '';
+  const wanted = select.value || (runs.length && runs[0].metric) || '';
   select.innerHTML = '';
   for (const key of [...keys].sort()) select.add(new Option(key, key));
   if (keys.has(wanted)) select.value = wanted;
   const key = select.value;
   const colourOf = (i) => kPalette[i % kPalette.length];
-  curveSeries = runs.map(([path, run], i) => ({label: `${path} ${key}`, colour: colourOf(i),
-                                               points: seriesOf(run.metrics, key)}));
+  const chart = (name, points) => entries.map((e, i) =>
+    pooled(`${e.label} ${name}`, colourOf(i), e.runs.map(points)));
+  curveSeries = chart(key, (run) => seriesOf(run.metrics, key));
   drawLines($('curve'), curveSeries, 'step');
   for (const [canvas, k] of [['prior', 'prior_mass'], ['drift', 'mask_drift']]) {
-    drawLines($(canvas), runs.map(([path, run], i) => ({label: `${path} ${k}`, colour: colourOf(i),
-                                                       points: seriesOf(run.metrics, k)})), 'step');
+    drawLines($(canvas), chart(k, (run) => seriesOf(run.metrics, k)), 'step');
   }
-  drawLines($('loss'), runs.map(([path, run], i) => ({label: `${path} loss`, colour: colourOf(i),
-                                                     points: seriesOf(run.steps, 'loss')})), 'step');
-  drawLines($('by-length'), runs.map(([path, run], i) => ({label: `${path} ${run.metric}`,
-                                                          colour: colourOf(i),
-                                                          points: run.by_length || []})), 'size');
+  drawLines($('loss'), chart('loss', (run) => seriesOf(run.steps, 'loss')), 'step');
+  drawLines($('by-length'), chart(runs[0]?.metric || '', (run) => run.by_length || []), 'size');
 }
 
 let curveSeries = [];  // the learning curves drawn: [{label, colour, points}]
@@ -591,6 +710,19 @@ function startDashboard() {
   refreshRuns();
   showReports();
   $('curve-key').addEventListener('change', drawCurves);
+  $('group-seeds').addEventListener('change', () => {
+    drawRunsTable();
+    drawCurves();
+  });
+  for (const th of $('runs').tHead.rows[0].cells) {
+    if (th.dataset.sort === undefined) continue;
+    th.addEventListener('click', () => {  // a second click on a column reverses its order
+      const column = Number(th.dataset.sort);
+      state.sort = {column, down: state.sort.column === column ? !state.sort.down : column === 6};
+      drawRunsTable();
+      drawCurves();
+    });
+  }
   $('diff').addEventListener('mousemove', (event) => {
     const cell = cellAt(diffDrawn, $('diff'), event);
     if (!cell) return;

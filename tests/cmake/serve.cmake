@@ -19,7 +19,8 @@ endforeach()
 
 # The page in a real browser. Exit 77 (a skip, which CTest reports) only when chromium or
 # python3-websocket is missing.
-foreach(case heatmap_matches_compile error_marks_line dashboard_curve_updates keystroke_timing)
+foreach(case heatmap_matches_compile error_marks_line dashboard_curve_updates
+    dashboard_groups_seeds keystroke_timing)
   add_test(NAME serve_browser_${case}
     COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/serve/serve_browser.py
       $<TARGET_FILE:maskc> ${PROJECT_SOURCE_DIR} ${case})

@@ -239,6 +239,47 @@ def case_dashboard_curve_updates(server, browser, served):
     check(diff == [a - b for a, b in zip(learned, init)], "learned − initial differs")
 
 
+def case_dashboard_groups_seeds(server, browser, served):
+    # Issue 46.6: a sweep's runs shown one row per setting, its seeds pooled (mean ± std of the
+    # headline), curves with a band from the lowest to the highest seed; sortable; ungrouped on
+    # request.
+    config = json.loads(run_file("config.json"))
+    finals = {"vanilla": [0.50, 0.60, 0.55], "mask": [0.90, 1.00, 0.95]}
+    for init, values in finals.items():
+        for seed, final in enumerate(values):
+            folder = os.path.join(served, f"sweep/init={init}/seed{seed}")
+            os.makedirs(folder)
+            with open(os.path.join(folder, "config.json"), "w") as f:
+                json.dump(dict(config, init=init, seed=seed), f)
+            with open(os.path.join(folder, "metrics.jsonl"), "w") as f:
+                for step, value in [(0, 0.5), (10, (0.5 + final) / 2), (20, final)]:
+                    f.write(json.dumps({"step": step, "accuracy": value}) + "\n")
+            with open(os.path.join(folder, "summary.json"), "w") as f:
+                json.dump({"accuracy": final, "steps": 20, "interrupted": False}, f)
+    browser.open(server.url + "#dashboard")
+    group = "document.querySelector('#runs tr[data-group=\"init=mask\"]')"
+    browser.wait_for(f"!!{group}")
+    rows = browser.evaluate("window.maskprior.rows().map((r) => [r.group, r.seeds, r.value])")
+    check(sorted(r[:2] for r in rows) == [["init=mask", 3], ["init=vanilla", 3]], rows)
+    headline = browser.evaluate(f"{group}.cells[7].textContent")
+    check(headline == "accuracy 0.9500 ± 0.050 (3 of 3)", headline)
+    # Tick the mask setting: its curve is the seeds' mean with their min–max band.
+    browser.evaluate(f"(() => {{ const b = {group}.querySelector('input'); if (!b.checked) b.click(); }})()")
+    series = "window.maskprior.curves().find((s) => s.label.startsWith('init=mask'))"
+    browser.wait_for(f"!!{series}?.band")
+    curve = browser.evaluate(series)
+    (x, mean), (_, low, high) = curve["points"][-1], curve["band"][-1]
+    check(x == 20 and abs(mean - 0.95) < 1e-9 and (low, high) == (0.9, 1.0), curve)
+    # Sorted by the headline, highest first; then one row per run.
+    browser.evaluate("document.querySelector('#runs th[data-sort=\"6\"]').click()")
+    order = browser.evaluate("window.maskprior.rows().map((r) => r.group)")
+    check(order == ["init=mask", "init=vanilla"], order)
+    browser.evaluate("document.getElementById('group-seeds').click()")
+    check(browser.wait_for("window.maskprior.rows().length === 6 && 6") == 6, "one row per run")
+    paths = browser.evaluate("window.maskprior.rows().map((r) => r.paths[0])")
+    check(paths[0] == "sweep/init=mask/seed1" and paths[-1] == "sweep/init=vanilla/seed0", paths)
+
+
 def keystroke_times(browser, choice, name, count=7):
     """Median ms from a keystroke to the redrawn heatmap (with the page's 120 ms debounce), and
     the parts of the last one."""

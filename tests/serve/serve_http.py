@@ -572,14 +572,19 @@ def case_runs_show_what_differs(server, root):
     served = os.path.join(root, "served")
     for init in ["vanilla", "mask"]:
         for lr in [0.001, 0.01]:
-            run = make_run(served, f"sweep/init={init},lr={lr}/seed0",
-                           {"task": "parity2", "seed": 0, "init": init, "lr": lr, "depth": 2,
-                            "threads": 1 if init == "mask" else 2})
-            with open(os.path.join(run, "metrics.jsonl"), "w") as f:
-                f.write('{"step": 40, "accuracy": 0.5}\n')
+            for seed in [0, 1]:
+                run = make_run(served, f"sweep/init={init},lr={lr}/seed{seed}",
+                               {"task": "parity2", "seed": seed, "init": init, "lr": lr,
+                                "depth": 2, "threads": 1 if init == "mask" else 2})
+                with open(os.path.join(run, "metrics.jsonl"), "w") as f:
+                    f.write('{"step": 40, "accuracy": 0.5}\n')
     rows = json.loads(server.get("/api/runs")[1])["runs"]
+    check(len(rows) == 8, rows)
     for row in rows:
         check(set(row["settings"]) == {"seed", "init", "lr"}, row)  # not depth, not threads
+        # Its setting, the seed left out: the dashboard pools a setting's seeds by it.
+        init, lr = row["settings"]["init"], row["settings"]["lr"]
+        check(row["group"] == f"init={init}, lr={lr}", row)
     query = "/api/run?path=" + urllib.parse.quote("sweep/init=mask,lr=0.01/seed0", safe="")
     data = server.get(query)[1]
     metrics = json.loads(data)["metrics"]
