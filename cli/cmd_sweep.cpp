@@ -32,6 +32,7 @@ using nlohmann::json;
 
 struct SweepFlags {
   std::vector<std::string> grid;
+  std::vector<std::string> points;  // --point: a list of combinations instead of a grid
   int seeds = 1;
   std::string out;
   int jobs = all_cores();
@@ -101,6 +102,19 @@ training::SweepOptions sweep_options(const SweepFlags& flags) {
       options.base.erase(axis.key);  // a --config file's value: the grid sweeps it
       options.grid.push_back(std::move(axis));
     }
+    for (const std::string& text : flags.points) {
+      training::SweepPoint point = training::parse_point(text);
+      for (const auto& [key, value] : point.settings.items()) {
+        if (typed.contains(key)) {
+          throw InputError(fmt::format("--point {}: {} is also given after --", point.name, key));
+        }
+      }
+      options.points.push_back(std::move(point));
+    }
+    // A --config file's values of the keys some combination sets: each combination says.
+    for (const training::SweepPoint& point : options.points) {
+      for (const auto& [key, value] : point.settings.items()) options.base.erase(key);
+    }
     training::sweep_points(options);
   } catch (const InputError& e) {
     throw CLI::ValidationError(std::string(e.what()));  // each names --grid itself
@@ -165,6 +179,7 @@ std::string slurm_script(const SweepFlags& flags, size_t runs, bool jobs_given) 
   const size_t shards = array_tasks(flags, runs);
   std::vector<std::string> args = {"sweep"};
   for (const std::string& axis : flags.grid) args.insert(args.end(), {"--grid", axis});
+  for (const std::string& point : flags.points) args.insert(args.end(), {"--point", point});
   args.insert(args.end(), {"--seeds", std::to_string(flags.seeds), "--out",
                            fs::absolute(flags.out).lexically_normal().string()});
   if (jobs_given) args.insert(args.end(), {"--jobs", std::to_string(flags.jobs)});
@@ -222,6 +237,8 @@ void add_sweep_command(CLI::App& app, int& exit_code) {
       "are averaged). Every flag after -- is a flag of maskc train, for every run:\n"
       "  maskc sweep --grid init=vanilla,mask --grid lr=1e-4,1e-3 --seeds 3 --out runs/s \\\n"
       "    -- --task addition --preset quick\n"
+      "or a list of combinations, each --point one (keys may differ between them):\n"
+      "  maskc sweep --point init=vanilla --point init=mask,lr=0.01 --seeds 3 --out runs/l -- ...\n"
       "Runs go to OUT/<settings>/seedK (e.g. runs/s/init=mask,lr=0.001/seed0); finished runs are\n"
       "reused and stopped ones resumed, so rerunning the same command continues. Under maskc\n"
       "launch, torchrun or srun the runs split across the ranks; in a Slurm array (see\n"
@@ -231,8 +248,13 @@ void add_sweep_command(CLI::App& app, int& exit_code) {
                   "pos_init_std, ... — any row of its config table but seed, out, -D and the "
                   "execution settings) and its values (\\, for a comma inside one); repeat for "
                   "more keys")
-      ->required()
       ->allow_extra_args(false);
+  cmd->add_option("--point", flags->points,
+                  "KEY=V,KEY=V,...: one combination of a list to run instead of a grid (config "
+                  "keys as --grid takes, one value each; \\, for a comma inside one); repeat for "
+                  "more")
+      ->allow_extra_args(false)
+      ->excludes("--grid");
   cmd->add_option("--seeds", flags->seeds, "Seeds per combination, 0..K-1 (default 1)")
       ->check(CLI::Range(1, 1000));
   cmd->add_option("--out", flags->out, "Results folder")->required();
@@ -257,6 +279,9 @@ void add_sweep_command(CLI::App& app, int& exit_code) {
       ->check(CLI::Range(1, 100000));
   cmd->add_option("TRAIN_FLAGS", flags->train_args, "after --: maskc train's flags for every run");
   cmd->callback([flags, jobs, &exit_code] {
+    if (flags->grid.empty() && flags->points.empty()) {
+      throw CLI::RequiredError("--grid KEY=V1,V2,... or --point KEY=V,KEY=V,...");
+    }
     training::SweepOptions options = sweep_options(*flags);
     const size_t runs = training::sweep_points(options).size() * static_cast<size_t>(flags->seeds);
     if (!flags->emit_slurm.empty()) {

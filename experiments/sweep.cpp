@@ -72,9 +72,9 @@ std::optional<T> whole_number(const std::string& text) {
 }
 
 /// One value of `field` as config.json spells it: InputError naming the key and what it takes.
-json typed_value(const ConfigField& field, const std::string& text) {
+json typed_value(const ConfigField& field, const std::string& text, std::string_view flag) {
   const auto bad = [&](const std::string& takes) {
-    return InputError(fmt::format("--grid {}: '{}' is not {}", field.key, text, takes));
+    return InputError(fmt::format("{} {}: '{}' is not {}", flag, field.key, text, takes));
   };
   return std::visit(
       [&](auto member) -> json {
@@ -169,11 +169,11 @@ fs::path run_dir(const SweepOptions& options, const SweepPoint& point, int seed)
 
 }  // namespace
 
-SweepAxis parse_axis(const std::string& text) {
+SweepAxis parse_axis(const std::string& text, std::string_view flag) {
   const size_t eq = text.find('=');
   if (eq == std::string::npos || eq == 0) {
-    throw InputError(
-        fmt::format("--grid '{}': give KEY=V1,V2,... with KEY one of {}", text, sweepable_keys()));
+    throw InputError(fmt::format("{} '{}': give KEY={} with KEY one of {}", flag, text,
+                                 flag == "--grid" ? "V1,V2,..." : "VALUE", sweepable_keys()));
   }
   SweepAxis axis{text.substr(0, eq), {}};
   const ConfigField* field = nullptr;
@@ -182,16 +182,16 @@ SweepAxis parse_axis(const std::string& text) {
   }
   if (field == nullptr) {
     throw InputError(
-        fmt::format("--grid: unknown key '{}' (keys: {})", axis.key, sweepable_keys()));
+        fmt::format("{}: unknown key '{}' (keys: {})", flag, axis.key, sweepable_keys()));
   }
   if (const std::string why = not_sweepable(*field); !why.empty()) {
-    throw InputError(fmt::format("--grid: {} cannot be swept: {}", axis.key, why));
+    throw InputError(fmt::format("{}: {} cannot be swept: {}", flag, axis.key, why));
   }
   // Values split at each comma; `\,` is a comma inside one (a file name holding a comma).
   std::string piece;
   for (size_t i = eq + 1; i <= text.size(); ++i) {
     if (i == text.size() || text[i] == ',') {
-      axis.values.push_back(typed_value(*field, piece));
+      axis.values.push_back(typed_value(*field, piece, flag));
       piece.clear();
     } else if (text[i] == '\\' && i + 1 < text.size() && text[i + 1] == ',') {
       piece += text[++i];
@@ -202,10 +202,35 @@ SweepAxis parse_axis(const std::string& text) {
   std::set<std::string> seen;
   for (const json& value : axis.values) {
     if (!seen.insert(value.dump()).second) {
-      throw InputError(fmt::format("--grid {}: {} is given twice", axis.key, value.dump()));
+      throw InputError(fmt::format("{} {}: {} is given twice", flag, axis.key, value.dump()));
     }
   }
   return axis;
+}
+
+SweepPoint parse_point(const std::string& text) {
+  // KEY=VALUE pieces split at each comma that is not `\,` (kept, for parse_axis to unescape).
+  std::vector<std::string> pieces(1);
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '\\' && i + 1 < text.size() && text[i + 1] == ',') {
+      pieces.back() += text.substr(i++, 2);
+    } else if (text[i] == ',') {
+      pieces.emplace_back();
+    } else {
+      pieces.back() += text[i];
+    }
+  }
+  std::vector<SweepAxis> axes;
+  for (const std::string& piece : pieces) {
+    SweepAxis axis = parse_axis(piece, "--point");
+    for (const SweepAxis& earlier : axes) {
+      if (earlier.key == axis.key) {
+        throw InputError(fmt::format("--point '{}': {} is given twice", text, axis.key));
+      }
+    }
+    axes.push_back(std::move(axis));
+  }
+  return grid_points(axes).front();
 }
 
 std::vector<SweepPoint> grid_points(const std::vector<SweepAxis>& grid) {
@@ -227,20 +252,32 @@ std::vector<SweepPoint> grid_points(const std::vector<SweepAxis>& grid) {
   return points;
 }
 
+std::vector<SweepPoint> combinations(const SweepOptions& options) {
+  if (options.points.empty()) return grid_points(options.grid);
+  std::set<std::string> names;
+  for (const SweepPoint& point : options.points) {
+    if (!names.insert(point.name).second) {
+      throw InputError(fmt::format("--point {} is given twice", point.name));
+    }
+  }
+  return options.points;
+}
+
 std::vector<SweepPoint> sweep_points(const SweepOptions& options) {
-  std::vector<SweepPoint> points = grid_points(options.grid);
+  const char* flag = options.points.empty() ? "--grid combination" : "--point";
+  std::vector<SweepPoint> points = combinations(options);
   for (const SweepPoint& point : points) {
     try {
       check_trains_a_step(resolve(run_settings(
           options, point, {{"seed", 0}, {"out", run_dir(options, point, 0).string()}})));
     } catch (const InputError& e) {
-      throw InputError(fmt::format("--grid combination {}: {}", point.name, e.what()));
+      throw InputError(fmt::format("{} {}: {}", flag, point.name, e.what()));
     }
     if (point.name.size() > NAME_MAX) {
-      throw InputError(fmt::format(
-          "--grid combination {}...: its folder name has {} bytes, more than the {} of a file "
-          "name; sweep fewer keys at once, or give the files shorter names",
-          point.name.substr(0, 60), point.name.size(), NAME_MAX));
+      throw InputError(
+          fmt::format("{} {}...: its folder name has {} bytes, more than the {} of a file "
+                      "name; sweep fewer keys at once, or give the files shorter names",
+                      flag, point.name.substr(0, 60), point.name.size(), NAME_MAX));
     }
   }
   return points;
@@ -306,11 +343,31 @@ void check_sweep_runs(const std::vector<SweepPoint>& points, const SweepOptions&
 
 namespace {
 
-/// The grid as results.json records it.
-json grid_json(const std::vector<SweepAxis>& grid) {
-  json axes = json::array();
-  for (const SweepAxis& axis : grid) axes.push_back({{"key", axis.key}, {"values", axis.values}});
-  return axes;
+/// The grid as results.json records it. A list of combinations (--point) is recorded as the
+/// axes it spans (each key with the values its combinations give, in order), for the report's
+/// plots against each swept setting.
+json grid_json(const SweepOptions& options) {
+  std::vector<SweepAxis> axes = options.grid;
+  for (const SweepPoint& point : options.points) {
+    for (const auto& [key, value] : point.settings.items()) {
+      auto axis =
+          std::find_if(axes.begin(), axes.end(), [&](const auto& a) { return a.key == key; });
+      if (axis == axes.end()) axis = axes.insert(axes.end(), SweepAxis{key, {}});
+      if (std::find(axis->values.begin(), axis->values.end(), value) == axis->values.end())
+        axis->values.push_back(value);
+    }
+  }
+  json out = json::array();
+  for (const SweepAxis& axis : axes) out.push_back({{"key", axis.key}, {"values", axis.values}});
+  return out;
+}
+
+/// A list of combinations as results.json records it: each one's name and settings.
+json points_json(const std::vector<SweepPoint>& points) {
+  json out = json::array();
+  for (const SweepPoint& point : points)
+    out.push_back({{"name", point.name}, {"settings", point.settings}});
+  return out;
 }
 
 /// Every run's settings without the execution settings (threads, ...): what a sweep's results
@@ -330,7 +387,8 @@ std::vector<std::string> grid_keys(const json& grid) {
 }
 
 /// The results.json of an earlier sweep in options.out that this one extends: the same flags
-/// after -- and the same grid keys (other values, or more seeds, add cells or runs to it).
+/// after -- and the same grid keys (other values, or more seeds, add cells or runs to it), or,
+/// for a list of combinations (--point), an earlier list (more combinations add cells).
 /// nullopt when options.out holds no results; InputError when they are another command's or
 /// another sweep's (other keys or flags), which this sweep would overwrite.
 std::optional<json> earlier_results(const SweepOptions& options) {
@@ -339,8 +397,10 @@ std::optional<json> earlier_results(const SweepOptions& options) {
   const json results = read_json_file(path.string());
   std::vector<std::string> keys;
   for (const SweepAxis& axis : options.grid) keys.push_back(axis.key);
+  const bool listed = !options.points.empty();
   if (results.is_object() && results.value("command", json()) == "sweep" &&
-      grid_keys(results.value("grid", json())) == keys &&
+      results.contains("points") == listed &&
+      (listed || grid_keys(results.value("grid", json())) == keys) &&
       learned_base(results.value("base", json())) == learned_base(options.base)) {
     return results;
   }
@@ -358,6 +418,21 @@ std::optional<json> earlier_results(const SweepOptions& options) {
 SweepOptions tabulated(const SweepOptions& options, const std::optional<json>& earlier) {
   SweepOptions both = options;
   if (!earlier) return both;
+  both.seeds = std::max(options.seeds, earlier->value("seeds", 1));
+  if (!options.points.empty()) {  // the earlier combinations first, then this sweep's new ones
+    both.points.clear();
+    for (const json& point : (*earlier)["points"]) {
+      if (point.is_object() && point.value("name", json()).is_string())
+        both.points.push_back(
+            {point["name"].get<std::string>(), point.value("settings", json::object())});
+    }
+    for (const SweepPoint& point : options.points) {
+      const bool known = std::any_of(both.points.begin(), both.points.end(),
+                                     [&](const SweepPoint& p) { return p.name == point.name; });
+      if (!known) both.points.push_back(point);
+    }
+    return both;
+  }
   const json& grid = (*earlier)["grid"];
   for (size_t a = 0; a < both.grid.size(); ++a) {
     std::vector<json> values = grid[a].value("values", std::vector<json>{});
@@ -366,7 +441,6 @@ SweepOptions tabulated(const SweepOptions& options, const std::optional<json>& e
     }
     both.grid[a].values = values;
   }
-  both.seeds = std::max(options.seeds, earlier->value("seeds", 1));
   return both;
 }
 
@@ -401,16 +475,21 @@ std::vector<PlannedRun> plan_runs(const SweepOptions& options,
   return runs;
 }
 
-/// "`init` = vanilla, mask; `lr` = 0.001, 0.01"
-std::string grid_text(const std::vector<SweepAxis>& grid) {
+/// "Grid: `init` = vanilla, mask; `lr` = 0.001, 0.01", or "Combinations: `init=vanilla`;
+/// `init=mask,lr=0.01`" for a list of them.
+std::string grid_text(const SweepOptions& options) {
   std::vector<std::string> parts;
-  for (const SweepAxis& axis : grid) {
+  if (!options.points.empty()) {
+    for (const SweepPoint& point : options.points) parts.push_back(fmt::format("`{}`", point.name));
+    return fmt::format("Combinations: {}", fmt::join(parts, "; "));
+  }
+  for (const SweepAxis& axis : options.grid) {
     std::vector<std::string> values;
     for (const json& v : axis.values)
       values.push_back(v.is_string() ? v.get<std::string>() : v.dump());
     parts.push_back(fmt::format("`{}` = {}", axis.key, fmt::join(values, ", ")));
   }
-  return fmt::format("{}", fmt::join(parts, "; "));
+  return fmt::format("Grid: {}", fmt::join(parts, "; "));
 }
 
 /// results.json's rows and results.md's tables of the finished runs: one row per combination.
@@ -437,9 +516,9 @@ std::pair<json, std::string> tabulate(const std::vector<SweepPoint>& points,
 /// grid joins sweeps into one folder, whose cells may have run different seeds.
 std::string results_heading(const SweepOptions& options, bool extended) {
   return fmt::format(
-      "# maskc sweep\n\nGrid: {}; {}{} seed{} each. Every run: `{}`. One row per combination of "
+      "# maskc sweep\n\n{}; {}{} seed{} each. Every run: `{}`. One row per combination of "
       "settings: mean ± std over its seeds.\n\n",
-      grid_text(options.grid), extended ? "sweeps into this folder, up to " : "", options.seeds,
+      grid_text(options), extended ? "sweeps into this folder, up to " : "", options.seeds,
       options.seeds == 1 ? "" : "s", options.base.dump());
 }
 
@@ -493,14 +572,15 @@ json run_sweep(const SweepOptions& options, std::ostream& out) {
   }
   // The tables of every finished run of this sweep and of the earlier one it extends.
   const SweepOptions table = tabulated(options, earlier);
-  const std::vector<SweepPoint> table_points = grid_points(table.grid);
+  const std::vector<SweepPoint> table_points = combinations(table);
   auto [rows, tables] = tabulate(table_points, plan_runs(table, table_points), outcome.failed);
   json results = {{"command", "sweep"},
                   {"base", options.base},
                   {"seeds", table.seeds},
                   {"rows", rows},
                   {"interrupted", outcome.interrupted}};
-  results["grid"] = grid_json(table.grid);
+  results["grid"] = grid_json(table);
+  if (!table.points.empty()) results["points"] = points_json(table.points);
   if (!outcome.failed.empty()) results["failed"] = outcome.failed;
   write_results_files(options.out, results_heading(table, earlier.has_value()), tables, results,
                       out);

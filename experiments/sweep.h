@@ -11,6 +11,7 @@
 #include <iosfwd>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "train/distributed.h"
@@ -23,12 +24,12 @@ struct SweepAxis {
   std::vector<nlohmann::json> values;
 };
 
-/// Parses `KEY=V1,V2,...` (`\,` is a comma inside a value, e.g. a file name holding one). The key
-/// must be a row of the config table that says what a run learns (not `seed`, `out`, a map such as
-/// `defines`, or an execution setting `--resume` may change), each value of the row's type and
-/// among its allowed values; no value twice. InputError naming the key and what it allows
-/// otherwise.
-SweepAxis parse_axis(const std::string& text);
+/// Parses `KEY=V1,V2,...` (`flag` names the option in messages) (`\,` is a comma inside a value,
+/// e.g. a file name holding one). The key must be a row of the config table that says what a run
+/// learns (not `seed`, `out`, a map such as `defines`, or an execution setting `--resume` may
+/// change), each value of the row's type and among its allowed values; no value twice. InputError
+/// naming the key and what it allows otherwise.
+SweepAxis parse_axis(const std::string& text, std::string_view flag = "--grid");
 
 /// One combination of the grid.
 struct SweepPoint {
@@ -36,8 +37,14 @@ struct SweepPoint {
   nlohmann::json settings;  // the swept keys' values
 };
 
+/// Parses one combination of a list (`--point KEY=V,KEY=V,...`): each key as parse_axis checks it,
+/// with one value (`\,` is a comma inside it) and no key twice. Named as grid_points names a
+/// combination ("init=mask,lr=0.001"). InputError otherwise.
+SweepPoint parse_point(const std::string& text);
+
 struct SweepOptions {
-  std::vector<SweepAxis> grid;
+  std::vector<SweepAxis> grid;     // a Cartesian grid, or
+  std::vector<SweepPoint> points;  // a list of combinations (--point), which then replaces it
   nlohmann::json base = nlohmann::json::object();  // every run's settings (maskc train's flags)
   int seeds = 1;
   std::string out;
@@ -51,7 +58,12 @@ struct SweepOptions {
 /// sweep_points names them, unchecked: the cells a results table covers.
 std::vector<SweepPoint> grid_points(const std::vector<SweepAxis>& grid);
 
-/// Every combination of the grid (the first axis varying slowest), named by its settings (values
+/// The combinations the options give, unchecked: their list (InputError when one is given twice),
+/// or else every combination of the grid as grid_points makes them.
+std::vector<SweepPoint> combinations(const SweepOptions& options);
+
+/// Every combination of the grid or list (the grid's first axis varying slowest), named by its
+/// settings (values
 /// made safe for a file name: paths by their file name, with a short hash where two would read
 /// alike). Each is resolved as its runs will be (resolve_config, check_config, and it must train a
 /// step) and its folder name must fit a file name (255 bytes): InputError naming the combination

@@ -158,7 +158,13 @@ def block_sparsity(prior, block_size=128):
 def block_mask(prior, block_size=128, device="cpu"):
     """A FlexAttention BlockMask of the prior's hard cells (BlockMask.from_kv_blocks with
     block_sparsity's data and mask_mod); needs PyTorch with FlexAttention (≥ 2.5)."""
-    from torch.nn.attention.flex_attention import BlockMask
+    try:
+        from torch.nn.attention.flex_attention import BlockMask
+    except ImportError as e:
+        import torch
+        raise ImportError("block_mask needs FlexAttention (torch.nn.attention.flex_attention, "
+                          "PyTorch >= 2.5); this is PyTorch %s: upgrade it, or use sdpa_mask "
+                          "or bool_mask" % torch.__version__) from e
     data = {k: v.to(device) for k, v in block_sparsity(prior, block_size).items() if k != "kind"}
     args = (data["kv_num_blocks"], data["kv_indices"], data["full_kv_num_blocks"],
             data["full_kv_indices"])

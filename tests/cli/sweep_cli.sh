@@ -352,4 +352,42 @@ grid_checked_up_front() {
   [[ $(grep -c '^maskc sweep --dry-run:' log) -eq 1 ]] || fail "printed per rank: $(cat log)"
 }
 
+# A list of combinations (--point), not a grid: each point one row and one folder, keys free to
+# differ between points; a later list into the same folder adds its new points to the tables;
+# --point with --grid, a key twice, a point twice and a key also typed after -- are refused.
+point_list_is_not_a_grid() {
+  "$maskc" sweep --point init=vanilla --point init=mask,lr=0.01 --jobs 1 --out s \
+    -- "${small[@]}" >log || fail "list: $(cat log)"
+  test -f s/init=vanilla/seed0/summary.json || fail "no vanilla run: $(ls s)"
+  test -f s/init=mask,lr=0.01/seed0/summary.json || fail "no mask run: $(ls s)"
+  [[ $(table_rows s/results.md | wc -l) -eq 2 ]] || fail "rows: $(cat s/results.md)"
+  grep -q 'Combinations: `init=vanilla`; `init=mask,lr=0.01`' s/results.md ||
+    fail "heading: $(head -3 s/results.md)"
+  "$maskc" sweep --point init=mask-fixed --jobs 1 --out s -- "${small[@]}" >log ||
+    fail "second list: $(cat log)"
+  [[ $(table_rows s/results.md | wc -l) -eq 3 ]] || fail "union: $(cat s/results.md)"
+  "$python" - s/results.json <<'PY' || fail "results.json"
+import json, sys
+results = json.load(open(sys.argv[1]))
+names = [p["name"] for p in results["points"]]
+assert names == ["init=vanilla", "init=mask,lr=0.01", "init=mask-fixed"], names
+assert results["points"][1]["settings"] == {"init": "mask", "lr": 0.01}, results["points"]
+assert {"key": "init", "values": ["vanilla", "mask", "mask-fixed"]} in results["grid"], results
+PY
+  "$maskc" sweep --grid init=vanilla,mask --jobs 1 --out s -- "${small[@]}" >log 2>err
+  [[ $? -eq 1 ]] && grep -q 'holds the results of another sweep' err || fail "grid over list: $(cat err)"
+  expect_exit 2 sweep --point init=mask --grid lr=0.1,0.2 --out t -- "${small[@]}" 2>err
+  expect_exit 2 sweep --point init=mask,init=vanilla --out t -- "${small[@]}" 2>err
+  grep -q "init is given twice" err || fail "key twice: $(cat err)"
+  expect_exit 2 sweep --point init=mask --point init=mask --out t -- "${small[@]}" 2>err
+  grep -q "init=mask is given twice" err || fail "point twice: $(cat err)"
+  expect_exit 2 sweep --point lr=x --out t -- "${small[@]}" 2>err
+  grep -q "\-\-point lr: 'x' is not a finite number" err || fail "bad value: $(cat err)"
+  expect_exit 2 sweep --point init=mask --out t -- "${small[@]}" --init vanilla 2>err
+  grep -q "also given after --" err || fail "typed twice: $(cat err)"
+  expect_exit 2 sweep --out t -- "${small[@]}" 2>err
+  grep -q -- "--point" err || fail "neither: $(cat err)"
+  test ! -e t || fail "a refused sweep wrote t"
+}
+
 "$case_name"

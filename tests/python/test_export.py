@@ -415,6 +415,22 @@ class ExportTest(unittest.TestCase):
                     for column in full - their_full:
                         self.assertIn(last, (row, column), where)
 
+    def test_block_mask_without_flex_attention_names_the_version_it_needs(self):
+        # As on a PyTorch without FlexAttention (1.13, 2.4): the import fails.
+        name = "torch.nn.attention.flex_attention"
+        saved = sys.modules.get(name)
+        sys.modules[name] = None  # `import` of a None entry raises ImportError
+        try:
+            with self.assertRaises(ImportError) as caught:
+                export.block_mask(maskprior.compile(PARITY2))
+        finally:
+            if saved is None:
+                del sys.modules[name]
+            else:
+                sys.modules[name] = saved
+        self.assertIn("PyTorch >= 2.5", str(caught.exception))
+        self.assertIn(torch.__version__, str(caught.exception))
+
 
 if __name__ == "__main__":
     unittest.main()
