@@ -229,6 +229,18 @@ double plot_right_edge(const PlotSpec& plot) {
   return std::clamp(0.878 - 0.0105 * static_cast<double>(longest), 0.45, 0.72);
 }
 
+/// The title centred over the whole image, not the plot area (which narrows for a legend of long
+/// labels), in the lines title_lines gives. Leaves the viewport at the whole width.
+void draw_title(plstream& pls, const std::string& title) {
+  pls.vpor(0.0, 1.0, 0.14, 0.9);
+  pls.col0(kInk);
+  const std::vector<std::string> lines = title_lines(title);
+  for (size_t i = 0; i < lines.size(); ++i) {
+    pls.mtex("t", 1.5 + 1.2 * static_cast<double>(lines.size() - 1 - i), 0.5, 0.5,
+             lines[i].c_str());
+  }
+}
+
 /// Draws `plot` on a stream write_png_with has set up.
 void render(plstream& pls, const PlotSpec& plot) {
   const auto [x, y] = ranges(plot);
@@ -243,13 +255,14 @@ void render(plstream& pls, const PlotSpec& plot) {
                       : ticks.empty() ? "bcnstl"
                                       : "bcstl";
   pls.box(x_box, 0.0, 0, "bcnstv", 0.0, 0);
-  pls.lab(categorical ? "" : plot.x_label.c_str(), plot.y_label.c_str(), plot.title.c_str());
+  pls.lab(categorical ? "" : plot.x_label.c_str(), plot.y_label.c_str(), "");
   if (categorical) draw_categories(pls, plot.x_categories);
   draw_log_ticks(pls, ticks, x.low, x.high);
   for (size_t i = 0; i < plot.series.size(); ++i) {
     draw_series(pls, plot.series[i], static_cast<int>(i), plot.log_x);
   }
   draw_legend(pls, plot);
+  draw_title(pls, plot.title);
 }
 
 /// Text as PLplot draws it literally: valid UTF-8 without control characters (PLplot aborts the
@@ -279,6 +292,19 @@ std::string read_bytes(const std::string& file) {
 }
 
 }  // namespace
+
+std::vector<std::string> title_lines(const std::string& title) {
+  size_t split = std::string::npos, best = title.size();
+  for (size_t i = 0; i < title.size(); ++i) {
+    const size_t distance = i > title.size() / 2 ? i - title.size() / 2 : title.size() / 2 - i;
+    if (title[i] == ' ' && distance < best) {
+      split = i;
+      best = distance;
+    }
+  }
+  if (characters(title) <= kTitleCharacters || split == std::string::npos) return {title};
+  return {title.substr(0, split), title.substr(split + 1)};
+}
 
 namespace {
 

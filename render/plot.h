@@ -33,6 +33,14 @@ struct PlotSpec {
 /// out; when not, they would run into each other (a caller may number them instead).
 bool categories_fit(const PlotSpec& plot);
 
+/// About the characters a line of text takes across a plot image (text is sized by the page, a
+/// character about 1% of its width).
+inline constexpr size_t kTitleCharacters = 90;
+
+/// A plot's title as drawn, centred over the whole image: one line, or two split at the space
+/// nearest its middle when it has more than kTitleCharacters characters.
+std::vector<std::string> title_lines(const std::string& title);
+
 /// Draws `plot` into the PNG file `path`, written atomically (a temp file renamed into place).
 /// Throws InputError for a plot with no finite point or mismatched series lengths, and
 /// InputError naming the path when the file cannot be written.

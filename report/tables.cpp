@@ -141,15 +141,22 @@ std::string results_table(const TaskSection& section, const std::string& key) {
   }
   diagnostics.insert(diagnostics.end(), section.family->diagnostics.begin(),
                      section.family->diagnostics.end());
+  // The same metric on the training rows, where the runs recorded it: a model that memorised its
+  // data reads 100% there. The paper column only for families the paper has numbers for.
+  const std::string train_key = "train_" + key;
+  const bool train = std::any_of(section.rows.begin(), section.rows.end(),
+                                 [&](auto* row) { return over_seeds(*row, train_key).n > 0; });
+  const bool paper = !section.family->paper.empty();
   std::string titles, rules;
   for (const tasks::Metric& metric : diagnostics) {
     titles += fmt::format(" {} |", metric.column());
     rules += "---|";
   }
   std::string out = fmt::format(
-      "| run | seeds | {}{} | paper |{} steps to 50% | steps to 95% | prior mass start → end | "
-      "mask drift | wall s / run |\n|---|---|---|---|{}---|---|---|---|---|\n",
-      inert(key), share ? " %" : "", titles, rules);
+      "| run | seeds | {}{} |{}{}{} steps to 50% | steps to 95% | prior mass start → end | "
+      "mask drift | wall s / run |\n|---|---|---|{}{}{}---|---|---|---|---|\n",
+      inert(key), share ? " %" : "", train ? fmt::format(" train{} |", share ? " %" : "") : "",
+      paper ? " paper |" : "", titles, train ? "---|" : "", paper ? "---|" : "", rules);
   for (const ReportRow* row : section.rows) {
     const Summary start = over_seeds(*row, "prior_mass_init");
     const Summary end = over_seeds(*row, "prior_mass");
@@ -157,10 +164,14 @@ std::string results_table(const TaskSection& section, const std::string& key) {
     for (const tasks::Metric& metric : diagnostics) {
       extra += fmt::format(" {} |", cell(over_seeds(*row, metric.key), metric.is_share()));
     }
+    const std::string train_cell =
+        train ? fmt::format(" {} |", cell(over_seeds(*row, train_key), share)) : "";
+    const std::string paper_cell =
+        paper ? fmt::format(" {} |", key == row->family->headline().key ? paper_number(*row) : "—")
+              : "";
     out += fmt::format(
-        "| {} | {} | {} | {} |{} {} | {} | {} | {} | {} |\n", inert(row->label), row->runs.size(),
-        cell(over_seeds(*row, key), share),
-        key == row->family->headline().key ? paper_number(*row) : "—", extra,
+        "| {} | {} | {} |{}{}{} {} | {} | {} | {} | {} |\n", inert(row->label), row->runs.size(),
+        cell(over_seeds(*row, key), share), train_cell, paper_cell, extra,
         share ? steps_cell(*row, key, 0.5) : "—", share ? steps_cell(*row, key, 0.95) : "—",
         start.n + end.n ? fmt::format("{} → {}", cell(start, false), cell(end, false)) : "—",
         cell(over_seeds(*row, "mask_drift"), false), wall_cell(over_seeds(*row, "wall_seconds")));
@@ -211,21 +222,67 @@ std::string help_table(const TaskSection& section, const std::string& key) {
          rows + "\n";
 }
 
+namespace {
+
+/// A row's data: the family's description, or the data file by name with the examples the run
+/// read ("train.txt (20 train, 1000 test)").
+std::string data_cell(const ReportRow& row) {
+  const json& c = row.runs.front().config;
+  if (row.family->describe_data) return inert(row.family->describe_data(c));
+  const json& summary = row.runs.front().summary;
+  const std::string file = summary.value("data", c.value("data", std::string()));
+  if (file.empty()) return "—";
+  std::string sizes;
+  if (summary.contains("train_size") && summary.contains("test_size")) {
+    sizes = fmt::format(" ({} train, {} test)", field(summary, "train_size"),
+                        field(summary, "test_size"));
+  }
+  return inert(fs::path(file).filename().string()) + sizes;
+}
+
+/// A setting as it ran: the run's resolved value (config.json "resolved": threads, steps, ...),
+/// else the summary's, else the request.
+std::string as_run(const RunRecord& run, const char* key) {
+  const json resolved = run.config.value("resolved", json::object());
+  if (resolved.is_object() && resolved.contains(key)) return field(resolved, key);
+  if (run.summary.contains(key)) return field(run.summary, key);
+  return field(run.config, key);
+}
+
+}  // namespace
+
 std::string settings_table(const TaskSection& section) {
-  std::string out =
-      "| run | preset | data | model (dim × depth, heads × head dim, mlp) | optimizer | lr | batch "
-      "| epochs | steps | device | threads |\n|---|---|---|---|---|---|---|---|---|---|---|\n";
+  // The settings the rows differ in first, one column each (a sweep's grid keys).
+  const std::vector<std::string> swept = differing_settings(section);
+  std::string titles, rules;
+  for (const std::string& key : swept) {
+    titles += fmt::format(" {} |", inert(key));
+    rules += "---|";
+  }
+  std::string out = fmt::format(
+      "| run |{} preset | data | model (dim × depth, heads × head dim, mlp) | optimizer | lr | "
+      "batch | epochs | steps | device | threads |\n|---|{}---|---|---|---|---|---|---|---|---|---|"
+      "\n",
+      titles, rules);
   for (const ReportRow* row : section.rows) {
-    const json& c = row->runs.front().config;
-    const json& summary = row->runs.front().summary;  // the device used (since stop 19)
-    const std::string data =
-        row->family->describe_data ? inert(row->family->describe_data(c)) : std::string("—");
+    const RunRecord& run = row->runs.front();
+    const json& c = run.config;
+    std::string values;
+    for (const std::string& key : swept) {
+      values += fmt::format(
+          " {} |", row->settings.contains(key) ? inert(value_text(row->settings[key])) : "—");
+    }
+    // Epochs as run (a small data file takes many per step budget): the summary's count.
+    const json& summary = run.summary;
+    const std::string epochs = summary.value("epoch", json()).is_number()
+                                   ? fmt::format("{:g}", summary["epoch"].get<double>())
+                                   : field(c, "epochs");
     out += fmt::format(
-        "| {} | {} | {} | {} × {}, {} × {}, {} | {} | {} | {} | {} | {} | {} | {} |\n",
-        inert(row->label), field(c, "preset"), data, field(c, "dim"), field(c, "depth"),
-        field(c, "heads"), field(c, "head_dim"), field(c, "mlp"), field(c, "optimizer"),
-        field(c, "lr"), field(c, "batch_size"), field(c, "epochs"), field(summary, "steps"),
-        field(summary.contains("device") ? summary : c, "device"), field(c, "threads"));
+        "| {} |{} {} | {} | {} × {}, {} × {}, {} | {} | {} | {} | {} | {} | {} | {} |\n",
+        inert(row->label), values, field(c, "preset"), data_cell(*row), field(c, "dim"),
+        field(c, "depth"), field(c, "heads"), field(c, "head_dim"), field(c, "mlp"),
+        field(c, "optimizer"), field(c, "lr"), field(c, "batch_size"), epochs, as_run(run, "steps"),
+        field(summary.contains("device") ? summary : c, "device"), as_run(run, "threads"));
   }
   return out + "\n";
 }

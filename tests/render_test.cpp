@@ -298,3 +298,17 @@ TEST(Render, APanelIsItsPlotAlone) {
 
 }  // namespace
 }  // namespace maskprior
+
+// A long title (a data file, a spec, a metric, what the band shows) takes two lines split at a
+// space near its middle, none longer than the image holds; a short one stays one line.
+TEST(Render, LongTitlesTakeTwoLines) {
+  const std::string title =
+      "train.txt with reverse.mask: sequence_accuracy (test) against step (seeds: mean, band ± "
+      "std)";
+  const std::vector<std::string> lines = maskprior::title_lines(title);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[0] + " " + lines[1], title);
+  for (const std::string& line : lines) EXPECT_LE(line.size(), maskprior::kTitleCharacters) << line;
+  EXPECT_EQ(maskprior::title_lines("addition: sequence_accuracy per run"),
+            std::vector<std::string>{"addition: sequence_accuracy per run"});
+}

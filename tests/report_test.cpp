@@ -395,9 +395,17 @@ TEST(Report, RunFoldersOfOneFolderWithOtherSettingsAreSeparateRows) {
   // docs/your-data.md: runs/vanilla and runs/mask, each a run folder, side by side.
   const fs::path root = fresh_dir("your-data");
   for (const std::string init : {"vanilla", "mask"}) {
-    write_run(root / init, data_config(init),
+    json config = data_config(init);
+    config["epochs"] = 5;  // asked for; 100 steps over 20 lines of batch 64 ran 100 epochs
+    config["resolved"] = {{"threads", 1}, {"steps", 100}};
+    write_run(root / init, config,
               {{"sequence_accuracy", init == "mask" ? 0.9 : 0.2},
+               {"train_sequence_accuracy", 1.0},
                {"token_accuracy", init == "mask" ? 0.95 : 0.5},
+               {"data", "/home/u/examples/your-data/train.txt"},
+               {"train_size", 20},
+               {"test_size", 1000},
+               {"epoch", 100.0},
                {"steps", 100}},
               {{0, 0.0}, {100, init == "mask" ? 0.9 : 0.2}}, "sequence_accuracy");
   }
@@ -409,11 +417,22 @@ TEST(Report, RunFoldersOfOneFolderWithOtherSettingsAreSeparateRows) {
   EXPECT_EQ(rows[0].subject, "train.txt");
   const std::string text = read_text(write_report({root.string(), kSource, ""}));
   // The heading and the plots are named after the data file and the spec; the table shows the
-  // family's other informative metric (token accuracy).
+  // training rows' accuracy beside the test's and the family's other informative metric (token
+  // accuracy), and no paper column (the paper has no number for your own data).
   EXPECT_NE(text.find("## train.txt with reverse.mask\n"), std::string::npos) << text;
-  EXPECT_NE(text.find("token acc %"), std::string::npos) << text;
-  EXPECT_NE(text.find("| init=mask | 1 | 90.00 | — | 95.00 |"), std::string::npos) << text;
-  EXPECT_NE(text.find("| init=vanilla | 1 | 20.00 | — | 50.00 |"), std::string::npos) << text;
+  EXPECT_NE(text.find("| run | seeds | sequence_accuracy % | train % | token acc % |"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("paper |"), std::string::npos) << text;
+  EXPECT_NE(text.find("| init=mask | 1 | 90.00 | 100.00 | 95.00 |"), std::string::npos) << text;
+  EXPECT_NE(text.find("| init=vanilla | 1 | 20.00 | 100.00 | 50.00 |"), std::string::npos) << text;
+  // Settings: the swept setting as a column, the data file with its examples, epochs and threads
+  // as they ran (not the request).
+  EXPECT_NE(text.find("| run | init | preset | data |"), std::string::npos) << text;
+  EXPECT_NE(text.find("| init=mask | mask | — | train.txt (20 train, 1000 test) |"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("| 0.001 | — | 100 | 100 | auto | 1 |"), std::string::npos) << text;
   EXPECT_TRUE(is_png(root / "plots" / "train-txt-reverse-mask-final.png", 900, 560));
 }
 
