@@ -30,13 +30,16 @@ std::string section_text(const fs::path& root, const TaskSection& section,
                                          : fmt::format("No run here has `{}` in its summary.\n\n",
                                                        inert(options.metric)));
   }
+  const std::string paper =
+      section.family->paper.empty()
+          ? ""
+          : "; *paper* is docs/paper.md's number for the same task, init and mask (— where the "
+            "paper has none), reached at the paper's own budget: compare with care when the "
+            "preset (Settings) is not `paper`";
   out += fmt::format(
-      "`{}` of the last evaluation, mean ± std over seeds{}; *paper* is docs/paper.md's number "
-      "for the same task, init and mask (— where the paper has none), reached at the paper's own "
-      "budget: compare with care when the preset (Settings) is not `paper`. Steps to 50% / 95%: "
-      "first evaluated step at that level, mean over the seeds that reached it (reached / "
-      "seeds).\n\n",
-      inert(key), is_share(section, key) ? " (%)" : "");
+      "`{}` of the last evaluation, mean ± std over seeds{}{}. Steps to 50% / 95%: first "
+      "evaluated step at that level, mean over the seeds that reached it (reached / seeds).\n\n",
+      inert(key), is_share(section, key) ? " (%)" : "", paper);
   out += results_table(section, key) + help_table(section, key) +
          by_length_text(root, section, key) + mdi_text(section, options.share_dir);
   out += "Settings:\n\n" + settings_table(section);
