@@ -1,6 +1,7 @@
 // `maskc diff A B`: which cells two masks of one layout open, per layer and head.
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <iostream>
 #include <memory>
 
@@ -33,9 +34,11 @@ void run_diff(const DiffArgs& args) {
   std::cout << render_pattern_diff(diff, args.a, args.b);
   if (args.png.empty()) return;
   check_layer_head(diff.cells, args.layer, args.head);
-  const std::string title =
-      fmt::format("{} vs {}: layer {}, head {}", args.a, args.b, args.layer, args.head);
-  write_mask_figure(diff.cells, args.layer, args.head, args.png, title, "A vs B");
+  const std::string title = fmt::format(
+      "A = {} vs B = {}: layer {}, head {}", std::filesystem::path(args.a).filename().string(),
+      std::filesystem::path(args.b).filename().string(), args.layer, args.head);
+  write_mask_figure(diff.cells, args.layer, args.head, args.png, title, "A vs B",
+                    {{1, "A only"}, {0.5, "both"}, {-1, "B only"}, {0, "neither"}});
   std::cout << fmt::format(
       "wrote {} (red: open in A only, pale red: open in both, blue: open in B only, white: "
       "closed in both, black: hard)\n",

@@ -465,9 +465,39 @@ void write_plots_png(const std::string& path, const std::vector<PlotSpec>& panel
   write_file_atomic(path, encode_png(page, path));
 }
 
+namespace {
+
+/// A legend of coloured boxes right of a mask figure: each category's colour as the heatmap draws
+/// its value at `scale`, and black for hard cells.
+void draw_categories(plstream& pls, const std::vector<MaskCategory>& categories, double scale) {
+  const auto rows = static_cast<double>(categories.size() + 1);
+  pls.vpor(0.85, 0.99, 0.5 - 0.04 * rows, 0.5 + 0.04 * rows);
+  pls.wind(0, 1, rows, 0);
+  pls.schr(0, 0.8);
+  for (size_t i = 0; i <= categories.size(); ++i) {
+    const double top = static_cast<double>(i) + 0.2, bottom = static_cast<double>(i) + 0.8;
+    const PLFLT xs[] = {0, 0.18, 0.18, 0}, ys[] = {top, top, bottom, bottom};
+    if (i < categories.size()) {
+      pls.col1(0.5 + 0.5 * std::clamp(categories[i].value / scale, -1.0, 1.0));
+    } else {
+      pls.col0(kInk);
+    }
+    pls.fill(4, xs, ys);
+    pls.col0(kInk);
+    const PLFLT outline_x[] = {0, 0.18, 0.18, 0, 0}, outline_y[] = {top, top, bottom, bottom, top};
+    pls.line(5, outline_x, outline_y);
+    const std::string label = plot_text(i < categories.size() ? categories[i].label : "hard");
+    pls.ptex(0.26, static_cast<double>(i) + 0.5, 1, 0, 0, label.c_str());
+  }
+  pls.schr(0, 1.0);
+}
+
+}  // namespace
+
 MaskFigure write_mask_figure(const CompiledMask& mask, int64_t layer, int64_t head,
                              const std::string& path, const std::string& title,
-                             const std::string& value_label) {
+                             const std::string& value_label,
+                             const std::vector<MaskCategory>& categories) {
   check_layer_head(mask, layer, head);
   if (mask.n == 0) throw InputError(fmt::format("cannot draw '{}': the mask has no tokens", path));
   MaskFigure figure;
@@ -513,7 +543,6 @@ MaskFigure write_mask_figure(const CompiledMask& mask, int64_t layer, int64_t he
     pls.box("bc", 0, 0, "bc", 0, 0);
     draw_token_axis(pls, mask, "b", n);
     draw_token_axis(pls, mask, "l", n);
-    pls.mtex("t", 1.5, 0.5, 0.5, plot_text(title).c_str());
     // Clear of the token labels (about 0.6 character heights per character of the longest).
     size_t longest = 0;
     if (mask.n <= 40) {
@@ -526,6 +555,11 @@ MaskFigure write_mask_figure(const CompiledMask& mask, int64_t layer, int64_t he
     const double clear = 1.5 + 0.6 * static_cast<double>(std::min<size_t>(longest, 20));
     pls.mtex("b", mask.n <= 40 ? clear + 0.5 : 2.5, 0.5, 0.5, "key");
     pls.mtex("l", clear + 0.5, 0.5, 0.5, "query");
+    if (!categories.empty()) {
+      draw_categories(pls, categories, figure.scale);
+      draw_title(pls, plot_text(title));
+      return;
+    }
     // The colour bar: M from −scale (blue) to +scale (red); black = hard.
     PLFLT width = 0, height = 0;
     PLINT label_opts[] = {PL_COLORBAR_LABEL_TOP};
@@ -539,6 +573,7 @@ MaskFigure write_mask_figure(const CompiledMask& mask, int64_t layer, int64_t he
     pls.colorbar(&width, &height, PL_COLORBAR_IMAGE, PL_POSITION_RIGHT | PL_POSITION_OUTSIDE, 0.04,
                  0, 0.04, 0.8, kBackground, kInk, 1, 0, 0, 0, 0, 1, label_opts, labels, 1,
                  axis_opts, ticks, sub_ticks, n_values, values);
+    draw_title(pls, plot_text(title));
   });
   return figure;
 }

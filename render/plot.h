@@ -64,12 +64,21 @@ struct MaskFigure {
   double scale = 0;             // |M| at full red (open) or full blue (closed)
 };
 
+/// A value a figure's cells take that stands for a category (maskc diff: "A only" at 1), named
+/// in a legend of coloured boxes instead of a colour bar.
+struct MaskCategory {
+  double value;
+  std::string label;
+};
+
 /// A labelled picture of one (layer, head) of a mask, as a PNG written atomically: the heatmap
 /// (blue = closed, white = 0, red = open, black = hard; query 0 at the top), token labels on both
 /// axes (span names at their middles, with span boundaries, when there are more than 40 tokens),
-/// `title` above, and a colour bar of the values (`value_label`: M, or ΔM for a difference).
+/// `title` above, and a colour bar of the values (`value_label`: M, or ΔM for a difference) or,
+/// when `categories` are given, a legend of them (and of black = hard).
 MaskFigure write_mask_figure(const CompiledMask& mask, int64_t layer, int64_t head,
                              const std::string& path, const std::string& title,
-                             const std::string& value_label = "M");
+                             const std::string& value_label = "M",
+                             const std::vector<MaskCategory>& categories = {});
 
 }  // namespace maskprior
