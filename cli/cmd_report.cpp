@@ -27,7 +27,7 @@ void add_report_command(CLI::App& app, int& exit_code) {
                   "headline metric, e.g. accuracy, sequence_accuracy, top1, test_bpc)");
   cmd->callback([options, &exit_code] {
     options->share_dir = share_dir();
-    std::vector<report::LeftOut> left_out;
+    std::vector<runfolder::LeftOut> left_out;
     const std::string path = report::write_report(*options, &left_out);
     for (const auto& l : left_out) {
       std::cerr << "maskc report: left out " << escape_control_chars(l.reason) << "\n";

@@ -196,21 +196,21 @@ std::pair<json, std::string> compare_distilled(const std::vector<SuiteEntry>& en
 /// One line that answers "does the prior help?" for the rows that ran both inits: per task, the
 /// mask's headline against vanilla's, mean over seeds, and how many seeds stand behind it; ""
 /// when no task has both.
-std::string takeaway(const std::vector<report::ReportRow>& rows) {
+std::string takeaway(const std::vector<runfolder::RunRow>& rows) {
   std::vector<std::string> parts;
   size_t fewest = std::numeric_limits<size_t>::max();
-  for (const report::ReportRow& mask : rows) {
+  for (const runfolder::RunRow& mask : rows) {
     if (mask.init != "mask") continue;
     const auto vanilla = std::find_if(rows.begin(), rows.end(), [&](const auto& row) {
       return row.init == "vanilla" && row.task == mask.task;
     });
     const auto key = report::headline_metric(mask);
     if (vanilla == rows.end() || !key) continue;
-    auto mean = [&](const report::ReportRow& row) {  // over the seeds that have the metric
+    auto mean = [&](const runfolder::RunRow& row) {  // over the seeds that have the metric
       double sum = 0;
       int n = 0;
       for (const auto& run : row.runs) {
-        const double v = report::metric_value(run.summary, *key);
+        const double v = runfolder::metric_value(run.summary, *key);
         if (std::isfinite(v)) {
           sum += v;
           ++n;
@@ -238,15 +238,15 @@ std::string takeaway(const std::vector<report::ReportRow>& rows) {
 std::pair<json, std::string> tabulate(const std::vector<SuiteEntry>& entries,
                                       const std::vector<PlannedRun>& runs,
                                       const std::set<std::string>& failed) {
-  const std::vector<report::ReportRow> rows =
-      report::group_runs(finished_records(runs, failed), "");
+  const std::vector<runfolder::RunRow> rows =
+      runfolder::group_runs(finished_records(runs, failed), "");
   std::map<std::string, const SuiteEntry*> by_label;
   for (const SuiteEntry& entry : entries) by_label[entry.label] = &entry;
   json aggregated = json::array();
-  for (const report::ReportRow& row : rows) {
+  for (const runfolder::RunRow& row : rows) {
     const SuiteEntry& entry = *by_label.at(row.runs.front().row);
     json seeds = json::array();
-    for (const report::RunRecord& run : row.runs) seeds.push_back(run.config.value("seed", 0));
+    for (const runfolder::RunRecord& run : row.runs) seeds.push_back(run.config.value("seed", 0));
     aggregated.push_back({{"label", row.label},
                           {"task", entry.task},
                           {"init", entry.init},

@@ -340,12 +340,12 @@ PlanOutcome run_plan(const std::vector<PlannedRun>& runs, const PlanOptions& opt
   return outcome;
 }
 
-std::vector<report::RunRecord> finished_records(const std::vector<PlannedRun>& runs,
-                                                const std::set<std::string>& failed) {
-  std::vector<report::RunRecord> records;
+std::vector<runfolder::RunRecord> finished_records(const std::vector<PlannedRun>& runs,
+                                                   const std::set<std::string>& failed) {
+  std::vector<runfolder::RunRecord> records;
   for (const PlannedRun& run : runs) {
     if (failed.contains(run.name)) continue;
-    if (auto record = report::read_run(run.dir)) {
+    if (auto record = runfolder::read_run(run.dir)) {
       record->row = std::filesystem::path(run.dir).parent_path().filename().string();
       records.push_back(std::move(*record));
     }

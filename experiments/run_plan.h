@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "report/report.h"
+#include "runfolder/runs.h"
 #include "train/config.h"
 #include "train/distributed.h"
 
@@ -103,9 +103,9 @@ nlohmann::json check_started(const std::string& dir, const nlohmann::json& overr
 void throw_if_failed(const std::set<std::string>& failed, const std::string& command);
 
 /// The finished runs of `runs` that are not in `failed`, read for the results tables
-/// (report::read_run), each in the row of its folder's parent.
-std::vector<report::RunRecord> finished_records(const std::vector<PlannedRun>& runs,
-                                                const std::set<std::string>& failed);
+/// (runfolder::read_run), each in the row of its folder's parent.
+std::vector<runfolder::RunRecord> finished_records(const std::vector<PlannedRun>& runs,
+                                                   const std::set<std::string>& failed);
 
 /// Writes `root`/results.md (`heading`, `tables`, then a line naming results' failed runs) and
 /// `root`/results.json (`results`), and prints the Markdown and where both went to `out` (with a

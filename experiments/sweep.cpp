@@ -374,7 +374,7 @@ json points_json(const std::vector<SweepPoint>& points) {
 /// are of.
 json learned_base(json base) {
   if (!base.is_object()) return json::object();
-  for (const std::string& key : report::execution_keys()) base.erase(key);
+  for (const std::string& key : runfolder::execution_keys()) base.erase(key);
   return base;
 }
 
@@ -498,12 +498,12 @@ std::pair<json, std::string> tabulate(const std::vector<SweepPoint>& points,
                                       const std::set<std::string>& failed) {
   std::map<std::string, json> settings;
   for (const SweepPoint& point : points) settings[point.name] = point.settings;
-  const std::vector<report::ReportRow> rows =
-      report::group_runs(finished_records(runs, failed), "");
+  const std::vector<runfolder::RunRow> rows =
+      runfolder::group_runs(finished_records(runs, failed), "");
   json aggregated = json::array();
-  for (const report::ReportRow& row : rows) {
+  for (const runfolder::RunRow& row : rows) {
     json seeds = json::array();
-    for (const report::RunRecord& run : row.runs) seeds.push_back(run.config.value("seed", 0));
+    for (const runfolder::RunRecord& run : row.runs) seeds.push_back(run.config.value("seed", 0));
     aggregated.push_back({{"label", row.label},
                           {"settings", settings.at(row.runs.front().row)},
                           {"seeds", seeds},

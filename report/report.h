@@ -14,87 +14,23 @@
 #include <string>
 #include <vector>
 
+#include "runfolder/runs.h"
 #include "tasks/family.h"
 
 namespace maskprior::report {
 
-/// One finished run folder.
-struct RunRecord {
-  std::string dir;                      // the folder
-  std::string row;                      // the folder's parent relative to the report root ("" for
-                                        // the root itself): runs of one row share it
-  nlohmann::json config, summary;       // config.json, summary.json
-  std::vector<nlohmann::json> metrics;  // metrics.jsonl, in order
-  /// For a run whose spec.mask `maskc distill` wrote: where it came from (compiler/write_spec.h
-  /// distilled_origin); "" otherwise.
-  std::string distilled;
-};
+// The runs a report reads (runfolder/runs.h), by the names report code uses.
+using runfolder::differing_keys;
+using runfolder::execution_keys;
+using runfolder::group_runs;
+using runfolder::LeftOut;
+using runfolder::metric_value;
+using runfolder::read_rows;
+using runfolder::read_run;
+using runfolder::RunRecord;
+using runfolder::settings_of;
+using ReportRow = runfolder::RunRow;
 
-/// runfolder::kExecutionKeys (runfolder/run_files.h): the config.json keys that say how a run was
-/// computed, not what it computes, the rows of the config table that `maskc train --resume` may
-/// change. With the seed and the run folder (`out`) they are no part of a run's settings, so runs
-/// that differ only in them pool into one row.
-const std::vector<std::string>& execution_keys();
-
-/// What a run learns and how: its config.json without the seed, `out`, `config_format`,
-/// `resolved`, execution_keys() and the keys its family does not read
-/// (tasks::foreign_settings), plus the SHA-256 of its spec's source when summary.json records it
-/// (`spec_sha256`). Runs pool into a row only when these are equal. A run trained on a distilled
-/// spec has "distilled (ORIGIN)" as its spec instead (RunRecord::distilled): the runs of a row
-/// distil from their own seed's run, so their specs differ as seeds do.
-nlohmann::json settings_of(const RunRecord& run);
-
-/// A group of runs of one folder whose settings are equal: they differ only by seed.
-struct ReportRow {
-  std::string label;    // the folder; with what differs from the folder's other rows, if any
-                        // ("runs/s init=mask, pos_init_std=0.02"; "init=mask" in the root)
-  std::string subject;  // what the runs learn: the task, or the data or truth-table file
-  std::string task, init, spec;
-  const tasks::TaskFamily* family = nullptr;  // of the first run (tasks::family_of_run)
-  double train_fraction = 0;                  // arithmetic tasks
-  nlohmann::json settings;                    // settings_of() every run of the row
-  std::vector<RunRecord> runs;
-};
-
-/// The most bytes of one run's metrics.jsonl, and of all runs' together, that a report reads: a
-/// report holds every evaluation record in memory.
-inline constexpr uint64_t kMaxMetricsBytes = uint64_t{64} << 20;
-inline constexpr uint64_t kMaxReportMetricsBytes = uint64_t{512} << 20;
-
-/// Reads the run folder `dir` (config.json, summary.json, metrics.jsonl, at most
-/// `max_metrics_bytes` of it); nullopt when it is not finished (no summary.json, or an interrupted
-/// run's). InputError names a file that does not parse or is too large, or a value no run can have
-/// (check_run).
-std::optional<RunRecord> read_run(const std::string& dir,
-                                  uint64_t max_metrics_bytes = kMaxMetricsBytes);
-
-/// InputError naming the file and value when a run holds what no run can: a config.json or
-/// summary.json that is not an object, a number beyond ±1e300 in summary.json (it would print as
-/// inf once averaged), a negative count of steps, or evaluation records whose steps are negative
-/// or go back.
-void check_run(const RunRecord& run);
-/// A finished run folder that a report leaves out, and why (a file that does not parse, a task of
-/// no known family, a value no run can have, more metrics than a report reads, or a second run of
-/// a seed its row already has).
-struct LeftOut {
-  std::string dir, reason;
-};
-
-/// Groups runs into rows, in the order of their first run: runs pool only when they share their
-/// row folder (RunRecord::row) and their settings (settings_of). A seed counts once in a row: a
-/// later run of a seed the row already has (a copied run folder) is left out, and listed in
-/// `duplicates` when given. `root_name` labels the rows of the root folder when they are its only
-/// ones. Throws InputError naming a run whose task belongs to no known family.
-std::vector<ReportRow> group_runs(std::vector<RunRecord> runs, const std::string& root_name,
-                                  std::vector<LeftOut>* duplicates = nullptr);
-
-/// The keys whose values differ between the JSON objects `settings` (a key one object lacks reads
-/// as null there), sorted: what runs or rows differ in. Empty for fewer than two objects.
-std::vector<std::string> differing_keys(const std::vector<const nlohmann::json*>& settings);
-
-/// A metric in a summary or metrics record: a number, or the mean of a per-layer list; NaN when
-/// absent or not a number.
-double metric_value(const nlohmann::json& record, const std::string& key);
 /// The summary metric a row is judged by: its task family's headline (sequence_accuracy, top1,
 /// accuracy, test_bpc, ...); nullopt when no summary of the row has it.
 std::optional<std::string> headline_metric(const ReportRow& row);
@@ -104,13 +40,6 @@ std::optional<int64_t> steps_to(const RunRecord& run, const std::string& key, do
 /// paper's own setting (for mask inits, the task's shipped spec `<task>.mask`; the setting the
 /// family's number names, e.g. arithmetic at the paper's train fraction).
 std::string paper_number(const ReportRow& row);
-
-/// Every finished run folder under `root` (folders with config.json and summary.json; interrupted
-/// runs are skipped), in natural folder order, grouped into rows by group_runs. A run that cannot
-/// be reported (LeftOut) goes to `left_out` when it is given, and otherwise throws InputError
-/// naming the run and what is wrong. Throws InputError when `root` is no folder or holds no run
-/// to report (naming those left out).
-std::vector<ReportRow> read_rows(const std::string& root, std::vector<LeftOut>* left_out = nullptr);
 
 struct ReportOptions {
   std::string dir;        // the results folder

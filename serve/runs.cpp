@@ -17,9 +17,9 @@
 #include "io/mask_file.h"
 #include "io/safetensors.h"
 #include "render/grid.h"
-#include "report/report.h"
 #include "runfolder/run_files.h"
 #include "runfolder/run_state.h"
+#include "runfolder/runs.h"
 #include "serve/api.h"
 #include "serve/mask_reply.h"
 #include "tasks/family.h"
@@ -49,9 +49,9 @@ void shown_settings(json& rows) {
     if (row.contains(kConfigSlot)) configs.push_back(&row[kConfigSlot]);
   }
   std::set<std::string> hidden = {"out", "seed", "resolved", "config_format"};
-  for (const std::string& key : report::execution_keys()) hidden.insert(key);
+  for (const std::string& key : runfolder::execution_keys()) hidden.insert(key);
   std::vector<std::string> differing;
-  for (std::string& key : report::differing_keys(configs)) {
+  for (std::string& key : runfolder::differing_keys(configs)) {
     if (!hidden.contains(key)) differing.push_back(std::move(key));
   }
   for (json& row : rows) {
@@ -115,7 +115,7 @@ json numbers_of(const json& record) {
       numbers[key] = value;
       continue;
     }
-    const double number = report::metric_value(record, key);
+    const double number = runfolder::metric_value(record, key);
     if (std::isfinite(number)) numbers[key] = number;
   }
   return numbers;
@@ -128,7 +128,7 @@ json numeric_records(const ServedDir& dir, const fs::path& run, std::string_view
   const auto path = run_file(dir, run, name);
   if (!path) return records;
   const std::string text =
-      read_regular_file(path->string(), report::kMaxMetricsBytes, "metrics log");
+      read_regular_file(path->string(), runfolder::kMaxMetricsBytes, "metrics log");
   size_t start = 0;
   for (size_t end = text.find('\n'); end != std::string::npos;
        start = end + 1, end = text.find('\n', start)) {
@@ -177,7 +177,7 @@ std::string headline_key(const json& config) {
 json headline_value(const ServedDir& dir, const fs::path& run, const std::string& key) {
   if (key.empty()) return nullptr;
   if (auto summary = read_run_json(dir, run, runfolder::kSummaryFile)) {
-    const double value = report::metric_value(*summary, key);
+    const double value = runfolder::metric_value(*summary, key);
     if (std::isfinite(value)) return value;
   }
   const auto record = last_record(dir, run, runfolder::kMetricsFile);
@@ -199,7 +199,7 @@ json by_length(const ServedDir& dir, const fs::path& run, const std::string& key
     int64_t at = 0;
     const auto [end, error] = std::from_chars(size.data(), size.data() + size.size(), at);
     if (error != std::errc() || end != size.data() + size.size() || !metrics.is_object()) continue;
-    const double value = report::metric_value(metrics, key);
+    const double value = runfolder::metric_value(metrics, key);
     if (std::isfinite(value)) values[at] = value;
   }
   for (const auto& [at, value] : values) points.push_back({at, value});

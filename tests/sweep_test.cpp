@@ -20,7 +20,7 @@ const std::string kParity2 = std::string(MASKPRIOR_SOURCE_DIR) + "/specs/gotu/pa
 // What only changes how a run is computed is one list (runfolder/run_files.h): the report's, and
 // the rows --resume may change, each a row of the config table.
 TEST(SweepTest, ReportExecutionKeysAreTheResumableRows) {
-  EXPECT_EQ(report::execution_keys(), resumable_keys());
+  EXPECT_EQ(runfolder::execution_keys(), resumable_keys());
   EXPECT_EQ(resumable_keys().size(), 6u);
 }
 
