@@ -186,9 +186,20 @@ std::string help_table(const TaskSection& section, const std::string& key) {
   for (const ReportRow* row : section.rows) {
     if (row->init == "vanilla") continue;
     const json settings = without_prior(*row);
-    const auto vanilla = std::find_if(section.rows.begin(), section.rows.end(), [&](auto* other) {
-      return other->init == "vanilla" && without_prior(*other) == settings;
-    });
+    // The vanilla row of the same settings beside it (its folder's parent: a sweep's or study
+    // cell's) where there is one: a row of another cell may differ from it in an execution
+    // setting only, such as the precision.
+    const auto matches = [&](const ReportRow* other, bool same_folder) {
+      return other->init == "vanilla" && without_prior(*other) == settings &&
+             (!same_folder || fs::path(other->runs.front().row).parent_path() ==
+                                  fs::path(row->runs.front().row).parent_path());
+    };
+    auto vanilla = std::find_if(section.rows.begin(), section.rows.end(),
+                                [&](auto* other) { return matches(other, true); });
+    if (vanilla == section.rows.end()) {
+      vanilla = std::find_if(section.rows.begin(), section.rows.end(),
+                             [&](auto* other) { return matches(other, false); });
+    }
     if (vanilla == section.rows.end()) continue;
     const auto mine = by_seed(*row, key), theirs = by_seed(**vanilla, key);
     std::vector<double> differences;

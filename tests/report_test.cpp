@@ -238,6 +238,30 @@ TEST(Report, ThePriorAgainstVanillaSeedBySeed) {
   EXPECT_EQ(text.find("| m-fast | v |"), std::string::npos) << text;
 }
 
+// Two study cells that differ in an execution setting only (the precision) have rows of equal
+// settings: each prior row is compared with the vanilla row of its own cell.
+TEST(Report, ThePriorAgainstTheVanillaOfItsOwnCell) {
+  const fs::path root = fresh_dir("cells");
+  for (const auto& [cell, precision, base] :
+       {std::tuple{"bf16", "bf16", 0.5}, std::tuple{"fp32", "fp32", 0.2}}) {
+    for (const std::string init : {"vanilla", "mask"}) {
+      json config = parity2_config(init);
+      config["precision"] = precision;
+      config["seed"] = 0;
+      const double accuracy = init == "mask" ? base + 0.1 : base;
+      write_run(root / cell / "runs" / ("init=" + init) / "seed0", config,
+                {{"accuracy", accuracy}, {"steps", 10}}, {{10, accuracy}}, "accuracy");
+    }
+  }
+  const std::string text = read_text(write_report({root.string(), kSource, ""}));
+  EXPECT_NE(text.find("| bf16/runs/init=mask | bf16/runs/init=vanilla | 1 | +10.00 |"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("| fp32/runs/init=mask | fp32/runs/init=vanilla | 1 | +10.00 |"),
+            std::string::npos)
+      << text;
+}
+
 // The final figure numbers its runs when their names would run into each other below the axis,
 // and keys the numbers under it; a few short names stay as they are.
 TEST(Report, CrowdedRunNamesAreNumberedWithAKey) {
