@@ -71,6 +71,23 @@ std::optional<T> whole_number(const std::string& text) {
   return value;
 }
 
+/// `text` split at each comma that is not `\,` (a comma inside a piece: a file name holding one);
+/// `keep_escapes` keeps the `\,` in the pieces (for a second split), else a piece holds ",".
+std::vector<std::string> split_at_commas(const std::string& text, bool keep_escapes) {
+  std::vector<std::string> pieces(1);
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '\\' && i + 1 < text.size() && text[i + 1] == ',') {
+      if (keep_escapes) pieces.back() += '\\';
+      pieces.back() += text[++i];
+    } else if (text[i] == ',') {
+      pieces.emplace_back();
+    } else {
+      pieces.back() += text[i];
+    }
+  }
+  return pieces;
+}
+
 /// One value of `field` as config.json spells it: InputError naming the key and what it takes.
 json typed_value(const ConfigField& field, const std::string& text, std::string_view flag) {
   const auto bad = [&](const std::string& takes) {
@@ -188,16 +205,8 @@ SweepAxis parse_axis(const std::string& text, std::string_view flag) {
     throw InputError(fmt::format("{}: {} cannot be swept: {}", flag, axis.key, why));
   }
   // Values split at each comma; `\,` is a comma inside one (a file name holding a comma).
-  std::string piece;
-  for (size_t i = eq + 1; i <= text.size(); ++i) {
-    if (i == text.size() || text[i] == ',') {
-      axis.values.push_back(typed_value(*field, piece, flag));
-      piece.clear();
-    } else if (text[i] == '\\' && i + 1 < text.size() && text[i + 1] == ',') {
-      piece += text[++i];
-    } else {
-      piece += text[i];
-    }
+  for (const std::string& piece : split_at_commas(text.substr(eq + 1), /*keep_escapes=*/false)) {
+    axis.values.push_back(typed_value(*field, piece, flag));
   }
   std::set<std::string> seen;
   for (const json& value : axis.values) {
@@ -209,19 +218,9 @@ SweepAxis parse_axis(const std::string& text, std::string_view flag) {
 }
 
 SweepPoint parse_point(const std::string& text) {
-  // KEY=VALUE pieces split at each comma that is not `\,` (kept, for parse_axis to unescape).
-  std::vector<std::string> pieces(1);
-  for (size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == '\\' && i + 1 < text.size() && text[i + 1] == ',') {
-      pieces.back() += text.substr(i++, 2);
-    } else if (text[i] == ',') {
-      pieces.emplace_back();
-    } else {
-      pieces.back() += text[i];
-    }
-  }
+  // KEY=VALUE pieces, their `\,` kept for parse_axis to unescape.
   std::vector<SweepAxis> axes;
-  for (const std::string& piece : pieces) {
+  for (const std::string& piece : split_at_commas(text, /*keep_escapes=*/true)) {
     SweepAxis axis = parse_axis(piece, "--point");
     for (const SweepAxis& earlier : axes) {
       if (earlier.key == axis.key) {

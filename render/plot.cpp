@@ -294,6 +294,7 @@ std::string read_bytes(const std::string& file) {
 }  // namespace
 
 std::vector<std::string> title_lines(const std::string& title) {
+  if (characters(title) <= kTitleCharacters) return {title};
   size_t split = std::string::npos, best = title.size();
   for (size_t i = 0; i < title.size(); ++i) {
     const size_t distance = i > title.size() / 2 ? i - title.size() / 2 : title.size() / 2 - i;
@@ -302,7 +303,7 @@ std::vector<std::string> title_lines(const std::string& title) {
       best = distance;
     }
   }
-  if (characters(title) <= kTitleCharacters || split == std::string::npos) return {title};
+  if (split == std::string::npos) return {title};
   return {title.substr(0, split), title.substr(split + 1)};
 }
 
@@ -467,9 +468,27 @@ void write_plots_png(const std::string& path, const std::vector<PlotSpec>& panel
 
 namespace {
 
+/// The colour bar right of a mask figure: M from −scale (blue) to +scale (red), labelled
+/// `value_label`; black = hard.
+void draw_colour_bar(plstream& pls, const std::string& value_label, double scale) {
+  PLFLT width = 0, height = 0;
+  PLINT label_opts[] = {PL_COLORBAR_LABEL_TOP};
+  const std::string bar_label = plot_text(value_label);
+  const char* labels[] = {bar_label.c_str()};
+  const char* axis_opts[] = {"bcvtm"};
+  PLFLT ticks[] = {0};
+  PLINT sub_ticks[] = {0}, n_values[] = {2};
+  const PLFLT range[] = {-scale, scale};
+  const PLFLT* values[] = {range};
+  pls.colorbar(&width, &height, PL_COLORBAR_IMAGE, PL_POSITION_RIGHT | PL_POSITION_OUTSIDE, 0.04, 0,
+               0.04, 0.8, kBackground, kInk, 1, 0, 0, 0, 0, 1, label_opts, labels, 1, axis_opts,
+               ticks, sub_ticks, n_values, values);
+}
+
 /// A legend of coloured boxes right of a mask figure: each category's colour as the heatmap draws
 /// its value at `scale`, and black for hard cells.
-void draw_categories(plstream& pls, const std::vector<MaskCategory>& categories, double scale) {
+void draw_category_legend(plstream& pls, const std::vector<MaskCategory>& categories,
+                          double scale) {
   const auto rows = static_cast<double>(categories.size() + 1);
   pls.vpor(0.85, 0.99, 0.5 - 0.04 * rows, 0.5 + 0.04 * rows);
   pls.wind(0, 1, rows, 0);
@@ -555,24 +574,11 @@ MaskFigure write_mask_figure(const CompiledMask& mask, int64_t layer, int64_t he
     const double clear = 1.5 + 0.6 * static_cast<double>(std::min<size_t>(longest, 20));
     pls.mtex("b", mask.n <= 40 ? clear + 0.5 : 2.5, 0.5, 0.5, "key");
     pls.mtex("l", clear + 0.5, 0.5, 0.5, "query");
-    if (!categories.empty()) {
-      draw_categories(pls, categories, figure.scale);
-      draw_title(pls, plot_text(title));
-      return;
+    if (categories.empty()) {
+      draw_colour_bar(pls, value_label, figure.scale);
+    } else {
+      draw_category_legend(pls, categories, figure.scale);
     }
-    // The colour bar: M from −scale (blue) to +scale (red); black = hard.
-    PLFLT width = 0, height = 0;
-    PLINT label_opts[] = {PL_COLORBAR_LABEL_TOP};
-    const std::string bar_label = plot_text(value_label);
-    const char* labels[] = {bar_label.c_str()};
-    const char* axis_opts[] = {"bcvtm"};
-    PLFLT ticks[] = {0};
-    PLINT sub_ticks[] = {0}, n_values[] = {2};
-    const PLFLT range[] = {-figure.scale, figure.scale};
-    const PLFLT* values[] = {range};
-    pls.colorbar(&width, &height, PL_COLORBAR_IMAGE, PL_POSITION_RIGHT | PL_POSITION_OUTSIDE, 0.04,
-                 0, 0.04, 0.8, kBackground, kInk, 1, 0, 0, 0, 0, 1, label_opts, labels, 1,
-                 axis_opts, ticks, sub_ticks, n_values, values);
     draw_title(pls, plot_text(title));
   });
   return figure;
