@@ -409,6 +409,10 @@ json to_json(const TrainConfig& config) {
   return j;
 }
 
+const tasks::TaskFamily& family_of(const TrainConfig& config) {
+  return tasks::family_of_run(to_json(config));
+}
+
 json run_config_json(const TrainConfig& config, const json& resolved) {
   json j = to_json(config);
   for (const std::string& key : tasks::foreign_settings(tasks::family_of_run(j))) j.erase(key);

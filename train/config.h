@@ -17,6 +17,10 @@
 
 #include "runtime/experiment_config.h"
 
+namespace maskprior::tasks {
+struct TaskFamily;
+}  // namespace maskprior::tasks
+
 namespace maskprior::training {
 
 /// Every setting of a run. `to_json`/`config_from_json` round-trip it (config.json of a run
@@ -134,6 +138,8 @@ inline constexpr std::pair<const char*, std::string TrainConfig::*> kDataFileSet
 
 /// Every field by its key (unset optional fields as null), and kConfigFormatKey.
 nlohmann::json to_json(const TrainConfig& config);
+/// The task family of a run (tasks::family_of_run of its settings).
+const tasks::TaskFamily& family_of(const TrainConfig& config);
 /// A run's config.json: to_json(config) without the keys its task family does not read
 /// (tasks::foreign_settings: they hold their defaults), and `resolved` under kResolvedKey.
 nlohmann::json run_config_json(const TrainConfig& config, const nlohmann::json& resolved);

@@ -100,10 +100,6 @@ std::map<std::string, ExperimentFactory>& experiment_registry() {
 
 }  // namespace
 
-const tasks::TaskFamily& family_of(const TrainConfig& config) {
-  return tasks::family_of_run(to_json(config));
-}
-
 void register_experiment(const std::string& family, ExperimentFactory factory) {
   if (tasks::find_family(family) == nullptr) {
     throw InputError(fmt::format("no task family '{}' to register an experiment for", family));

@@ -21,9 +21,6 @@ namespace maskprior::training {
 using ExperimentFactory = std::function<std::unique_ptr<runtime::Experiment>(
     const TrainConfig& config, const std::optional<CompiledMask>& spec)>;
 
-/// The task family of a run (tasks::family_of_run of its settings).
-const tasks::TaskFamily& family_of(const TrainConfig& config);
-
 /// Registers the experiment of `family` (a family of tasks/family.h, e.g. one added with
 /// tasks::register_family). InputError if there is no such family or it has an experiment.
 void register_experiment(const std::string& family, ExperimentFactory factory);

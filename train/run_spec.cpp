@@ -10,7 +10,7 @@
 #include "core/error.h"
 #include "io/mask_file.h"
 #include "runtime/model.h"
-#include "train/run_experiment.h"
+#include "tasks/family.h"
 
 namespace maskprior::training {
 
