@@ -246,13 +246,41 @@ void check_run(const RunRecord& run) {
   }
 }
 
+namespace {
+
+/// settings_of each run, where a run's config.json that lacks a setting some runs of its folder
+/// record (it was written before the setting existed) takes the one value those runs agree on: a
+/// setting is added with the default that keeps what runs did before it, so a folder resumed or
+/// grown by a later build stays one row. Runs that record different values stay apart.
+std::vector<json> settings_within_folders(const std::vector<RunRecord>& runs) {
+  std::vector<json> settings;
+  settings.reserve(runs.size());
+  for (const RunRecord& run : runs) settings.push_back(settings_of(run));
+  std::map<std::string, std::map<std::string, std::set<std::string>>> values;  // row, key -> dumps
+  for (size_t i = 0; i < runs.size(); ++i) {
+    for (const auto& [key, value] : settings[i].items())
+      values[runs[i].row][key].insert(value.dump());
+  }
+  for (size_t i = 0; i < runs.size(); ++i) {
+    for (const auto& [key, dumps] : values[runs[i].row]) {
+      if (dumps.size() == 1 && !settings[i].contains(key))
+        settings[i][key] = json::parse(*dumps.begin());
+    }
+  }
+  return settings;
+}
+
+}  // namespace
+
 std::vector<RunRow> group_runs(std::vector<RunRecord> runs, const std::string& root_name,
                                std::vector<LeftOut>* duplicates) {
   std::vector<RunRow> rows;
   std::map<std::string, size_t> index;
   std::map<std::pair<size_t, std::string>, std::string> seen;  // (row, seed) -> its first run
-  for (RunRecord& run : runs) {
-    json settings = settings_of(run);
+  std::vector<json> all_settings = settings_within_folders(runs);
+  for (size_t i = 0; i < runs.size(); ++i) {
+    RunRecord& run = runs[i];
+    json settings = std::move(all_settings[i]);
     auto [it, added] = index.emplace(run.row + "\n" + settings.dump(), rows.size());
     // The seed as config.json (or summary.json) records it; a run that records none is no copy.
     const json seed =

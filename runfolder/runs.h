@@ -79,7 +79,10 @@ struct LeftOut {
 };
 
 /// Groups runs into rows, in the order of their first run: runs pool only when they share their
-/// row folder (RunRecord::row) and their settings (settings_of). A seed counts once in a row: a
+/// row folder (RunRecord::row) and their settings (settings_of). A setting that a run's config.json
+/// lacks (written by a build before the setting existed) takes the one value the other runs of its
+/// folder record, so a folder that a later build resumed or grew stays one row; runs of a folder
+/// that record different values stay apart. A seed counts once in a row: a
 /// later run of a seed the row already has (a copied run folder) is left out, and listed in
 /// `duplicates` when given. `root_name` labels the rows of the root folder when they are its only
 /// ones. Throws InputError naming a run whose task belongs to no known family.

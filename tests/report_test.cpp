@@ -526,6 +526,32 @@ TEST(Report, OlderAndNewerConfigsOfOneSettingPool) {
   }
 }
 
+// A folder grown by a later build: seed 0's config.json was written before a setting existed
+// (no qk_opt_sequences), seeds 1 and 2 record its default; one row of three seeds. In a folder
+// whose runs record two values, the run without it belongs to neither: three rows.
+TEST(Report, ASettingAddedLaterDoesNotSplitAFolder) {
+  const fs::path root = fresh_dir("grown");
+  auto run = [&](const std::string& folder, int seed, const json& sequences) {
+    json config = parity2_config("mask");
+    config["seed"] = seed;
+    if (!sequences.is_null()) config["qk_opt_sequences"] = sequences;
+    write_run(root / folder / fmt::format("seed{}", seed), config,
+              {{"accuracy", 0.5 + 0.1 * seed}, {"steps", 9}}, {{0, 0.5}}, "accuracy");
+  };
+  run("grown", 0, json());
+  run("grown", 1, 64);
+  run("grown", 2, 64);
+  run("mixed", 0, json());
+  run("mixed", 1, 64);
+  run("mixed", 2, 32);
+  const std::vector<ReportRow> rows = read_rows(root.string());
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_EQ(rows[0].label, "grown");
+  EXPECT_EQ(rows[0].runs.size(), 3u);
+  EXPECT_EQ(rows[0].settings.value("qk_opt_sequences", 0), 64);
+  for (size_t i = 1; i < rows.size(); ++i) EXPECT_EQ(rows[i].runs.size(), 1u) << rows[i].label;
+}
+
 TEST(Report, MetricChoosesTheColumnAndUnknownMetricsAreErrors) {
   const fs::path root = write_suite();
   ReportOptions options{root.string(), kSource, "steps"};
