@@ -20,7 +20,9 @@ void add_report_command(CLI::App& app, int& exit_code) {
       "validator's min-degree interpolator; steps to 50%/95%; settings; learning curves, prior "
       "mass, mask drift, Fourier coefficients. A row is the runs of one folder whose settings "
       "(config.json, all but the seed and execution settings such as threads and device) are "
-      "equal: only seeds pool; runs of one folder that differ are rows labelled by what differs.");
+      "equal: only seeds pool; runs of one folder that differ are rows labelled by what differs. "
+      "A setting that an older run's config.json lacks (it predates the setting) takes the value "
+      "the folder's other runs agree on.");
   cmd->add_option("DIR", options->dir, "results folder")->required();
   cmd->add_option("--metric", options->metric,
                   "summary.json key the tables and plots judge by (default: each task family's "
