@@ -256,15 +256,13 @@ std::vector<json> settings_within_folders(const std::vector<RunRecord>& runs) {
   std::vector<json> settings;
   settings.reserve(runs.size());
   for (const RunRecord& run : runs) settings.push_back(settings_of(run));
-  std::map<std::string, std::map<std::string, std::set<std::string>>> values;  // row, key -> dumps
+  std::map<std::string, std::map<std::string, std::set<json>>> values;  // row, key -> its values
   for (size_t i = 0; i < runs.size(); ++i) {
-    for (const auto& [key, value] : settings[i].items())
-      values[runs[i].row][key].insert(value.dump());
+    for (const auto& [key, value] : settings[i].items()) values[runs[i].row][key].insert(value);
   }
   for (size_t i = 0; i < runs.size(); ++i) {
-    for (const auto& [key, dumps] : values[runs[i].row]) {
-      if (dumps.size() == 1 && !settings[i].contains(key))
-        settings[i][key] = json::parse(*dumps.begin());
+    for (const auto& [key, recorded] : values[runs[i].row]) {
+      if (recorded.size() == 1 && !settings[i].contains(key)) settings[i][key] = *recorded.begin();
     }
   }
   return settings;

@@ -50,7 +50,8 @@ struct RunRow {
   std::string task, init, spec;
   const tasks::TaskFamily* family = nullptr;  // of the first run (tasks::family_of_run)
   double train_fraction = 0;                  // arithmetic tasks
-  nlohmann::json settings;                    // settings_of() every run of the row
+  nlohmann::json settings;  // settings_of() every run of the row (group_runs: with a setting
+                            // an older run lacks filled in from its folder)
   std::vector<RunRecord> runs;
 };
 
