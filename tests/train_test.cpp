@@ -241,6 +241,47 @@ TEST_F(RuntimeTest, SameSeedSameMetricsForADecoder) {
   EXPECT_GE(read_lines(dir_ / "a" / "metrics.jsonl").size(), 4u);  // step 0, 2, ..., 12
 }
 
+// How often a run evaluates changes only its curves, not its training: with dropout drawing
+// random numbers at every step, evaluating after every step and only at the end give the same
+// losses step by step and the same final evaluation, but for its mean training loss since the
+// evaluation before (scripts/boolean_headline_study.sh relies on it to evaluate less often).
+TEST_F(RuntimeTest, EvaluationScheduleLeavesTrainingUnchanged) {
+  auto often = tiny("mask", /*epochs=*/4);
+  often.attn_dropout = 0.1;
+  often.resid_dropout = 0.1;
+  often.log_every = 1;
+  auto rarely = often;
+  often.eval_every = 1;
+  rarely.eval_every = 1000;  // only at step 0 and the last step
+  often.out = (dir_ / "often").string();
+  rarely.out = (dir_ / "rarely").string();
+  train(often);
+  train(rarely);
+  const auto often_steps = read_lines(dir_ / "often" / "steps.jsonl");
+  const auto rarely_steps = read_lines(dir_ / "rarely" / "steps.jsonl");
+  ASSERT_EQ(often_steps.size(), 12u);  // 4 epochs of 3 steps, one line a step
+  ASSERT_EQ(rarely_steps.size(), often_steps.size());
+  for (size_t i = 0; i < often_steps.size(); ++i) {
+    EXPECT_EQ(often_steps[i].at("loss"), rarely_steps[i].at("loss")) << "step " << i + 1;
+    EXPECT_EQ(often_steps[i].at("grad_norm"), rarely_steps[i].at("grad_norm")) << "step " << i + 1;
+  }
+  const auto often_evals = read_lines(dir_ / "often" / "metrics.jsonl");
+  const auto rarely_evals = read_lines(dir_ / "rarely" / "metrics.jsonl");
+  EXPECT_EQ(often_evals.size(), 13u);  // step 0 and after each step
+  ASSERT_EQ(rarely_evals.size(), 2u);
+  // train_loss is the mean over the steps since the evaluation before: the last step's in one run,
+  // all twelve steps' in the other. Everything else of the final evaluation is the same.
+  double sum = 0;
+  for (const auto& step : often_steps) sum += step.at("loss").get<double>();
+  EXPECT_NEAR(rarely_evals.back().at("train_loss").get<double>(), sum / 12, 1e-6);
+  EXPECT_NEAR(often_evals.back().at("train_loss").get<double>(),
+              often_steps.back().at("loss").get<double>(), 1e-6);
+  json often_last = often_evals.back(), rarely_last = rarely_evals.back();
+  often_last.erase("train_loss");
+  rarely_last.erase("train_loss");
+  EXPECT_EQ(often_last, rarely_last);
+}
+
 // summary.json names what computed it: the commit (a 40-digit hash, or "unknown" outside a git
 // checkout), the build type, LibTorch's version and the machine.
 TEST_F(RuntimeTest, SummaryNamesTheCommitBuildAndMachine) {
