@@ -8,12 +8,12 @@
 # to runs/gotu-headline/<cell>/<settings>/seedK (resumable: run the same command again to
 # continue), then are kept as one archive per cell under docs/results/gotu-headline/<cell>.
 # Time: an evaluation of the whole cube (2^15 points) takes about 52 s on one core and a parity2
-# step about 1.2–1.4 s. parity2 evaluates every epoch (21 evaluations, as the one-seed table it extends
-# did): about 58 min a run on one core of the 2-core AMD EPYC VM beside a second run. The other
-# cells evaluate every 5 epochs (--eval-every 480 for parity2's 96-step epochs, 640 for maj3's
-# 128-step ones): about 45 min a parity2 run and 80 min a maj3 run. Training is the same step for
-# step whatever the evaluation schedule (a test in tests/train_test.cpp checks it); only the
-# curves are coarser. The four cells are about 24 core-hours. SEEDS (default 3) and INITS
+# step about 1.2–1.4 s. parity2 evaluates every epoch (21 evaluations, as the one-seed table it
+# extends did): 61–63 min a run, measured on one core of the 2-core AMD EPYC VM beside a
+# second run. The other cells evaluate every 5 epochs (--eval-every 480 for parity2's 96-step
+# epochs, 640 for maj3's 128-step ones): by that arithmetic, not yet measured, about 45 min a
+# parity2 run and 80 min a maj3 run. Training is the same step for step whatever the evaluation
+# schedule (a test in tests/train_test.cpp checks it); only the curves are coarser. The four cells are about 24 core-hours. SEEDS (default 3) and INITS
 # (default vanilla,mask) narrow a cell.
 #   bash scripts/boolean_headline_study.sh                    # every cell
 #   SEEDS=1 bash scripts/boolean_headline_study.sh parity2    # the cells named
