@@ -820,7 +820,10 @@ TEST_F(TrainFaultsTest, SecondReproduceOnTheSameFolderIsRefused) {
                              suite.string(), first)),
       std::string::npos)
       << r.log;
-  ::kill(first, SIGKILL);
+  // SIGTERM, not SIGKILL: reproduce passes it on to the run it supervises and waits for it to
+  // checkpoint and end. After a SIGKILL that run would go on writing into the folder TearDown
+  // removes (it ends on the SIGTERM its parent's death sends it).
+  ::kill(first, SIGTERM);
   wait_for(first);
 }
 
