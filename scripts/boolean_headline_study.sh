@@ -9,11 +9,12 @@
 # continue), then are kept as one archive per cell under docs/results/gotu-headline/<cell>.
 # Time: an evaluation of the whole cube (2^15 points) takes about 52 s on one core and a parity2
 # step about 1.2–1.4 s. parity2 evaluates every epoch (21 evaluations, as the one-seed table it
-# extends did): 61–63 min a run, measured on one core of the 2-core AMD EPYC VM beside a
-# second run. The other cells evaluate every 5 epochs (--eval-every 480 for parity2's 96-step
-# epochs, 640 for maj3's 128-step ones): 40–47 min a parity2 run (measured, parity2-std002
-# seeds 0–1, beside a second run) and, by the arithmetic, not yet measured, about 80 min a maj3 run. Training is the same step for step whatever the evaluation
-# schedule (a test in tests/train_test.cpp checks it); only the curves are coarser. The four cells are about 24 core-hours. SEEDS (default 3) and INITS
+# extends did): 61–63 min a run, measured on one core of the 2-core AMD EPYC VM beside a second run.
+# The other cells evaluate every 5 epochs (--eval-every 480 for parity2's 96-step epochs, 640 for
+# maj3's 128-step ones): 40–47 min a parity2 run (measured, parity2-std002 seeds 0–1, beside a
+# second run) and, by the arithmetic, not yet measured, about 80 min a maj3 run. Training is the
+# same step for step whatever the evaluation schedule (a test in tests/train_test.cpp checks it);
+# only the curves are coarser. The four cells are about 24 core-hours. SEEDS (default 3) and INITS
 # (default vanilla,mask) narrow a cell.
 #   bash scripts/boolean_headline_study.sh                    # every cell
 #   SEEDS=1 bash scripts/boolean_headline_study.sh parity2    # the cells named
