@@ -292,6 +292,9 @@ json check_started(const std::string& dir, const json& overrides, const std::str
   const json started = to_json(config_from_json(folder.read_json(kConfigFile)));
   json execution = json::object();
   for (const auto& [key, value] : overrides.items()) {
+    // The folder is the run wherever it now lives (moved, or unpacked from a kept archive on
+    // another machine): resume() writes to it whatever config.json says `out` was.
+    if (key == "out") continue;
     if (config_field(key).resumable) {
       execution[key] = value;
     } else if (started.value(key, json()) != value) {

@@ -94,7 +94,8 @@ std::optional<nlohmann::json> reuse_or_resume(const std::string& dir,
 
 /// Checks the run folder `dir` (which holds config.json) against `overrides`: the keys --resume
 /// does not accept must equal what the run was started with (InputError naming the folder and
-/// the key otherwise). Returns the keys it does accept: the execution settings to resume with.
+/// the key otherwise); `out` is not compared, as a folder moved or unpacked elsewhere is the same
+/// run. Returns the keys it does accept: the execution settings to resume with.
 nlohmann::json check_started(const std::string& dir, const nlohmann::json& overrides,
                              const std::string& command);
 

@@ -6,7 +6,9 @@
 # setting the quick study found most favourable to the mask: parity2 with the position embedding
 # started at std 0.02 (parity2-std002), maj3 without a position embedding (maj3-pos-none). Runs go
 # to runs/gotu-headline/<cell>/<settings>/seedK (resumable: run the same command again to
-# continue), then are kept as one archive per cell under docs/results/gotu-headline/<cell>.
+# continue), then are kept as one archive per cell under docs/results/gotu-headline/<cell>; runs
+# already kept there are unpacked first (scripts/unpack_runs.sh), so on a fresh clone only the
+# missing seeds train.
 # Time: an evaluation of the whole cube (2^15 points) takes about 52 s on one core and a parity2
 # step about 1.2–1.4 s. parity2 evaluates every epoch (21 evaluations, as the one-seed table it
 # extends did): 61–63 min a run, measured on one core of the 2-core AMD EPYC VM beside a second run.
@@ -29,6 +31,8 @@ cell() {  # NAME TASK TRAIN_FLAGS...: INITS over SEEDS seeds, kept as one archiv
   shift 2
   [[ $cells == "  " || $cells == *" $name "* ]] || return 0
   echo "== $name: init=${INITS:-vanilla,mask} $task $* ($seeds seeds)"
+  # Runs kept by an earlier machine count as finished: only the missing seeds train.
+  [[ ! -f $keep/$name/runs.jsonl.gz ]] || bash scripts/unpack_runs.sh "$keep/$name" "$out/$name"
   "$maskc" sweep --grid "init=${INITS:-vanilla,mask}" --seeds "$seeds" -j "${JOBS:-2}" --threads 1 \
     --out "$out/$name" -- --task "$task" --preset paper --spec "specs/gotu/$task.mask" \
     --device cpu --precision bf16 "$@"

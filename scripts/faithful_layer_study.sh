@@ -31,6 +31,8 @@ cell() {  # NAME TRAIN_FLAGS...: INITS over SEEDS seeds, kept as one archive
   shift
   [[ $cells == "  " || $cells == *" $name "* ]] || return 0
   echo "== $name: init=${INITS:-vanilla,mask} $* ($seeds seeds)"
+  # Runs kept by an earlier machine count as finished: only the missing seeds train.
+  [[ ! -f $keep/$name/runs.jsonl.gz ]] || bash scripts/unpack_runs.sh "$keep/$name" "$out/$name"
   "$maskc" sweep --grid "init=${INITS:-vanilla,mask}" --seeds "$seeds" -j "${JOBS:-2}" --threads 1 \
     --out "$out/$name" -- "${layer[@]}" "$@"
   bash scripts/keep_runs.sh "$out/$name" "$keep/$name"

@@ -31,6 +31,8 @@ sweep_cell() {  # FLAGS_ARRAY NAME GRID... -- TRAIN_FLAGS...: one cell, kept as 
   done
   shift
   echo "== $name: ${grid[*]} $*"
+  # Runs kept by an earlier machine count as finished: only the missing seeds train.
+  [[ ! -f $keep/$name/runs.jsonl.gz ]] || bash scripts/unpack_runs.sh "$keep/$name" "$out/$name"
   "$maskc" sweep "${grid[@]}" --seeds 3 -j "${JOBS:-1}" --threads 1 --out "$out/$name" -- \
     "${flags[@]}" "$@"
   bash scripts/keep_runs.sh "$out/$name" "$keep/$name"

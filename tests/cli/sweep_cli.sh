@@ -390,4 +390,40 @@ PY
   test ! -e t || fail "a refused sweep wrote t"
 }
 
+# A kept cell grows by seeds on a fresh machine: scripts/unpack_runs.sh writes the archive's runs
+# back as folders, the sweep counts them as finished and trains only the missing seed, and
+# keep_runs.sh then holds both. An archive path that climbs out of the folder is refused.
+kept_cell_grows_by_seeds() {
+  "$maskc" sweep --grid init=vanilla,mask --seeds 1 --out first -- "${small[@]}" >log ||
+    fail "first sweep: $(cat log)"
+  bash "$source_dir/scripts/keep_runs.sh" first kept >log || fail "keep_runs: $(cat log)"
+  bash "$source_dir/scripts/unpack_runs.sh" kept fresh >log || fail "unpack: $(cat log)"
+  grep -q "unpack_runs: 2 runs" log || fail "unpack count: $(cat log)"
+  cmp first/init=mask/seed0/summary.json fresh/init=mask/seed0/summary.json || fail "summary"
+  test ! -e fresh/init=mask/seed0/checkpoint.json || fail "weights unpacked"
+  "$maskc" sweep --grid init=vanilla,mask --seeds 2 --out fresh -- "${small[@]}" >log 2>&1 ||
+    fail "second sweep: $(cat log)"
+  # The unpacked seed was reused, not trained again: still no checkpoint or weights beside it.
+  for init in vanilla mask; do
+    test -z "$(ls fresh/init=$init/seed0 | grep -v -e '\.json$' -e '\.jsonl$' -e '\.csv$' \
+      -e '\.mask$')" || fail "seed0 of $init was trained again: $(ls fresh/init=$init/seed0)"
+    test -f "fresh/init=$init/seed1/checkpoint.json" || fail "seed1 of $init not trained"
+  done
+  cmp first/init=mask/seed0/summary.json fresh/init=mask/seed0/summary.json || fail "rewritten"
+  bash "$source_dir/scripts/unpack_runs.sh" kept fresh >log || fail "second unpack: $(cat log)"
+  grep -q "0 runs .*(2 already there)" log || fail "second unpack: $(cat log)"
+  bash "$source_dir/scripts/keep_runs.sh" fresh kept >log || fail "keep again: $(cat log)"
+  grep -q "(4 runs," log || fail "archive: $(cat log)"
+  mkdir hostile
+  "$python" - <<'PY'
+import gzip, json
+run = {"path": "runs/../../escape", "files": {"summary.json": "{}"}}
+with gzip.open("hostile/runs.jsonl.gz", "wt") as f:
+    f.write(json.dumps(run) + "\n")
+PY
+  bash "$source_dir/scripts/unpack_runs.sh" hostile out >log 2>&1
+  [[ $? -ne 0 ]] && grep -q "line 1: not a kept run" log || fail "hostile path: $(cat log)"
+  test ! -e escape && test ! -e ../escape || fail "wrote outside the folder"
+}
+
 "$case_name"
