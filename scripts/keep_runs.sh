@@ -24,7 +24,7 @@ python=/usr/bin/python3  # the standard library alone: json, gzip
 
 mkdir -p "$dest"
 "$python" - "$src" "$dest" "$keep" <<'PY'
-import gzip, io, json, os, sys
+import gzip, io, json, os, sys, zlib
 
 src, dest, keep = sys.argv[1], sys.argv[2], int(sys.argv[3])
 FILES = ["config.json", "summary.json", "metrics.jsonl", "steps.csv", "spec.mask"]
@@ -56,11 +56,17 @@ def kept_text(name, text):
 
 runs = {}
 if os.path.exists(ARCHIVE):
-    with gzip.open(ARCHIVE, "rt", encoding="utf-8") as old:
-        for line in old:
-            if line.strip():
-                run = json.loads(line)
-                runs[run["path"]] = run
+    # A damaged archive stops here, before anything is written: it is evidence, never replaced.
+    try:
+        with gzip.open(ARCHIVE, "rt", encoding="utf-8") as old:
+            for number, line in enumerate(old, 1):
+                if line.strip():
+                    run = json.loads(line)
+                    if not isinstance(run, dict) or not isinstance(run.get("path"), str):
+                        raise ValueError("line %d is not a kept run" % number)
+                    runs[run["path"]] = run
+    except (OSError, EOFError, ValueError, zlib.error) as e:
+        sys.exit("keep_runs: %s: not a readable archive (%s); nothing written" % (ARCHIVE, e))
 found = 0
 for folder, _, names in sorted(os.walk(src)):
     if "summary.json" not in names or "config.json" not in names:
@@ -68,8 +74,12 @@ for folder, _, names in sorted(os.walk(src)):
     files = {}
     for name in FILES:
         if name in names:
-            with open(os.path.join(folder, name), encoding="utf-8", newline="") as f:
-                files[name] = kept_text(name, f.read())
+            where = os.path.join(folder, name)
+            try:
+                with open(where, encoding="utf-8", newline="") as f:
+                    files[name] = kept_text(name, f.read())
+            except (OSError, ValueError) as e:
+                sys.exit("keep_runs: %s: %s; nothing written" % (where, e))
     path = os.path.join("runs", os.path.relpath(folder, src)).replace(os.sep, "/")
     runs[path] = {"path": path, "files": files}
     found += 1

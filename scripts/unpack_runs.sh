@@ -16,33 +16,57 @@ fi
 python=/usr/bin/python3  # the standard library alone: json, gzip
 "$python" - "${1%/}/runs.jsonl.gz" "${2%/}" <<'PY'
 import gzip, json, os, sys
+import zlib
 
 archive, dest = sys.argv[1], sys.argv[2]
+
+
+def fail(where, what):
+    sys.exit("unpack_runs: %s%s: %s" % (archive, where, what))
+
+
+# The whole archive is read and checked before anything is written: a damaged one writes nothing.
+runs = []
+try:
+    with gzip.open(archive, "rt", encoding="utf-8") as lines:
+        for number, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            try:
+                run = json.loads(line)
+            except ValueError as e:
+                fail(" line %d" % number, "not JSON (%s)" % e)
+            path = run.get("path", "") if isinstance(run, dict) else ""
+            parts = path.split("/") if isinstance(path, str) else []
+            files = run.get("files") if isinstance(run, dict) else None
+            if (parts[:1] != ["runs"] or len(parts) < 2 or any(p in ("", ".", "..") for p in parts)
+                    or not isinstance(files, dict)):
+                fail(" line %d" % number, "not a kept run (path %r)" % (path,))
+            if "summary.json" not in files or "config.json" not in files:
+                fail(" line %d" % number, "%s lacks its config.json or summary.json" % path)
+            for name, text in files.items():
+                if "/" in name or name in ("", ".", "..") or not isinstance(text, str):
+                    fail(" line %d" % number, "bad file %r" % (name,))
+            runs.append((parts, files))
+except (OSError, EOFError, UnicodeDecodeError, zlib.error) as e:
+    fail("", "not a readable archive (%s)" % e)
+
 written = kept = 0
-with gzip.open(archive, "rt", encoding="utf-8") as lines:
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        run = json.loads(line)
-        path = run.get("path", "")
-        parts = path.split("/")
-        if (parts[:1] != ["runs"] or len(parts) < 2 or any(p in ("", ".", "..") for p in parts)
-                or not isinstance(run.get("files"), dict)):
-            sys.exit("unpack_runs: %s line %d: not a kept run (path %r)" % (archive, number, path))
-        folder = os.path.join(dest, *parts[1:])
-        if os.path.exists(os.path.join(folder, "summary.json")):
-            kept += 1
-            continue
+for parts, files in runs:
+    folder = os.path.join(dest, *parts[1:])
+    if os.path.exists(os.path.join(folder, "summary.json")):
+        kept += 1
+        continue
+    # summary.json last: a folder is a finished run only once everything else is there.
+    try:
         os.makedirs(folder, exist_ok=True)
-        # summary.json last: a folder is a finished run only once everything else is there.
-        names = sorted(run["files"], key=lambda name: name == "summary.json")
-        for name in names:
-            if "/" in name or name in ("", ".", ".."):
-                sys.exit("unpack_runs: %s line %d: bad file name %r" % (archive, number, name))
+        for name in sorted(files, key=lambda name: name == "summary.json"):
             target = os.path.join(folder, name)
             with open(target + ".tmp", "w", encoding="utf-8", newline="") as f:
-                f.write(run["files"][name])
+                f.write(files[name])
             os.replace(target + ".tmp", target)
-        written += 1
+    except OSError as e:
+        sys.exit("unpack_runs: cannot write %s: %s (%d runs written before it)" % (folder, e, written))
+    written += 1
 print("unpack_runs: %d runs of %s -> %s (%d already there)" % (written, archive, dest, kept))
 PY

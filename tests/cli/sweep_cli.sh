@@ -424,6 +424,16 @@ PY
   bash "$source_dir/scripts/unpack_runs.sh" hostile out >log 2>&1
   [[ $? -ne 0 ]] && grep -q "line 1: not a kept run" log || fail "hostile path: $(cat log)"
   test ! -e escape && test ! -e ../escape || fail "wrote outside the folder"
+  # A damaged archive is an error naming it; unpack writes nothing and keep_runs leaves it as is.
+  head -c 200 kept/runs.jsonl.gz >hostile/runs.jsonl.gz
+  bash "$source_dir/scripts/unpack_runs.sh" hostile out >log 2>&1
+  [[ $? -eq 1 ]] && grep -q "hostile/runs.jsonl.gz: not a readable archive" log ||
+    fail "truncated archive: $(cat log)"
+  test ! -e out || fail "a truncated archive wrote $(ls -R out)"
+  cp hostile/runs.jsonl.gz truncated
+  bash "$source_dir/scripts/keep_runs.sh" fresh hostile >log 2>&1
+  [[ $? -eq 1 ]] && grep -q "not a readable archive" log || fail "keep onto damage: $(cat log)"
+  cmp truncated hostile/runs.jsonl.gz || fail "keep_runs replaced a damaged archive"
 }
 
 "$case_name"
