@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "compiler/compile.h"
+#include "core/regular_file.h"
 #include "runfolder/run_files.h"
 #include "tasks/truth_table.h"
 #include "validate/mdi.h"
@@ -98,30 +99,46 @@ std::string mdi_text(const TaskSection& section, const std::string& share_dir) {
   std::set<std::string> done;
   for (const ReportRow* row : section.rows) {
     const std::string path = spec_path(row->spec, share_dir);
-    if (path.empty() || !path.ends_with(".mask") || !done.insert(path).second) continue;
+    if (path.empty() || !path.ends_with(".mask")) continue;
+    const RunRecord& run = row->runs.front();
+    const std::string name = fs::path(path).filename().string();
     try {
-      // As the run compiled it (train/run_spec.cpp load_spec), followed through the model's layers.
-      const json& config = row->runs.front().config;
-      const int64_t depth = config.value("depth", int64_t{1});
+      // The source the run trained on: its own copy (spec.mask, kept wherever the run or its
+      // archive now is), else the file its config names.
+      const std::string source = !run.spec_source.empty()
+                                     ? run.spec_source
+                                     : read_regular_file(path, kMaxSpecBytes, "spec");
+      if (!done.insert(source).second) continue;
+      // Compiled as the run compiled it (train/run_spec.cpp load_spec): its -D values, then the
+      // parameters its family fills in (Boolean: n) and depth, where the spec declares them.
       CompileOptions options;
       options.provenance = false;
-      options.defines["n"] = std::to_string(n);
-      CompiledMask mask = compile_file(path, options);
-      if (mask.params.contains("depth")) {  // a spec written for any depth
-        options.defines["depth"] = std::to_string(depth);
-        mask = compile_file(path, options);
+      for (const auto& [key, value] : run.config.value("defines", json::object()).items()) {
+        options.defines[key] = value.is_string() ? value.get<std::string>() : value.dump();
       }
+      CompiledMask mask = compile_source(source, name, options);
+      std::vector<std::string> fill = section.family->spec_params;
+      fill.emplace_back("depth");
+      bool again = false;
+      for (const std::string& param : fill) {
+        const json value = run.config.value(param, json());
+        if (mask.params.contains(param) && !options.defines.contains(param) &&
+            value.is_number_integer()) {
+          options.defines[param] = std::to_string(value.get<int64_t>());
+          again = true;
+        }
+      }
+      if (again) mask = compile_source(source, name, options);
       validate::ValidateOptions validate_options;
-      validate_options.depth = depth;
+      validate_options.depth = run.config.value("depth", int64_t{1});
       const validate::ValidationReport report = validate::validate_target(
           mask, validate::task_target(mask, section.task, validate_options), validate_options);
       const auto& exclusion = report.outputs.front().mdi_exclusion;
       if (!exclusion) continue;
-      text += fmt::format("- `{}`: MDI {} by the mask — {}.\n",
-                          inert(fs::path(path).filename().string()),
+      text += fmt::format("- `{}`: MDI {} by the mask — {}.\n", inert(name),
                           exclusion->excluded ? "excluded" : "not excluded", exclusion->reason);
     } catch (const std::exception& e) {
-      text += fmt::format("- `{}`: not validated ({})\n", inert(path), inert(e.what()));
+      text += fmt::format("- `{}`: not validated ({})\n", inert(name), inert(e.what()));
     }
   }
   return text + (done.empty() ? "" : "\n");

@@ -197,11 +197,12 @@ std::optional<RunRecord> read_run(const std::string& dir_text, uint64_t max_metr
   if (!summary) return std::nullopt;
   run.summary = std::move(*summary);
   run.config = read_json_file((dir / kConfigFile).string());
-  if (fs::is_regular_file(dir / kSpecFile)) {  // only its header is read
+  if (fs::is_regular_file(dir / kSpecFile)) {
     constexpr uint64_t kLargestSpec = uint64_t{64} << 20;
     const std::string spec =
         read_regular_file((dir / kSpecFile).string(), kLargestSpec, "a run's spec");
     run.distilled = distilled_origin(spec).value_or("");
+    if (spec.size() <= kMaxKeptSpecBytes) run.spec_source = spec;
   }
   if (fs::is_regular_file(dir / kMetricsFile))
     run.metrics = read_json_lines((dir / kMetricsFile).string(), max_metrics_bytes);

@@ -26,7 +26,13 @@ struct RunRecord {
   /// For a run whose spec.mask `maskc distill` wrote: where it came from (compiler/write_spec.h
   /// distilled_origin); "" otherwise.
   std::string distilled;
+  /// Its spec.mask, the source it trained on (at most kMaxKeptSpecBytes; "" when it has none or a
+  /// larger one): a report validates it wherever the run or its archive now is.
+  std::string spec_source;
 };
+
+/// The largest spec.mask a RunRecord keeps in memory: far above any real spec (a few KB).
+inline constexpr uint64_t kMaxKeptSpecBytes = uint64_t{1} << 20;
 
 /// kExecutionKeys (run_files.h): the config.json keys that say how a run was
 /// computed, not what it computes, the rows of the config table that `maskc train --resume` may

@@ -168,6 +168,21 @@ TEST(Report, RowsAndSeedsInNumericOrder) {
   EXPECT_EQ(text.find("| auto |"), std::string::npos) << text;
 }
 
+TEST(Report, MdiValidatesTheSpecTheRunKept) {
+  // The spec path in config.json is gone (the run came from another machine), and the spec has
+  // no `param n`: the report validates the run's own spec.mask, compiled as the run compiled it.
+  const fs::path root = fresh_dir("kept-spec");
+  json config = parity2_config("mask");
+  config["spec"] = "/nowhere/moved/readout-x0.mask";
+  const fs::path dir = root / "parity2-mask" / "seed0";
+  write_run(dir, config, {{"accuracy", 0.5}, {"steps", 10}}, {{0, 0.5}, {10, 0.5}}, "accuracy");
+  std::ofstream(dir / "spec.mask") << "mask readout_x0\ntokens cls, x[15]\ndefault close\n"
+                                      "open diagonal\nopen cls -> x[0]\n";
+  const std::string text = read_text(write_report({root.string(), kSource, ""}));
+  EXPECT_NE(text.find("- `readout-x0.mask`: MDI excluded by the mask"), std::string::npos) << text;
+  EXPECT_EQ(text.find("not validated"), std::string::npos) << text;
+}
+
 TEST(Report, TablesPaperColumnMdiAndPlots) {
   const fs::path root = write_suite();
   const std::string path = write_report({root.string(), kSource, ""});
