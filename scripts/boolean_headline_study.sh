@@ -22,6 +22,7 @@
 #   SEEDS=1 bash scripts/boolean_headline_study.sh parity2    # the cells named
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/study_cell.sh
 maskc=${MASKC:-build/bin/maskc}
 out=${OUT:-runs/gotu-headline}
 keep=${KEEP:-docs/results/gotu-headline}
@@ -31,12 +32,9 @@ cell() {  # NAME TASK TRAIN_FLAGS...: INITS over SEEDS seeds, kept as one archiv
   shift 2
   [[ $cells == "  " || $cells == *" $name "* ]] || return 0
   echo "== $name: init=${INITS:-vanilla,mask} $task $* ($seeds seeds)"
-  # Runs kept by an earlier machine count as finished: only the missing seeds train.
-  [[ ! -f $keep/$name/runs.jsonl.gz ]] || bash scripts/unpack_runs.sh "$keep/$name" "$out/$name"
-  "$maskc" sweep --grid "init=${INITS:-vanilla,mask}" --seeds "$seeds" -j "${JOBS:-2}" --threads 1 \
-    --out "$out/$name" -- --task "$task" --preset paper --spec "specs/gotu/$task.mask" \
-    --device cpu --precision bf16 "$@"
-  bash scripts/keep_runs.sh "$out/$name" "$keep/$name"
+  kept_sweep "$name" --grid "init=${INITS:-vanilla,mask}" --seeds "$seeds" -j "${JOBS:-2}" \
+    --threads 1 -- --task "$task" --preset paper --spec "specs/gotu/$task.mask" --device cpu \
+    --precision bf16 "$@"
 }
 cell parity2 parity2
 cell maj3 maj3 --eval-every 640

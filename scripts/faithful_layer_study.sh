@@ -19,6 +19,7 @@
 #   INITS=vanilla SEEDS=2 bash scripts/faithful_layer_study.sh std002-warmup
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/study_cell.sh
 maskc=${MASKC:-build/bin/maskc}
 out=${OUT:-runs/faithful}
 keep=${KEEP:-docs/results/faithful}
@@ -31,11 +32,8 @@ cell() {  # NAME TRAIN_FLAGS...: INITS over SEEDS seeds, kept as one archive
   shift
   [[ $cells == "  " || $cells == *" $name "* ]] || return 0
   echo "== $name: init=${INITS:-vanilla,mask} $* ($seeds seeds)"
-  # Runs kept by an earlier machine count as finished: only the missing seeds train.
-  [[ ! -f $keep/$name/runs.jsonl.gz ]] || bash scripts/unpack_runs.sh "$keep/$name" "$out/$name"
-  "$maskc" sweep --grid "init=${INITS:-vanilla,mask}" --seeds "$seeds" -j "${JOBS:-2}" --threads 1 \
-    --out "$out/$name" -- "${layer[@]}" "$@"
-  bash scripts/keep_runs.sh "$out/$name" "$keep/$name"
+  kept_sweep "$name" --grid "init=${INITS:-vanilla,mask}" --seeds "$seeds" -j "${JOBS:-2}" \
+    --threads 1 -- "${layer[@]}" "$@"
 }
 layer=("${faithful[@]}")
 cell std002 --pos-init-std 0.02 --precision bf16

@@ -13,6 +13,7 @@
 #   bash scripts/length_study.sh local      # cells whose name contains "local"
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/study_cell.sh
 maskc=${MASKC:-build/bin/maskc}
 out=${OUT:-runs/length}
 keep=${KEEP:-docs/results/length}
@@ -31,10 +32,7 @@ sweep_cell() {  # FLAGS_ARRAY NAME GRID... -- TRAIN_FLAGS...: one cell, kept as 
   done
   shift
   echo "== $name: ${grid[*]} $*"
-  # Runs kept by an earlier machine count as finished: only the missing seeds train.
-  [[ ! -f $keep/$name/runs.jsonl.gz ]] || bash scripts/unpack_runs.sh "$keep/$name" "$out/$name"
-  "$maskc" sweep "${grid[@]}" --seeds 3 -j "${JOBS:-2}" --out "$out/$name" -- "${flags[@]}" "$@"
-  bash scripts/keep_runs.sh "$out/$name" "$keep/$name"
+  kept_sweep "$name" "${grid[@]}" --seeds 3 -j "${JOBS:-2}" -- "${flags[@]}" "$@"
 }
 cell() { sweep_cell common "$@"; }
 cell local init=mask-fixed,mask -- --spec specs/arith/addition_local.mask --mask-param rules \

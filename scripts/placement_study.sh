@@ -11,6 +11,7 @@
 #   bash scripts/placement_study.sh inits qk-opt     # the cells named
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/study_cell.sh
 maskc=${MASKC:-build/bin/maskc}
 out=${OUT:-runs/placement}
 keep=${KEEP:-docs/results/placement}
@@ -31,11 +32,7 @@ sweep_cell() {  # FLAGS_ARRAY NAME GRID... -- TRAIN_FLAGS...: one cell, kept as 
   done
   shift
   echo "== $name: ${grid[*]} $*"
-  # Runs kept by an earlier machine count as finished: only the missing seeds train.
-  [[ ! -f $keep/$name/runs.jsonl.gz ]] || bash scripts/unpack_runs.sh "$keep/$name" "$out/$name"
-  "$maskc" sweep "${grid[@]}" --seeds 3 -j "${JOBS:-1}" --threads 1 --out "$out/$name" -- \
-    "${flags[@]}" "$@"
-  bash scripts/keep_runs.sh "$out/$name" "$keep/$name"
+  kept_sweep "$name" "${grid[@]}" --seeds 3 -j "${JOBS:-1}" --threads 1 -- "${flags[@]}" "$@"
 }
 cell() { sweep_cell addition "$@"; }
 cell inits init=vanilla,mask,mask-fixed,mask-zero,qk-svd --
