@@ -110,25 +110,19 @@ std::string mdi_text(const TaskSection& section, const std::string& share_dir) {
                                      : read_regular_file(path, kMaxSpecBytes, "spec");
       if (!done.insert(source).second) continue;
       // Compiled as the run compiled it (train/run_spec.cpp load_spec): its -D values, then the
-      // parameters its family fills in (Boolean: n) and depth, where the spec declares them.
+      // parameters it fills in (tasks::filled_spec_params).
       CompileOptions options;
       options.provenance = false;
       for (const auto& [key, value] : run.config.value("defines", json::object()).items()) {
         options.defines[key] = value.is_string() ? value.get<std::string>() : value.dump();
       }
       CompiledMask mask = compile_source(source, name, options);
-      std::vector<std::string> fill = section.family->spec_params;
-      fill.emplace_back("depth");
-      bool again = false;
-      for (const std::string& param : fill) {
-        const json value = run.config.value(param, json());
-        if (mask.params.contains(param) && !options.defines.contains(param) &&
-            value.is_number_integer()) {
-          options.defines[param] = std::to_string(value.get<int64_t>());
-          again = true;
-        }
+      const auto filled =
+          tasks::filled_spec_params(*section.family, run.config, mask.params, options.defines);
+      if (!filled.empty()) {
+        options.defines.insert(filled.begin(), filled.end());
+        mask = compile_source(source, name, options);
       }
-      if (again) mask = compile_source(source, name, options);
       validate::ValidateOptions validate_options;
       validate_options.depth = run.config.value("depth", int64_t{1});
       const validate::ValidationReport report = validate::validate_target(

@@ -15,8 +15,7 @@ if [[ $# -ne 2 || ! -f $1/runs.jsonl.gz ]]; then
 fi
 python=/usr/bin/python3  # the standard library alone: json, gzip
 "$python" - "${1%/}/runs.jsonl.gz" "${2%/}" <<'PY'
-import gzip, json, os, sys
-import zlib
+import gzip, json, os, sys, zlib
 
 archive, dest = sys.argv[1], sys.argv[2]
 

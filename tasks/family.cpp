@@ -137,6 +137,25 @@ std::vector<std::string> foreign_settings(const TaskFamily& family) {
   return {foreign.begin(), foreign.end()};
 }
 
+std::map<std::string, std::string> filled_spec_params(
+    const TaskFamily& family, const nlohmann::json& settings,
+    const std::map<std::string, double>& declared,
+    const std::map<std::string, std::string>& defines) {
+  std::vector<std::string> names = family.spec_params;
+  names.emplace_back("depth");
+  std::map<std::string, std::string> filled;
+  for (const std::string& name : names) {
+    const auto value = settings.find(name);
+    const auto param = declared.find(name);
+    if (value == settings.end() || !value->is_number_integer()) continue;
+    if (!defines.contains(name) && param != declared.end() &&
+        param->second != static_cast<double>(value->get<int64_t>())) {
+      filled[name] = std::to_string(value->get<int64_t>());
+    }
+  }
+  return filled;
+}
+
 std::vector<std::string> task_names() {
   std::vector<std::string> names;
   for (const TaskFamily& family : families()) {

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include <deque>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,17 @@ const TaskFamily& family_of_run(const nlohmann::json& config);
 /// them out (they hold their defaults: train/config.cpp check_config), and `maskc report` ignores
 /// them, so run folders written before and after that pool alike.
 std::vector<std::string> foreign_settings(const TaskFamily& family);
+
+/// The -D values a run of `family` adds when it compiles its spec (train/run_spec.cpp load_spec;
+/// `maskc report` compiles it the same way): each of the family's spec_params, and `depth` (a
+/// spec written for any depth), from the run's setting of the same name (`settings`: a
+/// config.json, or a TrainConfig as JSON; a setting it lacks or that is no integer is not
+/// filled), where the spec declares the parameter (`declared`: its values as compiled) with
+/// another value and `defines` (its -D values) does not give it.
+std::map<std::string, std::string> filled_spec_params(
+    const TaskFamily& family, const nlohmann::json& settings,
+    const std::map<std::string, double>& declared,
+    const std::map<std::string, std::string>& defines);
 
 /// Every built-in task, family by family.
 std::vector<std::string> task_names();

@@ -52,22 +52,14 @@ CompiledMask load_spec(const TrainConfig& config) {
   // Parameters the run fills in unless -D gave them: those its task family names (Boolean tasks:
   // `n` bits; language: `n` tokens of context), from the setting of the same name, and `depth`
   // (a spec with per-layer rules written for any depth, e.g. specs/designs/parity2_layers.mask).
-  bool again = false;
-  auto fill = [&](const char* name, int64_t value, bool applies) {
-    auto param = spec.params.find(name);
-    if (applies && !config.defines.contains(name) && param != spec.params.end() &&
-        param->second != static_cast<double>(value)) {
-      options.defines[name] = std::to_string(value);
-      again = true;
-    }
-  };
   for (const std::string& name : family.spec_params) {
     const auto value = settings.find(name);
     internal_check(value != settings.end() && value->is_number_integer(),
                    "a task family's spec parameter " + name + " is no integer setting");
-    fill(name.c_str(), value->get<int64_t>(), true);
   }
-  fill("depth", config.depth, true);
+  const auto filled = tasks::filled_spec_params(family, settings, spec.params, config.defines);
+  options.defines.insert(filled.begin(), filled.end());
+  bool again = !filled.empty();
   // The data's digit orders in place of the spec's declarations, where they differ (a spec without
   // the span is left to check_spec, which names both layouts).
   for (const auto& [name, order] : orders) {
