@@ -27,6 +27,7 @@
 #include "runtime/model.h"
 #include "tasks/arithmetic_task.h"
 #include "tests/test_util.h"
+#include "tests/train_fixture.h"
 #include "train/presets.h"
 #include "train/run_experiment.h"
 #include "train/run_spec.h"
@@ -59,7 +60,7 @@ std::string spec_path(const std::string& name) {
 
 /// A small run configuration: tiny model, few problems, quiet.
 TrainConfig tiny_config(const std::string& task, const std::string& init) {
-  TrainConfig config;
+  TrainConfig config = maskprior::testing::tiny_train_config();
   config.task = task;
   config.init = init;
   config.spec = init == "vanilla" || init == "mimetic" || init == "mask-zero"
@@ -67,20 +68,11 @@ TrainConfig tiny_config(const std::string& task, const std::string& init) {
                     : spec_path(task + ".mask");
   config.train_fraction = 0.0005;
   config.test_size = 200;
-  config.dim = 32;
-  config.depth = 2;
-  config.heads = 2;
-  config.head_dim = 16;
-  config.mlp = 64;
   config.optimizer = "adamw";
   config.lr = 1e-3;
   config.epochs = 1;
   config.batch_size = 128;
   config.qk_opt_steps = 20;
-  config.probe_size = 64;
-  config.progress = false;
-  config.threads = 1;  // tiny models: a second thread only waits on a busy machine
-  config.device = "cpu";
   return config;
 }
 

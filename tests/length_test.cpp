@@ -19,6 +19,7 @@
 #include "tasks/arithmetic_task.h"
 #include "tasks/sequence_file.h"
 #include "tests/test_util.h"
+#include "tests/train_fixture.h"
 #include "train/config.h"
 #include "train/data_order.h"
 #include "train/distill.h"
@@ -125,7 +126,7 @@ TEST(DigitProblems, SplitsAreDisjointSeededAndCapped) {
 }
 
 training::TrainConfig sized_config(const std::string& init) {
-  training::TrainConfig config;
+  training::TrainConfig config = testing::tiny_train_config();
   config.task = "addition";
   config.init = init;
   config.digits = "1..3";
@@ -137,18 +138,11 @@ training::TrainConfig sized_config(const std::string& init) {
       init == "vanilla" ? "" : std::string(MASKPRIOR_SOURCE_DIR) + "/specs/arith/addition.mask";
   config.mask_param = "rules";
   config.pos_embedding = "sinusoidal";
-  config.dim = 32;
-  config.depth = 2;
-  config.heads = 2;
-  config.head_dim = 16;
-  config.mlp = 64;
   config.optimizer = "adamw";
   config.lr = 1e-3;
   config.epochs = 2;
   config.batch_size = 64;
   config.probe_size = 16;
-  config.progress = false;
-  config.threads = 1;
   return config;
 }
 

@@ -22,6 +22,7 @@
 #include "tasks/boolean_task.h"
 #include "tasks/truth_table.h"
 #include "tests/test_util.h"
+#include "tests/train_fixture.h"
 #include "train/config.h"
 #include "train/presets.h"
 #include "train/run_experiment.h"
@@ -156,23 +157,14 @@ class YourDataTest : public ::testing::Test {
   }
 
   static TrainConfig tiny_boolean() {
-    TrainConfig c;
+    TrainConfig c = maskprior::testing::tiny_train_config(/*mlp=*/32);
     c.task = "parity2";
     c.n = kBits;
     c.init = "mask";
-    c.dim = 32;
-    c.depth = 2;
-    c.heads = 2;
-    c.head_dim = 16;
-    c.mlp = 32;
     c.lr = 3e-3;
     c.weight_decay = 0;
     c.epochs = 20;
     c.batch_size = 16;
-    c.probe_size = 64;
-    c.progress = false;
-    c.threads = 1;
-    c.device = "cpu";
     return c;
   }
 

@@ -34,6 +34,7 @@
 #include "tasks/family.h"
 #include "tests/parity2_spec.h"
 #include "tests/test_util.h"
+#include "tests/train_fixture.h"
 #include "train/config.h"
 #include "train/data_order.h"
 #include "train/interrupt.h"
@@ -76,25 +77,16 @@ class RuntimeTest : public ::testing::Test {
 
   /// A tiny model on parity2 with n = 6; `epochs` = 0 only measures step 0.
   TrainConfig tiny(const std::string& init, int64_t epochs) const {
-    TrainConfig c;
+    TrainConfig c = maskprior::testing::tiny_train_config(/*mlp=*/32);
     c.task = "parity2";
     c.n = kBits;
     c.spec = init == "vanilla" || init == "mimetic" ? "" : spec_path_;
     c.init = init;
-    c.dim = 32;
-    c.depth = 2;
-    c.heads = 2;
-    c.head_dim = 16;
-    c.mlp = 32;
     c.lr = 3e-3;
     c.weight_decay = 0;
     c.epochs = epochs;
     c.batch_size = 16;
-    c.threads = 1;
-    c.device = "cpu";
-    c.probe_size = 64;
     c.qk_opt_steps = 400;
-    c.progress = false;
     return c;
   }
 
@@ -212,26 +204,17 @@ TEST_F(RuntimeTest, SameSeedSameMetrics) {
 // The same for a causal decoder with a learnable prior (addition, greedy decoding in the metrics):
 // the same config, seed, build and thread count give byte-identical metrics.jsonl.
 TEST_F(RuntimeTest, SameSeedSameMetricsForADecoder) {
-  TrainConfig a;
+  TrainConfig a = maskprior::testing::tiny_train_config();
   a.task = "addition";
   a.init = "mask";
   a.spec = std::string(MASKPRIOR_SOURCE_DIR) + "/specs/arith/addition.mask";
   a.train_fraction = 0.0005;  // 500 problems: 4 steps an epoch
   a.test_size = 200;
-  a.dim = 32;
-  a.depth = 2;
-  a.heads = 2;
-  a.head_dim = 16;
-  a.mlp = 64;
   a.optimizer = "adamw";
   a.lr = 1e-3;
   a.epochs = 3;
   a.batch_size = 128;
   a.eval_every = 2;
-  a.probe_size = 64;
-  a.threads = 1;
-  a.device = "cpu";
-  a.progress = false;
   auto b = a;
   a.out = (dir_ / "a").string();
   b.out = (dir_ / "b").string();
