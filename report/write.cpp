@@ -66,6 +66,20 @@ void check_metric(const std::vector<ReportRow>& rows, const std::string& metric)
                   fmt::join(keys, ", ")));
 }
 
+/// ` over KEY (V1, V2), KEY2 (...)`: a sweep's grid as results.json records it ("" for none).
+std::string grid_text(const json& grid) {
+  std::vector<std::string> axes;
+  for (const json& axis : grid) {
+    if (!axis.is_object() || !axis.value("key", json()).is_string()) continue;
+    std::vector<std::string> values;
+    for (const json& value : axis.value("values", json::array()))
+      values.push_back(value.is_string() ? value.get<std::string>() : value.dump());
+    axes.push_back(fmt::format("`{}` ({})", inert(axis["key"].get<std::string>()),
+                               inert(fmt::format("{}", fmt::join(values, ", ")))));
+  }
+  return axes.empty() ? "" : fmt::format(" over {}", fmt::join(axes, ", "));
+}
+
 }  // namespace
 
 std::string write_report(const ReportOptions& options, std::vector<LeftOut>* left_out_runs) {
@@ -85,7 +99,7 @@ std::string write_report(const ReportOptions& options, std::vector<LeftOut>* lef
       text += fmt::format("Suite `{}`, preset `{}`. ", inert(results.value("suite", "?")),
                           inert(results.value("preset", "?")));
     } else if (results.value("command", "") == "sweep") {
-      text += "A `maskc sweep` (its grid in results.md). ";
+      text += "A `maskc sweep`" + grid_text(grid) + ". ";
     }
   }
   text += fmt::format(

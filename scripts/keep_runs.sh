@@ -2,9 +2,10 @@
 # Keeps the runs under a results folder in the repository as one archive, so a reported number
 # can be checked: DEST/runs.jsonl.gz (runfolder/archive.h: one JSON line per run, its path and the
 # exact text of its config.json, summary.json, metrics.jsonl, steps.csv and spec.mask), beside
-# the specs `maskc reproduce distill` distilled (distilled/). Weights, checkpoints, masks and the
-# sweep's results.md/results.json stay behind: `maskc report DEST` reads the archive as it reads
-# run folders and writes the tables again. Runs already in DEST's archive stay unless a run of the
+# the specs `maskc reproduce distill` distilled (distilled/), and the sweep's or suite's
+# results.json (DEST/results.json: its grid, or its suite and preset). Weights, checkpoints, masks
+# and results.md stay behind: `maskc report DEST` reads the archive as it reads run folders and
+# writes the tables again. Runs already in DEST's archive stay unless a run of the
 # same path replaces them, so a study cell can grow by seeds.
 #   bash scripts/keep_runs.sh RESULTS_FOLDER DEST
 #   bash scripts/keep_runs.sh runs/study/addition-bf16 docs/results/study/addition-bf16
@@ -85,6 +86,16 @@ for folder, _, names in sorted(os.walk(src)):
     found += 1
 if found == 0:
     sys.exit("keep_runs: no finished run (summary.json) under %s" % src)
+results = None
+where = os.path.join(src, "results.json")
+if os.path.exists(where):
+    try:
+        with open(where, encoding="utf-8", newline="") as f:
+            results = f.read()
+        if not isinstance(json.loads(results), dict):
+            raise ValueError("not a JSON object")
+    except (OSError, ValueError) as e:
+        sys.exit("keep_runs: %s: %s; nothing written" % (where, e))
 buffer = io.BytesIO()
 with gzip.GzipFile(fileobj=buffer, mode="wb", mtime=0, compresslevel=9) as out:
     for path in sorted(runs):
@@ -93,6 +104,10 @@ with gzip.GzipFile(fileobj=buffer, mode="wb", mtime=0, compresslevel=9) as out:
 with open(ARCHIVE + ".tmp", "wb") as f:
     f.write(buffer.getvalue())
 os.replace(ARCHIVE + ".tmp", ARCHIVE)
+if results is not None:
+    with open(os.path.join(dest, "results.json.tmp"), "w", encoding="utf-8", newline="") as f:
+        f.write(results)
+    os.replace(os.path.join(dest, "results.json.tmp"), os.path.join(dest, "results.json"))
 print("keep_runs: %d runs of %s -> %s (%d runs, %d bytes)"
       % (found, src, ARCHIVE, len(runs), len(buffer.getvalue())))
 PY

@@ -53,7 +53,8 @@ PY
     fail "no plot against lr"
   test -s s/plots/parity2-by-setting.png || fail "plot file"
   # scripts/keep_runs.sh keeps the small files of each run in one archive (runs.jsonl.gz), byte
-  # for byte (parity2 has only 4 Fourier coefficients), and a report reads it; weights stay behind.
+  # for byte (parity2 has only 4 Fourier coefficients), beside the sweep's results.json, and a
+  # report reads them; weights stay behind.
   bash "$source_dir/scripts/keep_runs.sh" s kept >log || fail "keep_runs: $(cat log)"
   "$python" - kept/runs.jsonl.gz s >log <<'PY' || fail "archive: $(cat log)"
 import gzip, json, sys
@@ -64,7 +65,7 @@ assert kept == open(sys.argv[2] + "/init=mask,lr=0.01/seed1/metrics.jsonl").read
 assert not any(n.endswith(".safetensors") or n.startswith("checkpoint")
                for f in runs.values() for n in f), "weights kept"
 PY
-  test "$(ls kept)" = "runs.jsonl.gz" || fail "kept $(ls kept)"
+  test "$(ls kept | tr '\n' ' ')" = "results.json runs.jsonl.gz " || fail "kept $(ls kept)"
   "$maskc" report kept >log || fail "report of kept runs: $(cat log)"
   # 4 rows each in the results and settings tables; 2 in "does the prior help?" (mask against
   # vanilla at each lr).
@@ -414,6 +415,16 @@ kept_cell_grows_by_seeds() {
   grep -q "0 runs .*(2 already there)" log || fail "second unpack: $(cat log)"
   bash "$source_dir/scripts/keep_runs.sh" fresh kept >log || fail "keep again: $(cat log)"
   grep -q "(4 runs," log || fail "archive: $(cat log)"
+  # The sweep's results.json is kept beside the archive, so the report of the archive names the grid.
+  cmp fresh/results.json kept/results.json || fail "results.json not kept"
+  "$maskc" report kept >log 2>&1 || fail "report of the archive: $(cat log)"
+  grep -q 'A `maskc sweep` over `init` (vanilla, mask)\. 4 finished runs' kept/REPORT.md ||
+    fail "report's sweep line: $(head -3 kept/REPORT.md)"
+  cp -r fresh damaged && echo '{"grid": [' >damaged/results.json
+  bash "$source_dir/scripts/keep_runs.sh" damaged kept2 >log 2>&1
+  [[ $? -eq 1 ]] && grep -q "damaged/results.json: .*nothing written" log ||
+    fail "damaged results.json: $(cat log)"
+  test -z "$(ls kept2)" || fail "a damaged results.json wrote $(ls kept2)"
   mkdir hostile
   "$python" - <<'PY'
 import gzip, json
