@@ -28,6 +28,10 @@ void add_report_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--metric", options->metric,
                   "summary.json key the tables and plots judge by (default: each task family's "
                   "headline metric, e.g. accuracy, sequence_accuracy, top1, test_bpc)");
+  cmd->add_flag("--per-run", options->per_run,
+                "also a table of each run, seed by seed, under each task's results: the metric "
+                "and the task's diagnostics at the run's end, its largest learned Fourier "
+                "coefficients (Boolean tasks), steps to 95%, prior mass, wall time and commit");
   cmd->callback([options, &exit_code] {
     options->share_dir = share_dir();
     std::vector<runfolder::LeftOut> left_out;

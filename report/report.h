@@ -46,6 +46,7 @@ struct ReportOptions {
   std::string share_dir;  // where specs/ lives (for the validator's MDI of relative spec paths)
   std::string metric;     // the summary.json key the tables and plots judge by; "": each
                           // family's headline
+  bool per_run = false;   // also a table of each run (seed by seed) per section
 };
 
 /// Writes DIR/REPORT.md and DIR/plots/*.png; returns the path of REPORT.md. Runs that cannot be

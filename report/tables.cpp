@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -113,7 +114,8 @@ std::string mdi_text(const TaskSection& section, const std::string& share_dir) {
       // parameters it fills in (tasks::filled_spec_params).
       CompileOptions options;
       options.provenance = false;
-      for (const auto& [key, value] : run.config.value("defines", json::object()).items()) {
+      const json defines = run.config.value("defines", json::object());
+      for (const auto& [key, value] : defines.items()) {
         options.defines[key] = value.is_string() ? value.get<std::string>() : value.dump();
       }
       CompiledMask mask = compile_source(source, name, options);
@@ -138,20 +140,107 @@ std::string mdi_text(const TaskSection& section, const std::string& share_dir) {
   return text + (done.empty() ? "" : "\n");
 }
 
-std::string results_table(const TaskSection& section, const std::string& key) {
-  const bool share = is_share(section, key);
-  // The family's diagnostics of the learned function (Boolean: the coefficient of the monomial
-  // the MDI leaves out, the margin of the unseen predictions from the rounding boundary).
-  // Before them, the family's other metrics shown in tables that some row has.
-  std::vector<tasks::Metric> diagnostics;
+namespace {
+
+/// The columns besides `key` that the results and runs tables show: the family's other metrics
+/// shown in tables that some row has, then its diagnostics of the learned function (Boolean: the
+/// coefficient of the monomial the MDI leaves out, the margin of the unseen predictions from the
+/// rounding boundary).
+std::vector<tasks::Metric> table_metrics(const TaskSection& section, const std::string& key) {
+  std::vector<tasks::Metric> metrics;
   for (const tasks::Metric& metric : section.family->metrics) {
     if (!metric.in_tables || metric.key == key) continue;
     const bool present = std::any_of(section.rows.begin(), section.rows.end(),
                                      [&](auto* row) { return over_seeds(*row, metric.key).n > 0; });
-    if (present) diagnostics.push_back(metric);
+    if (present) metrics.push_back(metric);
   }
-  diagnostics.insert(diagnostics.end(), section.family->diagnostics.begin(),
-                     section.family->diagnostics.end());
+  metrics.insert(metrics.end(), section.family->diagnostics.begin(),
+                 section.family->diagnostics.end());
+  return metrics;
+}
+
+/// The `count` largest learned Fourier coefficients of a run at its end (summary.json "fourier":
+/// monomial → coefficient), largest magnitude first: "{0} +0.645, {0,1,2} −0.349"; "—" for none.
+std::string top_fourier(const json& summary, size_t count) {
+  const json fourier = summary.value("fourier", json());
+  if (!fourier.is_object()) return "—";
+  std::vector<std::pair<std::string, double>> terms;
+  for (const auto& [monomial, value] : fourier.items()) {
+    if (value.is_number()) terms.emplace_back(monomial, value.get<double>());
+  }
+  std::stable_sort(terms.begin(), terms.end(), [](const auto& a, const auto& b) {
+    return std::abs(a.second) > std::abs(b.second);
+  });
+  if (terms.size() > count) terms.resize(count);
+  std::vector<std::string> parts;
+  for (const auto& [monomial, value] : terms) {
+    parts.push_back(fmt::format("{} {:+.3f}", inert(monomial == "{}" ? "∅" : monomial), value));
+  }
+  return parts.empty() ? "—" : fmt::format("{}", fmt::join(parts, ", "));
+}
+
+/// A run's value of `key` as a table cell ("—" when it has none).
+std::string run_cell(const RunRecord& run, const std::string& key, bool percent) {
+  return cell(summarize({metric_value(run.summary, key)}), percent);
+}
+
+}  // namespace
+
+std::string runs_table(const TaskSection& section, const std::string& key) {
+  const bool share = is_share(section, key);
+  const std::vector<tasks::Metric> metrics = table_metrics(section, key);
+  const bool fourier = std::any_of(section.rows.begin(), section.rows.end(), [](auto* row) {
+    return std::any_of(row->runs.begin(), row->runs.end(),
+                       [](const RunRecord& run) { return run.summary.contains("fourier"); });
+  });
+  std::string titles, rules;
+  for (const tasks::Metric& metric : metrics) {
+    titles += fmt::format(" {} |", metric.column());
+    rules += "---|";
+  }
+  std::string out = fmt::format(
+      "**Each run** at its end{}:\n\n| run | seed | {}{} |{}{} steps to 95% | prior mass start → "
+      "end | wall s | commit |\n|---|---|---|{}{}---|---|---|---|\n",
+      fourier ? "; f̂: its largest learned Fourier coefficients" : "", inert(key), share ? " %" : "",
+      titles, fourier ? " largest f̂ |" : "", rules, fourier ? "---|" : "");
+  for (const ReportRow* row : section.rows) {
+    std::vector<const RunRecord*> runs;
+    for (const RunRecord& run : row->runs) runs.push_back(&run);
+    const auto seed_of = [](const RunRecord* run) {
+      const json seed = run->config.value("seed", json());
+      return seed.is_number_integer() ? seed.get<int64_t>() : INT64_MAX;
+    };
+    std::stable_sort(runs.begin(), runs.end(),
+                     [&](auto* a, auto* b) { return seed_of(a) < seed_of(b); });
+    for (const RunRecord* run : runs) {
+      std::string extra;
+      for (const tasks::Metric& metric : metrics) {
+        extra += fmt::format(" {} |", run_cell(*run, metric.key, metric.is_share()));
+      }
+      if (fourier) extra += fmt::format(" {} |", top_fourier(run->summary, 4));
+      const auto steps = share ? steps_to(*run, key, 0.95) : std::nullopt;
+      const std::string start = run_cell(*run, "prior_mass_init", false);
+      const std::string end = run_cell(*run, "prior_mass", false);
+      const json provenance = run->summary.value("provenance", json::object());
+      const std::string commit =
+          provenance.is_object() ? provenance.value("commit", std::string()) : std::string();
+      out += fmt::format("| {} | {} | {} |{} {} | {} | {} | {} |\n", inert(row->label),
+                         inert(run->config.value("seed", json()).dump()),
+                         run_cell(*run, key, share), extra,
+                         !share  ? "—"
+                         : steps ? fmt::format("{}", *steps)
+                                 : "never",
+                         start == "—" && end == "—" ? "—" : start + " → " + end,
+                         wall_cell(summarize({metric_value(run->summary, "wall_seconds")})),
+                         commit.empty() ? "—" : inert(commit.substr(0, 7)));
+    }
+  }
+  return out + "\n";
+}
+
+std::string results_table(const TaskSection& section, const std::string& key) {
+  const bool share = is_share(section, key);
+  const std::vector<tasks::Metric> diagnostics = table_metrics(section, key);
   // The same metric on the training rows, where the runs recorded it: a model that memorised its
   // data reads 100% there. The paper column only for families the paper has numbers for.
   const std::string train_key = "train_" + key;

@@ -17,6 +17,10 @@ std::string mdi_text(const TaskSection& section, const std::string& share_dir);
 /// A row per run setting: `key` over seeds, the paper's number, the family's other metrics and
 /// diagnostics, steps to 50% / 95%, prior mass, mask drift and wall time.
 std::string results_table(const TaskSection& section, const std::string& key);
+/// "Each run": a row per run, by setting and then seed: `key` and the results table's other
+/// metrics at the run's end, its largest learned Fourier coefficients (families that record
+/// them), the step it first reached 95%, prior mass, wall time and commit.
+std::string runs_table(const TaskSection& section, const std::string& key);
 /// "Does the prior help?": each row with a prior (init other than vanilla) against the vanilla
 /// row whose settings are the same but for what only a prior reads (init, spec, mask and qk
 /// settings): the per-seed differences in `key` (seed K against seed K), their mean with a 95%

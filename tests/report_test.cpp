@@ -839,5 +839,40 @@ TEST(Report, NamesTheCommitBuildAndMachineOfItsRuns) {
       << text;
 }
 
+// --per-run: a row per run under the results, by seed in numeric order, with the run's largest
+// learned Fourier coefficients, the step it reached 95%, prior mass, wall time and commit.
+TEST(Report, PerRunTableListsEachSeed) {
+  const fs::path root = fresh_dir("per-run");
+  const json fourier = {{"{}", -0.8}, {"{0}", 0.1}, {"{0,1}", 0.9}, {"{1}", 0.3}, {"{2}", 0.05}};
+  for (int seed : {10, 2}) {
+    json config = parity2_config("mask");
+    config["seed"] = seed;
+    json summary = {{"accuracy", seed == 2 ? 1.0 : 0.75},
+                    {"steps", 300},
+                    {"prior_mass_init", 0.6},
+                    {"prior_mass", {0.8, 0.9}},
+                    {"wall_seconds", 12.4}};
+    if (seed == 2) {
+      summary["fourier"] = fourier;
+      summary["provenance"] = {{"commit", "0123456789abcdef"}};
+    }
+    write_run(root / "parity2-mask" / fmt::format("seed{}", seed), config, summary,
+              {{0, 0.4}, {200, seed == 2 ? 0.96 : 0.7}, {300, seed == 2 ? 1.0 : 0.75}}, "accuracy");
+  }
+  EXPECT_EQ(read_text(write_report({root.string(), kSource, ""})).find("**Each run**"),
+            std::string::npos);
+  ReportOptions options{root.string(), kSource, ""};
+  options.per_run = true;
+  const std::string text = read_text(write_report(options));
+  const size_t at = text.find("| parity2-mask | 2 | 100.00 |");
+  ASSERT_NE(at, std::string::npos) << text;
+  EXPECT_LT(at, text.find("| parity2-mask | 10 | 75.00 |")) << text;
+  EXPECT_NE(text.find("| {0,1} +0.900, ∅ -0.800, {1} +0.300, {0} +0.100 | 200 | 0.6 → 0.85 | 12 "
+                      "| 0123456 |"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("| — | never | 0.6 → 0.85 | 12 | — |"), std::string::npos) << text;
+}
+
 }  // namespace
 }  // namespace maskprior::report
