@@ -10,6 +10,7 @@
 #include <map>
 #include <set>
 #include <string_view>
+#include <utility>
 
 #include "compiler/compile.h"
 #include "core/regular_file.h"
@@ -159,6 +160,16 @@ std::vector<tasks::Metric> table_metrics(const TaskSection& section, const std::
   return metrics;
 }
 
+/// The table's titles and rules of `metrics`' columns (" title |" and "---|" each).
+std::pair<std::string, std::string> metric_columns(const std::vector<tasks::Metric>& metrics) {
+  std::string titles, rules;
+  for (const tasks::Metric& metric : metrics) {
+    titles += fmt::format(" {} |", metric.column());
+    rules += "---|";
+  }
+  return {titles, rules};
+}
+
 /// The `count` largest learned Fourier coefficients of a run at its end (summary.json "fourier":
 /// monomial → coefficient), largest magnitude first: "{0} +0.645, {0,1,2} −0.349"; "—" for none.
 std::string top_fourier(const json& summary, size_t count) {
@@ -193,11 +204,7 @@ std::string runs_table(const TaskSection& section, const std::string& key) {
     return std::any_of(row->runs.begin(), row->runs.end(),
                        [](const RunRecord& run) { return run.summary.contains("fourier"); });
   });
-  std::string titles, rules;
-  for (const tasks::Metric& metric : metrics) {
-    titles += fmt::format(" {} |", metric.column());
-    rules += "---|";
-  }
+  const auto [titles, rules] = metric_columns(metrics);
   std::string out = fmt::format(
       "**Each run** at its end{}:\n\n| run | seed | {}{} |{}{} steps to 95% | prior mass start → "
       "end | wall s | commit |\n|---|---|---|{}{}---|---|---|---|\n",
@@ -247,11 +254,7 @@ std::string results_table(const TaskSection& section, const std::string& key) {
   const bool train = std::any_of(section.rows.begin(), section.rows.end(),
                                  [&](auto* row) { return over_seeds(*row, train_key).n > 0; });
   const bool paper = !section.family->paper.empty();
-  std::string titles, rules;
-  for (const tasks::Metric& metric : diagnostics) {
-    titles += fmt::format(" {} |", metric.column());
-    rules += "---|";
-  }
+  const auto [titles, rules] = metric_columns(diagnostics);
   std::string out = fmt::format(
       "| run | seeds | {}{} |{}{}{} steps to 50% | steps to 95% | prior mass start → end | "
       "mask drift | wall s / run |\n|---|---|---|{}{}{}---|---|---|---|---|\n",

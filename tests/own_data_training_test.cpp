@@ -91,24 +91,17 @@ class YourDataTest : public ::testing::Test {
 
   /// A small decoder on addition (the built-in task); data_config() is its --data twin.
   static TrainConfig addition_config() {
-    TrainConfig c;
+    TrainConfig c = maskprior::testing::tiny_train_config(/*mlp=*/128);
     c.task = "addition";
     c.train_fraction = 0.002;
     c.test_size = 500;
-    c.dim = 64;
-    c.depth = 2;
+    c.dim = 64;  // wider than the tiny model: addition has to be learned here
     c.heads = 4;
-    c.head_dim = 16;
-    c.mlp = 128;
     c.optimizer = "adamw";
     c.lr = 2e-3;
     c.epochs = 8;
     c.batch_size = 64;
     c.eval_every = 1000;
-    c.probe_size = 64;
-    c.progress = false;
-    c.threads = 1;
-    c.device = "cpu";
     return c;
   }
 
