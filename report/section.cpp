@@ -105,6 +105,12 @@ std::vector<std::string> differing_settings(const TaskSection& section) {
   return differing_keys(settings);
 }
 
+std::string string_at(const json& object, const char* key, const std::string& fallback) {
+  if (!object.is_object()) return fallback;
+  const auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : fallback;
+}
+
 std::string value_text(const json& value) {
   if (value.is_number_float()) return fmt::format("{}", value.get<double>());
   if (!value.is_string()) return value.dump();

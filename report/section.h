@@ -55,6 +55,8 @@ std::vector<TaskSection> by_task(const std::vector<ReportRow>& rows);
 std::string primary_of(const TaskSection& section, const std::string& metric);
 /// The settings (RunRecord settings_of) in which the section's rows differ.
 std::vector<std::string> differing_settings(const TaskSection& section);
+/// `object[key]` as text when it is a string, else `fallback` (a run's files may hold anything).
+std::string string_at(const nlohmann::json& object, const char* key, const std::string& fallback);
 /// A setting's value as a label: numbers as numbers, a path as its file name.
 std::string value_text(const nlohmann::json& value);
 

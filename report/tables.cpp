@@ -228,9 +228,7 @@ std::string runs_table(const TaskSection& section, const std::string& key) {
       const auto steps = share ? steps_to(*run, key, 0.95) : std::nullopt;
       const std::string start = run_cell(*run, "prior_mass_init", false);
       const std::string end = run_cell(*run, "prior_mass", false);
-      const json provenance = run->summary.value("provenance", json::object());
-      const std::string commit =
-          provenance.is_object() ? provenance.value("commit", std::string()) : std::string();
+      const std::string commit = string_at(run->summary.value("provenance", json()), "commit", "");
       out += fmt::format("| {} | {} | {} |{} {} | {} | {} | {} |\n", inert(row->label),
                          inert(run->config.value("seed", json()).dump()),
                          run_cell(*run, key, share), extra,
@@ -344,7 +342,7 @@ std::string data_cell(const ReportRow& row) {
   const json& c = row.runs.front().config;
   if (row.family->describe_data) return inert(row.family->describe_data(c));
   const json& summary = row.runs.front().summary;
-  const std::string file = summary.value("data", c.value("data", std::string()));
+  const std::string file = string_at(summary, "data", string_at(c, "data", ""));
   if (file.empty()) return "—";
   std::string sizes;
   if (summary.contains("train_size") && summary.contains("test_size")) {
@@ -411,14 +409,18 @@ std::string provenance_text(const std::vector<ReportRow>& rows) {
         ++unknown;
         continue;
       }
-      const std::string commit = p.value("commit", "unknown");
+      // Each field as text whatever the file holds: a damaged summary gives "?", not an error.
+      const json dirty = p.value("dirty", json()), cores = p.value("cores", json());
       ++lines[fmt::format(
           "commit `{}`{}, {} build, LibTorch {}; machine {} ({}, {} cores); device {}, "
           "precision {}",
-          inert(commit.substr(0, 12)), p.value("dirty", false) ? " (with uncommitted changes)" : "",
-          inert(p.value("build_type", "?")), inert(p.value("torch", "?")),
-          inert(p.value("host", "?")), inert(p.value("cpu", "?")), p.value("cores", 0),
-          inert(run.summary.value("device", "?")), inert(run.config.value("precision", "?")))];
+          inert(string_at(p, "commit", "unknown").substr(0, 12)),
+          dirty.is_boolean() && dirty.get<bool>() ? " (with uncommitted changes)" : "",
+          inert(string_at(p, "build_type", "?")), inert(string_at(p, "torch", "?")),
+          inert(string_at(p, "host", "?")), inert(string_at(p, "cpu", "?")),
+          cores.is_number_integer() ? cores.dump() : "?",
+          inert(string_at(run.summary, "device", "?")),
+          inert(string_at(run.config, "precision", "?")))];
     }
   }
   std::string text = "Computed with:\n\n";

@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <initializer_list>
 #include <map>
 #include <set>
+#include <string_view>
 
 #include "compiler/write_spec.h"
 #include "core/error.h"
@@ -217,6 +219,32 @@ void check_run(const RunRecord& run) {
   };
   if (!run.config.is_object()) fail(kConfigFile, "not a JSON object");
   if (!run.summary.is_object()) fail(kSummaryFile, "not a JSON object");
+  // The settings a report reads as one type (task names and paths, sizes, the spec's -D values):
+  // another type there is damage, named here rather than as a type error later.
+  auto check_types = [&](const json& object, std::string_view file, auto&& is_type,
+                         std::string_view type, std::initializer_list<const char*> keys) {
+    for (const char* key : keys) {
+      const auto it = object.find(key);
+      if (it != object.end() && !is_type(*it)) {
+        fail(file, fmt::format("'{}' is {}, not {}", key, it->dump(), type));
+      }
+    }
+  };
+  const auto is_text = [](const json& v) { return v.is_string(); };
+  const auto is_count = [](const json& v) { return v.is_number_integer(); };
+  const auto is_number = [](const json& v) { return v.is_number(); };
+  const auto is_object = [](const json& v) { return v.is_object(); };
+  check_types(
+      run.config, kConfigFile, is_text, "text",
+      {"task", "init", "spec", "data", "truth_table", "precision", "preset", "digits",
+       "test_digits", "train_domain", "operand_order", "answer_order", "optimizer", "device"});
+  check_types(run.config, kConfigFile, is_count, "a whole number",
+              {"n", "depth", "dim", "heads", "head_dim", "mlp", "batch_size", "epochs",
+               "train_size", "test_size"});
+  check_types(run.config, kConfigFile, is_number, "a number", {"train_fraction", "lr"});
+  check_types(run.config, kConfigFile, is_object, "an object", {"defines", "resolved"});
+  check_types(run.summary, kSummaryFile, is_text, "text", {"device", "task", "init"});
+  check_types(run.summary, kSummaryFile, is_object, "an object", {"provenance"});
   // The largest magnitude a run's number may have: beyond it a mean or std over seeds overflows.
   constexpr double kLargest = 1e300;
   for (const auto& [key, value] : run.summary.items()) {

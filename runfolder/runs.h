@@ -74,9 +74,10 @@ std::optional<RunRecord> read_run(const std::string& dir,
                                   uint64_t max_metrics_bytes = kMaxMetricsBytes);
 
 /// InputError naming the file and value when a run holds what no run can: a config.json or
-/// summary.json that is not an object, a number beyond ±1e300 in summary.json (it would print as
-/// inf once averaged), a negative count of steps, or evaluation records whose steps are negative
-/// or go back.
+/// summary.json that is not an object, a setting a report reads by type with another type (a task
+/// that is not text, a depth that is not a whole number, ...), a number beyond ±1e300 in
+/// summary.json (it would print as inf once averaged), a negative count of steps, or evaluation
+/// records whose steps are negative or go back.
 void check_run(const RunRecord& run);
 /// A finished run folder that a report leaves out, and why (a file that does not parse, a task of
 /// no known family, a value no run can have, more metrics than a report reads, or a second run of

@@ -839,6 +839,34 @@ TEST(Report, NamesTheCommitBuildAndMachineOfItsRuns) {
       << text;
 }
 
+// Summaries written before `data_info` existed hold "data": {} (the data's description, an
+// object), not the data file: the settings table names the file config.json gives. And values of
+// the wrong type in what the report reads by type leave the run out, named, instead of stopping
+// the report.
+TEST(Report, OlderAndDamagedValueTypes) {
+  const fs::path root = fresh_dir("types");
+  write_run(root / "older", data_config("mask"),
+            {{"sequence_accuracy", 0.5},
+             {"data", json::object()},
+             {"train_size", 20},
+             {"test_size", 10},
+             {"provenance", {{"commit", 5}, {"cores", "two"}}}},
+            {{0, 0.5}}, "sequence_accuracy");
+  json bad = data_config("vanilla");
+  bad["depth"] = "two";
+  write_run(root / "damaged", bad, {{"sequence_accuracy", 0.5}}, {{0, 0.5}}, "sequence_accuracy");
+  std::vector<LeftOut> left_out;
+  const std::string text = read_text(write_report({root.string(), kSource, ""}, &left_out));
+  EXPECT_NE(text.find("| train.txt (20 train, 10 test) |"), std::string::npos) << text;
+  EXPECT_NE(text.find("commit `unknown`, ? build, LibTorch ?; machine ? (?, ? cores)"),
+            std::string::npos)
+      << text;
+  ASSERT_EQ(left_out.size(), 1u) << text;
+  EXPECT_NE(left_out[0].reason.find("config.json: 'depth' is \"two\", not a whole number"),
+            std::string::npos)
+      << left_out[0].reason;
+}
+
 // --per-run: a row per run under the results, by seed in numeric order, with the run's largest
 // learned Fourier coefficients, the step it reached 95%, prior mass, wall time and commit.
 TEST(Report, PerRunTableListsEachSeed) {
