@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "compiler/compile.h"
+#include "core/error.h"
 #include "core/regular_file.h"
 #include "runfolder/run_files.h"
 #include "tasks/truth_table.h"
@@ -88,8 +89,15 @@ std::map<int64_t, double> by_seed(const ReportRow& row, const std::string& key) 
 
 std::string mdi_text(const TaskSection& section, const std::string& share_dir) {
   if (!section.family->truth_table) return "";
-  const int n = section.rows.front()->runs.front().config.value("n", 15);
-  const tasks::TruthTable table = section.family->truth_table(section.task, n);
+  const RunRecord& first = section.rows.front()->runs.front();
+  const int64_t n = first.config.value("n", int64_t{15});
+  tasks::TruthTable table;
+  try {
+    if (n < 0 || n > INT32_MAX) throw InputError(fmt::format("n = {} is no size of a task", n));
+    table = section.family->truth_table(section.task, static_cast<int>(n));
+  } catch (const InputError& e) {  // an n no run of the task can have: named, not fatal
+    return fmt::format("MDI not computed: {} (the n of {})\n\n", inert(e.what()), inert(first.dir));
+  }
   const validate::MinDegreeInterpolator mdi = validate::min_degree_interpolator(table, 0);
   if (!mdi.unavailable.empty()) return fmt::format("MDI not computed: {}\n\n", mdi.unavailable);
   std::string text = fmt::format(

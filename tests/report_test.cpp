@@ -855,8 +855,14 @@ TEST(Report, OlderAndDamagedValueTypes) {
   json bad = data_config("vanilla");
   bad["depth"] = "two";
   write_run(root / "damaged", bad, {{"sequence_accuracy", 0.5}}, {{0, 0.5}}, "sequence_accuracy");
+  json huge = parity2_config("vanilla");
+  huge["n"] = 60;  // a cube no run can have: the report says so where the MDI would be
+  write_run(root / "huge", huge, {{"accuracy", 0.5}}, {{0, 0.5}}, "accuracy");
   std::vector<LeftOut> left_out;
   const std::string text = read_text(write_report({root.string(), kSource, ""}, &left_out));
+  EXPECT_NE(text.find("MDI not computed: task parity2: n = 60 is outside (2, 24) (the n of "),
+            std::string::npos)
+      << text;
   EXPECT_NE(text.find("| train.txt (20 train, 10 test) |"), std::string::npos) << text;
   EXPECT_NE(text.find("commit `unknown`, ? build, LibTorch ?; machine ? (?, ? cores)"),
             std::string::npos)
