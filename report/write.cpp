@@ -96,10 +96,10 @@ std::string write_report(const ReportOptions& options, std::vector<LeftOut>* lef
   if (fs::is_regular_file(root / "results.json")) {
     const json results = read_json_file((root / "results.json").string());
     if (results.is_object() && results.value("grid", json()).is_array()) grid = results["grid"];
-    if (results.contains("suite")) {
-      text += fmt::format("Suite `{}`, preset `{}`. ", inert(results.value("suite", "?")),
-                          inert(results.value("preset", "?")));
-    } else if (results.value("command", "") == "sweep") {
+    if (results.is_object() && results.contains("suite")) {
+      text += fmt::format("Suite `{}`, preset `{}`. ", inert(string_at(results, "suite", "?")),
+                          inert(string_at(results, "preset", "?")));
+    } else if (string_at(results, "command", "") == "sweep") {
       text += "A `maskc sweep`" + grid_text(grid) + ". ";
     }
   }

@@ -226,7 +226,10 @@ void check_run(const RunRecord& run) {
     for (const char* key : keys) {
       const auto it = object.find(key);
       if (it != object.end() && !is_type(*it)) {
-        fail(file, fmt::format("'{}' is {}, not {}", key, it->dump(), type));
+        const std::string value = it->dump();  // at most 60 characters of it in the message
+        fail(file,
+             fmt::format("'{}' is {}{}, not {}", key, escape_control_chars(value.substr(0, 60)),
+                         value.size() > 60 ? "..." : "", type));
       }
     }
   };
