@@ -99,6 +99,13 @@ std::string primary_of(const TaskSection& section, const std::string& metric) {
   return "";
 }
 
+std::string judged_of(const TaskSection& section, const std::string& metric) {
+  const std::string judged = section.family->judged_by;
+  if (!metric.empty() || judged.empty()) return primary_of(section, metric);
+  const std::string key = primary_of(section, judged);
+  return key.empty() ? primary_of(section, "") : key;
+}
+
 std::vector<std::string> differing_settings(const TaskSection& section) {
   std::vector<const json*> settings;
   for (const ReportRow* row : section.rows) settings.push_back(&row->settings);

@@ -53,6 +53,9 @@ std::vector<TaskSection> by_task(const std::vector<ReportRow>& rows);
 /// The metric a section is judged by: `metric` when given and some run of the section has it,
 /// else the family's headline (headline_metric).
 std::string primary_of(const TaskSection& section, const std::string& metric);
+/// The metric "Does the prior help?" compares by: `metric` when given (primary_of), else the
+/// family's judged_by when some run of the section has it, else the headline.
+std::string judged_of(const TaskSection& section, const std::string& metric);
 /// The settings (RunRecord settings_of) in which the section's rows differ.
 std::vector<std::string> differing_settings(const TaskSection& section);
 /// `object[key]` as text when it is a string, else `fallback` (a run's files may hold anything).

@@ -288,7 +288,8 @@ std::string results_table(const TaskSection& section, const std::string& key) {
   return out + "\n";
 }
 
-std::string help_table(const TaskSection& section, const std::string& key) {
+std::string help_table(const TaskSection& section, const std::string& key,
+                       const std::string& tables_key) {
   const bool share = is_share(section, key);
   const double scale = share ? 100.0 : 1.0;
   std::string rows;
@@ -334,11 +335,17 @@ std::string help_table(const TaskSection& section, const std::string& key) {
   if (rows.empty()) return "";
   return fmt::format(
              "**Does the prior help?** Each run with a prior against the vanilla run of the same "
-             "settings, seed K against seed K (the same data and start): the difference in `{}`{} "
+             "settings, seed K against seed K (the same data and start): the difference in "
+             "`{}`{}{} "
              "over the seeds both have, its mean with a 95% paired t-interval (none for one "
              "seed), and each seed's.\n\n| run | against | seeds | difference, mean [95% "
              "interval] | per seed | higher on |\n|---|---|---|---|---|---|\n",
-             inert(key), share ? " (points of %)" : "") +
+             inert(key), share ? " (points of %)" : "",
+             key == tables_key
+                 ? ""
+                 : fmt::format(", what this task family is judged by (`--metric {}` judges by the "
+                               "tables' metric instead)",
+                               inert(tables_key))) +
          rows + "\n";
 }
 

@@ -24,8 +24,10 @@ std::string runs_table(const TaskSection& section, const std::string& key);
 /// "Does the prior help?": each row with a prior (init other than vanilla) against the vanilla
 /// row whose settings are the same but for what only a prior reads (init, spec, mask and qk
 /// settings): the per-seed differences in `key` (seed K against seed K), their mean with a 95%
-/// paired t-interval, and how many seeds came out higher. "" when no row has such a pair.
-std::string help_table(const TaskSection& section, const std::string& key);
+/// paired t-interval, and how many seeds came out higher; the text says so when `key` is not the
+/// tables' metric `tables_key`. "" when no row has such a pair.
+std::string help_table(const TaskSection& section, const std::string& key,
+                       const std::string& tables_key);
 /// A row per run setting: preset, data, model, optimiser and budget, device and threads.
 std::string settings_table(const TaskSection& section);
 /// What computed the runs: one line per distinct commit, build, machine, device and precision.

@@ -41,8 +41,8 @@ std::string section_text(const fs::path& root, const TaskSection& section,
       "evaluated step at that level, mean over the seeds that reached it (reached / seeds).\n\n",
       inert(key), is_share(section, key) ? " (%)" : "", paper);
   out += results_table(section, key) + (options.per_run ? runs_table(section, key) : "") +
-         help_table(section, key) + by_length_text(root, section, key) +
-         mdi_text(section, options.share_dir);
+         help_table(section, judged_of(section, options.metric), key) +
+         by_length_text(root, section, key) + mdi_text(section, options.share_dir);
   out += "Settings:\n\n" + settings_table(section);
   out += final_figure(root, section, key) + setting_figures(root, section, key) +
          curve_figures(root, section, key) + fourier_figures(root, section);

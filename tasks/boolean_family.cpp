@@ -125,6 +125,7 @@ TaskFamily boolean_family() {
   family.presets = json::parse(kPresets);
   family.task_presets = json::parse(kTaskPresets);
   family.metrics = boolean_metrics();
+  family.judged_by = "unseen_accuracy";
   // The learned coefficient of the monomial the MDI leaves out, and the margin of the unseen
   // predictions from the rounding boundary (> 0: rounds right).
   family.diagnostics = {{"target_coefficient", "target coef", "target coefficient", ""},

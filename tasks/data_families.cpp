@@ -53,6 +53,7 @@ TaskFamily truth_table_family() {
   family.input_key = "truth_table";
   family.presets = nlohmann::json::parse(kTruthTablePresets);
   family.metrics = boolean_metrics();
+  family.judged_by = "unseen_accuracy";  // when the table has unseen rows (else the headline)
   return family;
 }
 

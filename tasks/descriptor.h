@@ -87,6 +87,10 @@ struct TaskFamily {
   nlohmann::json task_presets = nlohmann::json::object();
   /// What a run reports, headline first: its progress line, summary line and tables.
   std::vector<Metric> metrics;
+  /// The metric REPORT.md's "Does the prior help?" compares a prior with vanilla by, when it is
+  /// not the headline (Boolean tasks: unseen_accuracy, the points the task asks a model to
+  /// extrapolate to); "": the headline.
+  std::string judged_by;
   /// Learned-function diagnostics shown after the persistence columns of the tables.
   std::vector<Metric> diagnostics;
   /// Parameters of a .mask spec that a run fills from the config key of the same name unless -D

@@ -253,6 +253,38 @@ TEST(Report, ThePriorAgainstVanillaSeedBySeed) {
   EXPECT_EQ(text.find("| m-fast | v |"), std::string::npos) << text;
 }
 
+// A Boolean task's prior is judged by its unseen points (the family's judged_by), while the
+// tables stay on accuracy; --metric judges by the metric asked for.
+TEST(Report, BooleanPriorsAreJudgedOnTheUnseenPoints) {
+  const fs::path root = fresh_dir("judged");
+  const double vanilla[][2] = {{0.60, 0.30}, {0.62, 0.28}}, mask[][2] = {{1.0, 1.0}, {0.9, 0.7}};
+  for (int seed = 0; seed < 2; ++seed) {
+    for (const std::string init : {"vanilla", "mask"}) {
+      json config = parity2_config(init);
+      config["seed"] = seed;
+      const double* at = init == "mask" ? mask[seed] : vanilla[seed];
+      write_run(root / init / fmt::format("seed{}", seed), config,
+                {{"accuracy", at[0]}, {"unseen_accuracy", at[1]}, {"steps", 10}}, {{10, at[0]}},
+                "accuracy");
+    }
+  }
+  const std::string judged = read_text(write_report({root.string(), kSource, ""}));
+  EXPECT_NE(judged.find("the difference in `unseen_accuracy` (points of %), what this task "
+                        "family is judged by (`--metric accuracy` judges by the tables' metric "
+                        "instead)"),
+            std::string::npos)
+      << judged;
+  // +70 and +42 points on the unseen points (+40 and +28 overall).
+  EXPECT_NE(judged.find("| mask | vanilla | 2 | +56.00 [-121.88, +233.88] | 0: +70.00, 1: +42.00 "
+                        "| 2 of 2 |"),
+            std::string::npos)
+      << judged;
+  const std::string overall = read_text(write_report({root.string(), kSource, "accuracy"}));
+  EXPECT_NE(overall.find("the difference in `accuracy` (points of %) over"), std::string::npos)
+      << overall;
+  EXPECT_NE(overall.find("| 0: +40.00, 1: +28.00 |"), std::string::npos) << overall;
+}
+
 // Two study cells that differ in an execution setting only (the precision) have rows of equal
 // settings: each prior row is compared with the vanilla row of its own cell.
 TEST(Report, ThePriorAgainstTheVanillaOfItsOwnCell) {
