@@ -330,11 +330,9 @@ std::string fourier_figures(const fs::path& root, const TaskSection& section) {
       }
     }
     if (largest.empty()) continue;
-    std::vector<std::pair<std::string, double>> keys(largest.begin(), largest.end());
-    const size_t drawn = std::min(keys.size(), kMaxFourierCurves);
-    std::stable_sort(keys.begin(), keys.end(),
-                     [](const auto& a, const auto& b) { return a.second > b.second; });
-    keys.resize(drawn);
+    std::vector<std::pair<std::string, double>> keys =
+        largest_terms({largest.begin(), largest.end()}, kMaxFourierCurves);
+    const size_t drawn = keys.size();
     std::sort(keys.begin(), keys.end());  // the legend in the coefficients' own order
     const std::string which =
         drawn < largest.size() ? fmt::format(" (the {} largest of {})", drawn, largest.size()) : "";

@@ -112,6 +112,15 @@ std::vector<std::string> differing_settings(const TaskSection& section) {
   return differing_keys(settings);
 }
 
+std::vector<std::pair<std::string, double>> largest_terms(
+    std::vector<std::pair<std::string, double>> terms, size_t count) {
+  std::stable_sort(terms.begin(), terms.end(), [](const auto& a, const auto& b) {
+    return std::abs(a.second) > std::abs(b.second);
+  });
+  if (terms.size() > count) terms.resize(count);
+  return terms;
+}
+
 std::string string_at(const json& object, const char* key, const std::string& fallback) {
   if (!object.is_object()) return fallback;
   const auto it = object.find(key);

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "report/report.h"
@@ -58,6 +59,10 @@ std::string primary_of(const TaskSection& section, const std::string& metric);
 std::string judged_of(const TaskSection& section, const std::string& metric);
 /// The settings (RunRecord settings_of) in which the section's rows differ.
 std::vector<std::string> differing_settings(const TaskSection& section);
+/// The `count` terms of largest magnitude (|value|), largest first, ties in their given order:
+/// the learned Fourier coefficients a table names or a plot draws.
+std::vector<std::pair<std::string, double>> largest_terms(
+    std::vector<std::pair<std::string, double>> terms, size_t count);
 /// `object[key]` as text when it is a string, else `fallback` (a run's files may hold anything).
 std::string string_at(const nlohmann::json& object, const char* key, const std::string& fallback);
 /// A setting's value as a label: numbers as numbers, a path as its file name.

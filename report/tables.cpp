@@ -187,12 +187,8 @@ std::string top_fourier(const json& summary, size_t count) {
   for (const auto& [monomial, value] : fourier.items()) {
     if (value.is_number()) terms.emplace_back(monomial, value.get<double>());
   }
-  std::stable_sort(terms.begin(), terms.end(), [](const auto& a, const auto& b) {
-    return std::abs(a.second) > std::abs(b.second);
-  });
-  if (terms.size() > count) terms.resize(count);
   std::vector<std::string> parts;
-  for (const auto& [monomial, value] : terms) {
+  for (const auto& [monomial, value] : largest_terms(std::move(terms), count)) {
     parts.push_back(fmt::format("{} {:+.3f}", inert(monomial == "{}" ? "∅" : monomial), value));
   }
   return parts.empty() ? "—" : fmt::format("{}", fmt::join(parts, ", "));
