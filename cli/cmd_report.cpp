@@ -26,8 +26,19 @@ void add_report_command(CLI::App& app, int& exit_code) {
       "the folder's other runs agree on.");
   cmd->add_option("DIR", options->dir, "results folder")->required();
   cmd->add_option("--metric", options->metric,
-                  "summary.json key the tables and plots judge by (default: each task family's "
-                  "headline metric, e.g. accuracy, sequence_accuracy, top1, test_bpc)");
+                  "summary.json key the tables, plots and \"Does the prior help?\" judge by "
+                  "(default: each task family's headline metric, e.g. accuracy, "
+                  "sequence_accuracy, top1, test_bpc; \"Does the prior help?\" judges Boolean "
+                  "tasks and truth tables on their unseen points, unseen_accuracy)");
+  cmd->add_option("--control-points", options->control_points,
+                  "\"Does the prior help?\" labels a prior a positive control when it beats "
+                  "vanilla by at least this many points of % on each seed")
+      ->check(finite_range(0.01, 100.0))
+      ->capture_default_str();
+  cmd->add_option("--control-seeds", options->control_seeds,
+                  "... over at least this many seeds (fewer: not judged)")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
   cmd->add_flag("--per-run", options->per_run,
                 "also a table of each run, seed by seed, under each task's results: the metric "
                 "and the task's diagnostics at the run's end, its largest learned Fourier "

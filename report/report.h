@@ -47,12 +47,17 @@ struct ReportOptions {
   std::string metric;     // the summary.json key the tables and plots judge by; "": each
                           // family's headline
   bool per_run = false;   // also a table of each run (seed by seed) per section
+  /// "Does the prior help?" labels a row a positive control when the prior beats vanilla by at
+  /// least `control_points` points of % on each seed, over at least `control_seeds` seeds.
+  double control_points = 30.0;
+  int control_seeds = 3;
 };
 
 /// Writes DIR/REPORT.md and DIR/plots/*.png; returns the path of REPORT.md. Runs that cannot be
 /// reported are listed there as left out (and in `*left_out` when given). InputError when
-/// options.metric is set and no run's summary has a number under it (naming the keys that do), or
-/// when DIR/plots is a symlink or no folder.
+/// options.metric is set and no run's summary has a number under it (naming the keys that do),
+/// when the positive-control criterion is out of range, or when DIR/plots is a symlink or no
+/// folder.
 std::string write_report(const ReportOptions& options, std::vector<LeftOut>* left_out = nullptr);
 
 }  // namespace maskprior::report

@@ -285,8 +285,11 @@ std::string results_table(const TaskSection& section, const std::string& key) {
 }
 
 std::string help_table(const TaskSection& section, const std::string& key,
-                       const std::string& tables_key) {
+                       const std::string& tables_key, const ControlCriterion& control) {
   const bool share = is_share(section, key);
+  const tasks::Metric* metric = section.family->find_metric(key);
+  // Points of % where higher is better: other metrics have no positive-control criterion.
+  const bool judged = share && (metric == nullptr || metric->better == tasks::Better::kHigher);
   const double scale = share ? 100.0 : 1.0;
   std::string rows;
   for (const ReportRow* row : section.rows) {
@@ -311,6 +314,7 @@ std::string help_table(const TaskSection& section, const std::string& key,
     std::vector<double> differences;
     std::vector<std::string> per_seed;
     size_t better = 0;
+    std::string below;  // the first seed under the criterion
     for (const auto& [seed, value] : mine) {
       const auto other = theirs.find(seed);
       if (other == theirs.end()) continue;
@@ -318,15 +322,22 @@ std::string help_table(const TaskSection& section, const std::string& key,
       differences.push_back(d);
       better += d > 0 ? 1 : 0;
       per_seed.push_back(fmt::format("{}: {:+.2f}", seed, d));
+      if (below.empty() && !(d >= control.points)) below = fmt::format("{}", seed);
     }
     if (differences.empty()) continue;
     const Summary s = summarize(differences);
     const double half = t_quantile_95(s.n - 1) * s.std / std::sqrt(static_cast<double>(s.n));
+    const std::string verdict =
+        !judged ? "—"
+        : s.n < static_cast<size_t>(control.seeds)
+            ? fmt::format("not judged ({} seed{})", s.n, s.n == 1 ? "" : "s")
+        : below.empty() ? std::string("**yes**")
+                        : fmt::format("no (seed {})", inert(below));
     rows +=
-        fmt::format("| {} | {} | {} | {:+.2f}{} | {} | {} of {} |\n", inert(row->label),
+        fmt::format("| {} | {} | {} | {:+.2f}{} | {} | {} of {} | {} |\n", inert(row->label),
                     inert((*vanilla)->label), s.n, s.mean,
                     s.n > 1 ? fmt::format(" [{:+.2f}, {:+.2f}]", s.mean - half, s.mean + half) : "",
-                    fmt::join(per_seed, ", "), better, s.n);
+                    fmt::join(per_seed, ", "), better, s.n, verdict);
   }
   if (rows.empty()) return "";
   return fmt::format(
@@ -334,14 +345,21 @@ std::string help_table(const TaskSection& section, const std::string& key,
              "settings, seed K against seed K (the same data and start): the difference in "
              "`{}`{}{} "
              "over the seeds both have, its mean with a 95% paired t-interval (none for one "
-             "seed), and each seed's.\n\n| run | against | seeds | difference, mean [95% "
-             "interval] | per seed | higher on |\n|---|---|---|---|---|---|\n",
+             "seed), and each seed's.{}\n\n| run | against | seeds | difference, mean [95% "
+             "interval] | per seed | higher on | positive control |\n|---|---|---|---|---|---|---|"
+             "\n",
              inert(key), share ? " (points of %)" : "",
              key == tables_key
                  ? ""
                  : fmt::format(", what this task family is judged by (`--metric {}` judges by the "
                                "tables' metric instead)",
-                               inert(tables_key))) +
+                               inert(tables_key)),
+             judged ? fmt::format(" A positive control beats vanilla by at least {:g} points on "
+                                  "each seed, over at least {} seeds (`--control-points`, "
+                                  "`--control-seeds`); \"no (seed K)\" names the first seed "
+                                  "below that.",
+                                  control.points, control.seeds)
+                    : "") +
          rows + "\n";
 }
 

@@ -21,13 +21,20 @@ std::string results_table(const TaskSection& section, const std::string& key);
 /// metrics at the run's end, its largest learned Fourier coefficients (families that record
 /// them), the step it first reached 95%, prior mass, wall time and commit.
 std::string runs_table(const TaskSection& section, const std::string& key);
+/// What makes a prior row a positive control: at least `points` points of % above vanilla on
+/// each of at least `seeds` seeds (a share metric where higher is better; others are not judged).
+struct ControlCriterion {
+  double points = 30.0;
+  int seeds = 3;
+};
 /// "Does the prior help?": each row with a prior (init other than vanilla) against the vanilla
 /// row whose settings are the same but for what only a prior reads (init, spec, mask and qk
 /// settings): the per-seed differences in `key` (seed K against seed K), their mean with a 95%
-/// paired t-interval, and how many seeds came out higher; the text says so when `key` is not the
-/// tables' metric `tables_key`. "" when no row has such a pair.
+/// paired t-interval, how many seeds came out higher, and whether the row is a positive control
+/// by `control` ("no (seed K)" names the first seed below it); the text says so when `key` is
+/// not the tables' metric `tables_key`. "" when no row has such a pair.
 std::string help_table(const TaskSection& section, const std::string& key,
-                       const std::string& tables_key);
+                       const std::string& tables_key, const ControlCriterion& control);
 /// A row per run setting: preset, data, model, optimiser and budget, device and threads.
 std::string settings_table(const TaskSection& section);
 /// What computed the runs: one line per distinct commit, build, machine, device and precision.

@@ -2,12 +2,14 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "core/error.h"
 #include "io/json_file.h"
 #include "render/plot.h"
 #include "report/report.h"
@@ -250,6 +252,8 @@ TEST(Report, ThePriorAgainstVanillaSeedBySeed) {
                       "2 of 3 |"),
             std::string::npos)
       << text;
+  // Seed 0 is 25 points up: not a positive control by the default 30 points on each of 3 seeds.
+  EXPECT_NE(text.find("| 2 of 3 | no (seed 0) |"), std::string::npos) << text;
   EXPECT_EQ(text.find("| m-fast | v |"), std::string::npos) << text;
 }
 
@@ -279,6 +283,20 @@ TEST(Report, BooleanPriorsAreJudgedOnTheUnseenPoints) {
                         "| 2 of 2 |"),
             std::string::npos)
       << judged;
+  EXPECT_NE(judged.find("| 2 of 2 | not judged (2 seeds) |"), std::string::npos) << judged;
+  ReportOptions options{root.string(), kSource, ""};
+  options.control_seeds = 2;
+  const std::string two = read_text(write_report(options));
+  EXPECT_NE(two.find("| 2 of 2 | **yes** |"), std::string::npos) << two;
+  EXPECT_NE(two.find("at least 30 points on each seed, over at least 2 seeds"), std::string::npos)
+      << two;
+  options.control_points = 50;
+  const std::string fifty = read_text(write_report(options));
+  EXPECT_NE(fifty.find("| 2 of 2 | no (seed 1) |"), std::string::npos) << fifty;
+  for (const double points : {0.0, -1.0, 101.0, std::nan("")}) {
+    options.control_points = points;
+    EXPECT_THROW(write_report(options), InputError) << points;
+  }
   const std::string overall = read_text(write_report({root.string(), kSource, "accuracy"}));
   EXPECT_NE(overall.find("the difference in `accuracy` (points of %) over"), std::string::npos)
       << overall;

@@ -420,6 +420,13 @@ kept_cell_grows_by_seeds() {
   "$maskc" report kept >log 2>&1 || fail "report of the archive: $(cat log)"
   grep -q 'A `maskc sweep` over `init` (vanilla, mask)\. 4 finished runs' kept/REPORT.md ||
     fail "report's sweep line: $(head -3 kept/REPORT.md)"
+  # A positive-control criterion out of range is a usage error that leaves REPORT.md as it was.
+  cp kept/REPORT.md report.before
+  for flag in "--control-points nan" "--control-points 0" "--control-points 101" \
+    "--control-seeds 0" "--control-seeds two"; do
+    expect_exit 2 report kept $flag 2>/dev/null
+  done
+  cmp report.before kept/REPORT.md || fail "a refused --control flag rewrote REPORT.md"
   cp -r fresh damaged && echo '{"grid": [' >damaged/results.json
   bash "$source_dir/scripts/keep_runs.sh" damaged kept2 >log 2>&1
   [[ $? -eq 1 ]] && grep -q "damaged/results.json: .*nothing written" log ||
