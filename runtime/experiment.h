@@ -75,7 +75,7 @@ class Experiment {
     return loss(model->forward(batch.inputs), batch);
   }
   /// Evaluates the model (no gradients) and returns the task's metrics as a JSON object, e.g.
-  /// Boolean: accuracy, unseen_accuracy, seen_mse, unseen_mse, fourier.
+  /// Boolean: accuracy, unseen_accuracy, seen_accuracy, seen_mse, unseen_mse, fourier.
   virtual nlohmann::json evaluate(MaskedTransformer& model) const = 0;
   /// A fixed batch of inputs (same for every call, as Batch::inputs, on the CPU) for attention
   /// metrics and QK fitting.

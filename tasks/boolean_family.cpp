@@ -113,6 +113,7 @@ const char* kTaskPresets = R"({
 std::vector<Metric> boolean_metrics() {
   return {{"accuracy", "accuracy", "accuracy", "%"},
           {"unseen_accuracy", "unseen acc", "unseen accuracy", "%"},
+          {"seen_accuracy", "seen acc", "seen accuracy", "%"},
           {"seen_mse", "seen MSE", "seen mse", "", Better::kLower, /*in_tables=*/false},
           {"unseen_mse", "unseen MSE", "unseen mse", "", Better::kLower}};
 }

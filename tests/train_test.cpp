@@ -848,8 +848,9 @@ TEST_F(RuntimeTest, ProgressSaysWhatEachEvaluationFoundAndTook) {
   // the later ones add the mean train loss over the steps since the last. Each names the
   // family's metrics and says how long it took.
   const std::string number = "[0-9]+\\.[0-9]+";
-  const std::string metrics = "accuracy " + number + ", unseen accuracy " + number + ", seen mse " +
-                              number + ", unseen mse " + number;
+  const std::string metrics = "accuracy " + number + ", unseen accuracy " + number +
+                              ", seen accuracy " + number + ", seen mse " + number +
+                              ", unseen mse " + number;
   const std::vector<std::string> expected = {
       "step 0: evaluating the initial model",
       "step 0: " + metrics + ", evaluated in " + number + " s",
