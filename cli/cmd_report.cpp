@@ -18,7 +18,9 @@ void add_report_command(CLI::App& app, int& exit_code) {
       "reproduce` or `maskc sweep` results folder, or any folder of run folders): per task or data "
       "file the final metric, mean ± std over seeds, next to the paper's number and the "
       "validator's min-degree interpolator (and whether the spec each row's runs kept as "
-      "spec.mask can exclude it); steps to 50%/95%; settings; learning curves, prior "
+      "spec.mask can exclude it); steps to 50%/95%; each prior against vanilla seed by seed, "
+      "labelled a positive control or not (\"Does the prior help?\"); settings; learning "
+      "curves, prior "
       "mass, mask drift, Fourier coefficients. A row is the runs of one folder whose settings "
       "(config.json, all but the seed and execution settings such as threads and device) are "
       "equal: only seeds pool; runs of one folder that differ are rows labelled by what differs. "
@@ -36,7 +38,8 @@ void add_report_command(CLI::App& app, int& exit_code) {
       ->check(finite_range(0.01, 100.0))
       ->capture_default_str();
   cmd->add_option("--control-seeds", options->control_seeds,
-                  "... over at least this many seeds (fewer: not judged)")
+                  "a positive control (--control-points) needs at least this many seeds of both "
+                  "the prior and vanilla (fewer: not judged)")
       ->check(CLI::Range(1, 1000000))
       ->capture_default_str();
   cmd->add_flag("--per-run", options->per_run,
