@@ -32,12 +32,12 @@ void add_report_command(CLI::App& app, int& exit_code) {
                   "(default: each task family's headline metric, e.g. accuracy, "
                   "sequence_accuracy, top1, test_bpc; \"Does the prior help?\" judges Boolean "
                   "tasks and truth tables on their unseen points, unseen_accuracy)");
-  cmd->add_option("--control-points", options->control_points,
+  cmd->add_option("--control-points", options->control.points,
                   "\"Does the prior help?\" labels a prior a positive control when it beats "
                   "vanilla by at least this many points of % on each seed")
       ->check(finite_range(0.01, 100.0))
       ->capture_default_str();
-  cmd->add_option("--control-seeds", options->control_seeds,
+  cmd->add_option("--control-seeds", options->control.seeds,
                   "a positive control (--control-points) needs at least this many seeds of both "
                   "the prior and vanilla (fewer: not judged)")
       ->check(CLI::Range(1, 1000000))

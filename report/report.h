@@ -41,16 +41,21 @@ std::optional<int64_t> steps_to(const RunRecord& run, const std::string& key, do
 /// family's number names, e.g. arithmetic at the paper's train fraction).
 std::string paper_number(const ReportRow& row);
 
+/// What makes a prior row of "Does the prior help?" a positive control: at least `points` points
+/// of % above vanilla on each of at least `seeds` seeds (a share metric where higher is better;
+/// others are not labelled).
+struct ControlCriterion {
+  double points = 30.0;
+  int seeds = 3;
+};
+
 struct ReportOptions {
   std::string dir;        // the results folder
   std::string share_dir;  // where specs/ lives (for the validator's MDI of relative spec paths)
   std::string metric;     // the summary.json key the tables and plots judge by; "": each
                           // family's headline
   bool per_run = false;   // also a table of each run (seed by seed) per section
-  /// "Does the prior help?" labels a row a positive control when the prior beats vanilla by at
-  /// least `control_points` points of % on each seed, over at least `control_seeds` seeds.
-  double control_points = 30.0;
-  int control_seeds = 3;
+  ControlCriterion control{};  // "Does the prior help?"'s positive-control label
 };
 
 /// Writes DIR/REPORT.md and DIR/plots/*.png; returns the path of REPORT.md. Runs that cannot be

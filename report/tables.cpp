@@ -287,9 +287,8 @@ std::string results_table(const TaskSection& section, const std::string& key) {
 std::string help_table(const TaskSection& section, const std::string& key,
                        const std::string& tables_key, const ControlCriterion& control) {
   const bool share = is_share(section, key);
-  const tasks::Metric* metric = section.family->find_metric(key);
   // Points of % where higher is better: other metrics have no positive-control criterion.
-  const bool judged = share && (metric == nullptr || metric->better == tasks::Better::kHigher);
+  const bool labelled = share && section.family->find_metric(key)->better == tasks::Better::kHigher;
   const double scale = share ? 100.0 : 1.0;
   std::string rows;
   for (const ReportRow* row : section.rows) {
@@ -328,7 +327,7 @@ std::string help_table(const TaskSection& section, const std::string& key,
     const Summary s = summarize(differences);
     const double half = t_quantile_95(s.n - 1) * s.std / std::sqrt(static_cast<double>(s.n));
     const std::string verdict =
-        !judged ? "—"
+        !labelled ? "—"
         : s.n < static_cast<size_t>(control.seeds)
             ? fmt::format("not judged ({} seed{})", s.n, s.n == 1 ? "" : "s")
         : below.empty() ? std::string("**yes**")
@@ -354,12 +353,12 @@ std::string help_table(const TaskSection& section, const std::string& key,
                  : fmt::format(", what this task family is judged by (`--metric {}` judges by the "
                                "tables' metric instead)",
                                inert(tables_key)),
-             judged ? fmt::format(" A positive control beats vanilla by at least {:g} points on "
-                                  "each seed, over at least {} seeds (`--control-points`, "
-                                  "`--control-seeds`); \"no (seed K)\" names the first seed "
-                                  "below that.",
-                                  control.points, control.seeds)
-                    : "") +
+             labelled ? fmt::format(" A positive control beats vanilla by at least {:g} points on "
+                                    "each seed, over at least {} seeds (`--control-points`, "
+                                    "`--control-seeds`); \"no (seed K)\" names the first seed "
+                                    "below that.",
+                                    control.points, control.seeds)
+                      : "") +
          rows + "\n";
 }
 

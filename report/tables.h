@@ -21,12 +21,6 @@ std::string results_table(const TaskSection& section, const std::string& key);
 /// metrics at the run's end, its largest learned Fourier coefficients (families that record
 /// them), the step it first reached 95%, prior mass, wall time and commit.
 std::string runs_table(const TaskSection& section, const std::string& key);
-/// What makes a prior row a positive control: at least `points` points of % above vanilla on
-/// each of at least `seeds` seeds (a share metric where higher is better; others are not judged).
-struct ControlCriterion {
-  double points = 30.0;
-  int seeds = 3;
-};
 /// "Does the prior help?": each row with a prior (init other than vanilla) against the vanilla
 /// row whose settings are the same but for what only a prior reads (init, spec, mask and qk
 /// settings): the per-seed differences in `key` (seed K against seed K), their mean with a 95%

@@ -41,8 +41,7 @@ std::string section_text(const fs::path& root, const TaskSection& section,
       "evaluated step at that level, mean over the seeds that reached it (reached / seeds).\n\n",
       inert(key), is_share(section, key) ? " (%)" : "", paper);
   out += results_table(section, key) + (options.per_run ? runs_table(section, key) : "") +
-         help_table(section, judged_of(section, options.metric), key,
-                    {options.control_points, options.control_seeds}) +
+         help_table(section, judged_of(section, options.metric), key, options.control) +
          by_length_text(root, section, key) + mdi_text(section, options.share_dir);
   out += "Settings:\n\n" + settings_table(section);
   out += final_figure(root, section, key) + setting_figures(root, section, key) +
@@ -85,12 +84,13 @@ std::string grid_text(const json& grid) {
 }  // namespace
 
 std::string write_report(const ReportOptions& options, std::vector<LeftOut>* left_out_runs) {
-  if (!std::isfinite(options.control_points) || options.control_points <= 0 ||
-      options.control_points > 100 || options.control_seeds < 1) {
+  const ControlCriterion& control = options.control;
+  if (!std::isfinite(control.points) || control.points <= 0 || control.points > 100 ||
+      control.seeds < 1) {
     throw InputError(fmt::format(
         "[report] a positive control needs a gain in (0, 100] points over at least 1 seed, not "
         "{} points over {} seeds",
-        options.control_points, options.control_seeds));
+        control.points, control.seeds));
   }
   const fs::path root(options.dir);
   std::vector<LeftOut> left_out;

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The Boolean headline at the paper's reference size on 3 seeds (docs/RESULTS.md, "The Boolean
-# headline at the paper's reference size"): parity2 and maj3, paper preset (12 layers, dim 256, Adam lr 1e-5,
-# 1,920 steps for parity2, 3,840 for maj3), vanilla against the task's shipped spec as a learnable
-# mask, bf16, one core per run. Cells: each task at our defaults (parity2, maj3), and at the
-# setting the quick study found most favourable to the mask: parity2 with the position embedding
-# started at std 0.02 (parity2-std002), maj3 without a position embedding (maj3-pos-none). Runs go
+# headline at the paper's reference size"): parity2 and maj3, paper preset (12 layers, dim 256,
+# Adam lr 1e-5, 1,920 steps for parity2, 3,840 for maj3), vanilla against the task's shipped spec
+# as a learnable mask, bf16, one core per run. Cells: each task at our defaults (parity2, maj3),
+# and at the setting the quick study found most favourable to the mask: parity2 with the position
+# embedding started at std 0.02 (parity2-std002), maj3 without a position embedding
+# (maj3-pos-none). Runs go
 # to runs/gotu-headline/<cell>/<settings>/seedK (resumable: run the same command again to
 # continue), then are kept as one archive per cell under docs/results/gotu-headline/<cell>; runs
 # already kept there are unpacked first (scripts/unpack_runs.sh), so on a fresh clone only the

@@ -285,16 +285,16 @@ TEST(Report, BooleanPriorsAreJudgedOnTheUnseenPoints) {
       << judged;
   EXPECT_NE(judged.find("| 2 of 2 | not judged (2 seeds) |"), std::string::npos) << judged;
   ReportOptions options{root.string(), kSource, ""};
-  options.control_seeds = 2;
+  options.control.seeds = 2;
   const std::string two = read_text(write_report(options));
   EXPECT_NE(two.find("| 2 of 2 | **yes** |"), std::string::npos) << two;
   EXPECT_NE(two.find("at least 30 points on each seed, over at least 2 seeds"), std::string::npos)
       << two;
-  options.control_points = 50;
+  options.control.points = 50;
   const std::string fifty = read_text(write_report(options));
   EXPECT_NE(fifty.find("| 2 of 2 | no (seed 1) |"), std::string::npos) << fifty;
   for (const double points : {0.0, -1.0, 101.0, std::nan("")}) {
-    options.control_points = points;
+    options.control.points = points;
     EXPECT_THROW(write_report(options), InputError) << points;
   }
   const std::string overall = read_text(write_report({root.string(), kSource, "accuracy"}));
