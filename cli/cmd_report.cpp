@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "core/text.h"
 #include "report/report.h"
+#include "runfolder/run_state.h"
 
 namespace maskprior::cli {
 
@@ -49,9 +50,14 @@ void add_report_command(CLI::App& app, int& exit_code) {
   cmd->callback([options, &exit_code] {
     options->share_dir = share_dir();
     std::vector<runfolder::LeftOut> left_out;
-    const std::string path = report::write_report(*options, &left_out);
+    std::vector<runfolder::Unfinished> unfinished;
+    const std::string path = report::write_report(*options, &left_out, &unfinished);
     for (const auto& l : left_out) {
       std::cerr << "maskc report: left out " << escape_control_chars(l.reason) << "\n";
+    }
+    for (const auto& u : unfinished) {
+      std::cerr << "maskc report: not finished (" << runfolder::run_state_name(u.state)
+                << "), not in the tables: " << escape_control_chars(u.dir) << "\n";
     }
     std::cout << "report: " << printable_utf8(path) << "\n";
     exit_code = kExitOk;

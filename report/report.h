@@ -59,10 +59,12 @@ struct ReportOptions {
 };
 
 /// Writes DIR/REPORT.md and DIR/plots/*.png; returns the path of REPORT.md. Runs that cannot be
-/// reported are listed there as left out (and in `*left_out` when given). InputError when
+/// reported are listed there as left out (and in `*left_out` when given), runs not finished yet
+/// (running or stopped) as not finished (and in `*unfinished` when given). InputError when
 /// options.metric is set and no run's summary has a number under it (naming the keys that do),
 /// when the positive-control criterion is out of range, or when DIR/plots is a symlink or no
 /// folder.
-std::string write_report(const ReportOptions& options, std::vector<LeftOut>* left_out = nullptr);
+std::string write_report(const ReportOptions& options, std::vector<LeftOut>* left_out = nullptr,
+                         std::vector<runfolder::Unfinished>* unfinished = nullptr);
 
 }  // namespace maskprior::report

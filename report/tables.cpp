@@ -16,6 +16,7 @@
 #include "core/error.h"
 #include "core/regular_file.h"
 #include "runfolder/run_files.h"
+#include "runfolder/run_state.h"
 #include "tasks/truth_table.h"
 #include "validate/mdi.h"
 #include "validate/validate.h"
@@ -467,6 +468,20 @@ std::string left_out_text(const std::vector<LeftOut>& left_out) {
       fmt::format("**{} run{} left out** (damaged, more than a report reads, or a seed again):\n\n",
                   left_out.size(), left_out.size() == 1 ? "" : "s");
   for (const LeftOut& l : left_out) text += fmt::format("- {}\n", inert(l.reason));
+  return text + "\n";
+}
+
+std::string unfinished_text(const fs::path& root,
+                            const std::vector<runfolder::Unfinished>& unfinished) {
+  if (unfinished.empty()) return "";
+  std::string text = fmt::format(
+      "**{} run{} not finished**, not in the tables (a stopped run resumes when its command runs "
+      "again):\n\n",
+      unfinished.size(), unfinished.size() == 1 ? "" : "s");
+  for (const runfolder::Unfinished& u : unfinished) {
+    text += fmt::format("- `{}`: {}\n", inert(fs::relative(u.dir, root).generic_string()),
+                        runfolder::run_state_name(u.state));
+  }
   return text + "\n";
 }
 

@@ -1,8 +1,9 @@
 // REPORT.md's tables and text blocks (see report.h): per section the results and settings
-// tables and the min-degree interpolator's note; for the whole report the provenance and the runs
-// left out. Internal to report/.
+// tables and the min-degree interpolator's note; for the whole report the provenance, the runs
+// left out and those not finished. Internal to report/.
 #pragma once
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -35,5 +36,9 @@ std::string settings_table(const TaskSection& section);
 std::string provenance_text(const std::vector<ReportRow>& rows);
 /// The runs the report leaves out, and why ("" when none).
 std::string left_out_text(const std::vector<LeftOut>& left_out);
+/// The run folders under `root` that have not finished, each by its path below `root` and its
+/// state ("" when none): a report of a study in progress says what it does not show yet.
+std::string unfinished_text(const std::filesystem::path& root,
+                            const std::vector<runfolder::Unfinished>& unfinished);
 
 }  // namespace maskprior::report

@@ -13,6 +13,7 @@
 #include "report/report.h"
 #include "report/section.h"
 #include "report/tables.h"
+#include "runfolder/run_state.h"
 
 namespace maskprior::report {
 
@@ -83,7 +84,8 @@ std::string grid_text(const json& grid) {
 
 }  // namespace
 
-std::string write_report(const ReportOptions& options, std::vector<LeftOut>* left_out_runs) {
+std::string write_report(const ReportOptions& options, std::vector<LeftOut>* left_out_runs,
+                         std::vector<runfolder::Unfinished>* unfinished_runs) {
   const ControlCriterion& control = options.control;
   if (!std::isfinite(control.points) || control.points <= 0 || control.points > 100 ||
       control.seeds < 1) {
@@ -114,7 +116,8 @@ std::string write_report(const ReportOptions& options, std::vector<LeftOut>* lef
   text += fmt::format(
       "{} finished runs in {} rows, written by `maskc report`. Plots are in `plots/`.\n\n", runs,
       rows.size());
-  text += provenance_text(rows) + left_out_text(left_out);
+  const std::vector<runfolder::Unfinished> unfinished = runfolder::unfinished_runs(options.dir);
+  text += provenance_text(rows) + left_out_text(left_out) + unfinished_text(root, unfinished);
   for (TaskSection& section : by_task(rows)) {
     section.grid = grid;
     text += section_text(root, section, options);
@@ -122,6 +125,7 @@ std::string write_report(const ReportOptions& options, std::vector<LeftOut>* lef
   const std::string path = (root / "REPORT.md").string();
   write_file_atomic(path, text);
   if (left_out_runs != nullptr) *left_out_runs = std::move(left_out);
+  if (unfinished_runs != nullptr) *unfinished_runs = unfinished;
   return path;
 }
 

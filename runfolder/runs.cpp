@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 #include <string_view>
+#include <utility>
 
 #include "compiler/write_spec.h"
 #include "core/error.h"
@@ -51,19 +52,33 @@ bool natural_less(const std::string& a, const std::string& b) {
   return a.size() - i < b.size() - j;
 }
 
-/// The finished runs under root (runfolder/run_state.h), in natural order (train fractions and
-/// seeds by number).
-std::vector<fs::path> run_folders(const fs::path& root) {
-  std::vector<fs::path> folders;
-  auto is_run = [](const fs::path& dir) { return run_state(dir) == RunState::kFinished; };
-  if (is_run(root)) folders.push_back(root);
+/// The run folders under root (runfolder/run_state.h) whose state `wanted` accepts, with their
+/// states, in natural order (train fractions and seeds by number).
+template <typename Wanted>
+std::vector<std::pair<fs::path, RunState>> folders_in_state(const fs::path& root, Wanted wanted) {
+  std::vector<std::pair<fs::path, RunState>> folders;
+  auto visit = [&](const fs::path& dir) {
+    const RunState state = run_state(dir);
+    if (wanted(state)) folders.emplace_back(dir, state);
+  };
+  visit(root);
   for (const auto& entry :
        fs::recursive_directory_iterator(root, fs::directory_options::skip_permission_denied)) {
-    if (entry.is_directory() && is_run(entry.path())) folders.push_back(entry.path());
+    if (entry.is_directory()) visit(entry.path());
   }
-  std::sort(folders.begin(), folders.end(), [](const fs::path& a, const fs::path& b) {
-    return natural_less(a.string(), b.string());
+  std::sort(folders.begin(), folders.end(), [](const auto& a, const auto& b) {
+    return natural_less(a.first.string(), b.first.string());
   });
+  return folders;
+}
+
+/// The finished runs under root, in natural order.
+std::vector<fs::path> run_folders(const fs::path& root) {
+  std::vector<fs::path> folders;
+  for (auto& [dir, state] :
+       folders_in_state(root, [](RunState s) { return s == RunState::kFinished; })) {
+    folders.push_back(std::move(dir));
+  }
   return folders;
 }
 
@@ -343,6 +358,16 @@ std::vector<RunRow> group_runs(std::vector<RunRecord> runs, const std::string& r
   return rows;
 }
 
+std::vector<Unfinished> unfinished_runs(const std::string& root) {
+  std::vector<Unfinished> runs;
+  if (!fs::is_directory(root)) return runs;
+  for (auto& [dir, state] : folders_in_state(
+           root, [](RunState s) { return s == RunState::kRunning || s == RunState::kStopped; })) {
+    runs.push_back({dir.string(), state});
+  }
+  return runs;
+}
+
 std::vector<RunRow> read_rows(const std::string& root_text, std::vector<LeftOut>* left_out) {
   const fs::path root(root_text);
   if (!fs::is_directory(root)) {
@@ -386,9 +411,12 @@ std::vector<RunRow> read_rows(const std::string& root_text, std::vector<LeftOut>
   if (runs.empty()) {
     std::string why;
     for (const LeftOut& l : skipped) why += "\n  " + l.reason;
+    for (const Unfinished& u : unfinished_runs(root_text)) {
+      why += fmt::format("\n  {}: not finished ({})", u.dir, run_state_name(u.state));
+    }
     throw InputError(fmt::format(
         "[report] {} holds no finished run (a folder with config.json and summary.json){}",
-        root_text, skipped.empty() ? "" : " that can be reported:" + why));
+        root_text, why.empty() ? "" : " that can be reported:" + why));
   }
   std::string root_name = fs::absolute(root).lexically_normal().filename().string();
   if (root_name.empty()) root_name = fs::absolute(root).parent_path().filename().string();

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "runfolder/run_state.h"
 #include "tasks/family.h"
 
 namespace maskprior::runfolder {
@@ -104,11 +105,22 @@ std::vector<std::string> differing_keys(const std::vector<const nlohmann::json*>
 /// A metric in a summary or metrics record: a number, or the mean of a per-layer list; NaN when
 /// absent or not a number.
 double metric_value(const nlohmann::json& record, const std::string& key);
+/// A run folder under a report's root that has not finished: it is running, or it stopped
+/// (interrupted or killed) and resumes when its command runs again. A report leaves it out.
+struct Unfinished {
+  std::string dir;
+  RunState state;  // kRunning or kStopped
+};
+
+/// The run folders under `root` (a folder or a run folder) that have not finished, in natural
+/// folder order: what a report of a study in progress does not show yet.
+std::vector<Unfinished> unfinished_runs(const std::string& root);
+
 /// Every finished run folder under `root` (folders with config.json and summary.json; interrupted
 /// runs are skipped) and in its archives (runfolder/archive.h), in natural folder order, grouped
 /// into rows by group_runs. A run that cannot be read (LeftOut) goes to `left_out` when it is
 /// given, and otherwise throws InputError naming the run and what is wrong. Throws InputError when
-/// `root` is no folder or holds no finished run (naming those left out).
+/// `root` is no folder or holds no finished run (naming those left out and those not finished).
 std::vector<RunRow> read_rows(const std::string& root, std::vector<LeftOut>* left_out = nullptr);
 
 }  // namespace maskprior::runfolder

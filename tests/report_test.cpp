@@ -13,6 +13,7 @@
 #include "io/json_file.h"
 #include "render/plot.h"
 #include "report/report.h"
+#include "runfolder/run_state.h"
 #include "tests/test_util.h"
 
 namespace maskprior::report {
@@ -206,7 +207,9 @@ TEST(Report, TablesPaperColumnMdiAndPlots) {
   EXPECT_NE(text.find("`x0 + x1 - 1`"), std::string::npos) << text;
   EXPECT_NE(text.find("75.00% on the cube"), std::string::npos) << text;
   EXPECT_NE(text.find("`parity2.mask`: MDI not excluded by the mask"), std::string::npos) << text;
-  EXPECT_EQ(text.find("stopped"), std::string::npos) << text;
+  // The interrupted run is no row, only named as not finished.
+  EXPECT_EQ(text.find("| stopped"), std::string::npos) << text;
+  EXPECT_NE(text.find("- `stopped/seed0`: stopped"), std::string::npos) << text;
   for (const char* plot : {"parity2-final", "parity2-accuracy", "parity2-prior-mass",
                            "parity2-mask-drift", "addition-sweep"}) {
     const fs::path png = root / "plots" / (std::string(plot) + ".png");
@@ -469,6 +472,34 @@ TEST(Report, ErrorsNameTheFolderOrFile) {
   EXPECT_NE(testing::input_error([&] { read_rows(empty.string()); }).find("summary.json"),
             std::string::npos);
   EXPECT_FALSE(fs::exists(empty / "REPORT.md"));
+}
+
+// A study in progress: the report shows the finished runs and names each run that has not
+// finished, running (its lock held) or stopped, instead of silently showing fewer seeds.
+TEST(Report, UnfinishedRunsAreNamedNotReported) {
+  const fs::path root = write_suite();  // holds stopped/seed0, interrupted
+  const fs::path running = root / "parity2-mask" / "seed7";
+  fs::create_directories(running);
+  write_json_file((running / "config.json").string(), parity2_config("mask"));
+  std::ofstream(running / ".lock") << 12345;
+  std::vector<runfolder::Unfinished> unfinished;
+  const std::string text =
+      read_text(write_report({root.string(), kSource, ""}, nullptr, &unfinished));
+  ASSERT_EQ(unfinished.size(), 2u) << text;
+  EXPECT_EQ(unfinished[0].state, runfolder::RunState::kRunning);
+  EXPECT_EQ(unfinished[1].state, runfolder::RunState::kStopped);
+  EXPECT_NE(text.find("**2 runs not finished**"), std::string::npos) << text;
+  EXPECT_NE(text.find("- `parity2-mask/seed7`: running"), std::string::npos) << text;
+  EXPECT_NE(text.find("- `stopped/seed0`: stopped"), std::string::npos) << text;
+  EXPECT_NE(text.find("| parity2-mask | 2 |"), std::string::npos) << "seed 7 is not pooled";
+
+  // A folder of unfinished runs only: the error says they are there, not just "no run".
+  const fs::path only = fresh_dir("unfinished-only");
+  fs::create_directories(only / "seed0");
+  write_json_file((only / "seed0" / "config.json").string(), parity2_config("vanilla"));
+  const std::string error = testing::input_error([&] { read_rows(only.string()); });
+  EXPECT_NE(error.find("seed0: not finished (stopped)"), std::string::npos) << error;
+  EXPECT_TRUE(runfolder::unfinished_runs((only / "nope").string()).empty());
 }
 
 /// A run of docs/your-data.md: `--data train.txt --spec reverse.mask --predict c`.
