@@ -1,9 +1,11 @@
 // `maskc reproduce`: runs a suite of training runs (experiments/reproduce.h) and prints its tables.
 #include <fmt/format.h>
 
+#include <chrono>
 #include <iostream>
 
 #include "cli/commands.h"
+#include "cli/config_flags.h"
 #include "cli/share_dir.h"
 #include "core/machine.h"
 #include "core/text.h"
@@ -33,6 +35,7 @@ struct ReproduceFlags {
   std::string data_dir;
   bool list = false;
   int jobs = all_cores();
+  int status_every = 300;  // seconds
   bool report = false;
   bool dry_run = false;
 };
@@ -54,6 +57,7 @@ training::SuiteOptions suite_options(const ReproduceFlags& flags, bool jobs_give
   if (flags.epochs > 0) options.overrides["epochs"] = flags.epochs;
   if (flags.eval_every >= 0) options.overrides["eval_every"] = flags.eval_every;
   options.jobs = flags.jobs;
+  options.status_every = std::chrono::seconds(flags.status_every);
   if (!flags.data_dir.empty()) options.overrides["data_dir"] = flags.data_dir;
   // Under `maskc launch`, torchrun or Slurm: this rank's share of the runs
   // (experiments/reproduce.h), with the machine's cores shared among its ranks unless --jobs or
@@ -108,6 +112,7 @@ void add_reproduce_command(CLI::App& app, int& exit_code) {
              "Runs at once, each in its own process with cores / jobs threads (default: the "
              "number of cores; 1 = one after another in this process, with a progress bar)")
           ->check(CLI::Range(1, 1024));
+  add_status_every_option(*cmd, flags->status_every);
   cmd->add_flag("--dry-run", flags->dry_run,
                 "List every run (finished, or to run) and estimate the time the runs to run take, "
                 "from a few steps of one run of each row timed here; nothing is written");

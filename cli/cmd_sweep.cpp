@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -40,7 +41,8 @@ struct SweepFlags {
   bool dry_run = false;
   bool report = false;
   std::string emit_slurm;
-  int shards = 0;  // 0: one array task per run
+  int shards = 0;          // 0: one array task per run
+  int status_every = 300;  // seconds
   std::vector<std::string> train_args;
 };
 
@@ -90,6 +92,7 @@ training::SweepOptions sweep_options(const SweepFlags& flags) {
   options.seeds = flags.seeds;
   options.out = flags.out;
   options.jobs = flags.jobs;
+  options.status_every = std::chrono::seconds(flags.status_every);
   try {
     for (const std::string& text : flags.grid) {
       training::SweepAxis axis = training::parse_axis(text);
@@ -227,6 +230,37 @@ void emit_slurm(const SweepFlags& flags, const training::SweepOptions& options, 
   }
 }
 
+/// `maskc sweep` as `flags` say (`jobs_given`: --jobs was typed); its exit status.
+int run_sweep_command(const SweepFlags& flags, bool jobs_given) {
+  if (flags.grid.empty() && flags.points.empty()) {
+    throw CLI::RequiredError("--grid KEY=V1,V2,... or --point KEY=V,KEY=V,...");
+  }
+  training::SweepOptions options = sweep_options(flags);
+  const size_t runs = training::sweep_points(options).size() * static_cast<size_t>(flags.seeds);
+  if (!flags.emit_slurm.empty()) {
+    emit_slurm(flags, options, runs, jobs_given);
+    return kExitOk;
+  }
+  if (flags.dry_run) {
+    // Under maskc launch or torchrun every rank is asked; one answer is enough.
+    if (const auto world = training::world_from_environment(); world && world->rank != 0) {
+      return kExitOk;
+    }
+    training::dry_run_sweep(options, std::cout);
+    return kExitOk;
+  }
+  place(options, jobs_given);
+  const json results = training::run_sweep(options, std::cout);
+  const bool interrupted = results.value("interrupted", false);
+  if (flags.report && !interrupted && results.value("tabulated", true) &&
+      !results.contains("rank")) {
+    std::cout << "report: "
+              << printable_utf8(report::write_report({options.out, share_dir(), /*metric=*/""}))
+              << "\n";
+  }
+  return interrupted ? kExitInputError : kExitOk;
+}
+
 }  // namespace
 
 void add_sweep_command(CLI::App& app, int& exit_code) {
@@ -264,6 +298,7 @@ void add_sweep_command(CLI::App& app, int& exit_code) {
                    ->check(CLI::Range(1, 1024));
   cmd->add_option("--threads", flags->threads, "CPU threads per run (0 = cores / jobs)")
       ->check(CLI::Range(0, kMaxThreads));
+  add_status_every_option(*cmd, flags->status_every);
   cmd->add_flag("--dry-run", flags->dry_run,
                 "List every run and estimate the time the unfinished ones take (a few steps of "
                 "each combination are timed here; nothing is written)");
@@ -278,38 +313,8 @@ void add_sweep_command(CLI::App& app, int& exit_code) {
                   "MaxArraySize)")
       ->check(CLI::Range(1, 100000));
   cmd->add_option("TRAIN_FLAGS", flags->train_args, "after --: maskc train's flags for every run");
-  cmd->callback([flags, jobs, &exit_code] {
-    if (flags->grid.empty() && flags->points.empty()) {
-      throw CLI::RequiredError("--grid KEY=V1,V2,... or --point KEY=V,KEY=V,...");
-    }
-    training::SweepOptions options = sweep_options(*flags);
-    const size_t runs = training::sweep_points(options).size() * static_cast<size_t>(flags->seeds);
-    if (!flags->emit_slurm.empty()) {
-      emit_slurm(*flags, options, runs, jobs->count() > 0);
-      exit_code = kExitOk;
-      return;
-    }
-    if (flags->dry_run) {
-      // Under maskc launch or torchrun every rank is asked; one answer is enough.
-      if (const auto world = training::world_from_environment(); world && world->rank != 0) {
-        exit_code = kExitOk;
-        return;
-      }
-      training::dry_run_sweep(options, std::cout);
-      exit_code = kExitOk;
-      return;
-    }
-    place(options, jobs->count() > 0);
-    const json results = training::run_sweep(options, std::cout);
-    const bool interrupted = results.value("interrupted", false);
-    if (flags->report && !interrupted && results.value("tabulated", true) &&
-        !results.contains("rank")) {
-      std::cout << "report: "
-                << printable_utf8(report::write_report({options.out, share_dir(), /*metric=*/""}))
-                << "\n";
-    }
-    exit_code = interrupted ? kExitInputError : kExitOk;
-  });
+  cmd->callback(
+      [flags, jobs, &exit_code] { exit_code = run_sweep_command(*flags, jobs->count() > 0); });
 }
 
 }  // namespace maskprior::cli

@@ -93,6 +93,14 @@ void add_field_flag(CLI::App& cmd, ConfigFlags& flags, const training::ConfigFie
 
 }  // namespace
 
+void add_status_every_option(CLI::App& cmd, int& seconds) {
+  cmd.add_option("--status-every", seconds,
+                 "With --jobs > 1: a line per running run this often, its step, loss and time so "
+                 "far from its step log (default 300; 0 = never)")
+      ->type_name("SECONDS")
+      ->check(CLI::Range(0, 86400));
+}
+
 void add_config_flags(CLI::App& cmd, ConfigFlags& flags) {
   cmd.add_option("--config", flags.config_file,
                  "Settings from a JSON file: an object of config keys, as a run's config.json or "

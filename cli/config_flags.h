@@ -30,6 +30,10 @@ struct ConfigFlags {
 /// row's allowed values, if any; floating values must be finite).
 void add_config_flags(CLI::App& cmd, ConfigFlags& flags);
 
+/// `--status-every SECONDS` of `maskc sweep` and `maskc reproduce`, bound to `seconds`: with
+/// --jobs > 1, a line per running run that often (0 = never).
+void add_status_every_option(CLI::App& cmd, int& seconds);
+
 /// The settings of `--config FILE`: a JSON object of config keys (a run's config.json, whose
 /// `resolved` and `config_format` are read past, or --print-config's output). InputError naming
 /// the file when it is not such an object or names a key that is no setting.

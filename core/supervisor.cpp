@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -98,7 +99,10 @@ struct Running {
 class Supervisor {
  public:
   Supervisor(const std::vector<ChildProcess>& children, const SuperviseOptions& options)
-      : children_(children), options_(options), parallel_(std::max(1, options.parallel)) {}
+      : children_(children),
+        options_(options),
+        parallel_(std::max(1, options.parallel)),
+        next_tick_(std::chrono::steady_clock::now() + options.tick_every) {}
 
   Supervision run() {
     // No child starts after a signal or once the others are being stopped: then the loop ends
@@ -115,6 +119,7 @@ class Supervisor {
         for (const Running& r : running_) ::kill(r.pid, SIGKILL);
         kill_at_ = std::chrono::steady_clock::time_point::max();
       }
+      tick();
       if (!ended && !running_.empty()) {
         const timespec poll{0, 20'000'000};  // 20 ms; a signal ends it early
         ::nanosleep(&poll, nullptr);
@@ -124,6 +129,18 @@ class Supervisor {
   }
 
  private:
+  /// options_.on_tick with the running children, once tick_every has passed since the last call
+  /// (or the start).
+  void tick() {
+    if (!options_.on_tick || options_.tick_every.count() <= 0 || running_.empty()) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (now < next_tick_) return;
+    next_tick_ = now + options_.tick_every;
+    std::vector<size_t> running;
+    for (const Running& r : running_) running.push_back(r.child);
+    options_.on_tick(running);
+  }
+
   void pass_on(int sig, std::atomic<int>& pending) {
     for (int n = pending.exchange(0); n > 0; --n) {
       result_.signal = sig;
@@ -191,6 +208,7 @@ class Supervisor {
   bool failed_ = false;    // a child has failed
   bool stopping_ = false;  // the others are being stopped
   std::chrono::steady_clock::time_point kill_at_ = std::chrono::steady_clock::time_point::max();
+  std::chrono::steady_clock::time_point next_tick_;  // when on_tick is due
   Supervision result_;
 };
 

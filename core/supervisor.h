@@ -47,6 +47,10 @@ struct SuperviseOptions {
   /// The message of the InputError thrown when a child cannot be started (fork failed with errno
   /// `error`); default: "cannot start a process for LABEL: REASON".
   std::function<std::string(const ChildProcess&, int error)> cannot_start;
+  /// When set and `tick_every` is positive: called about every `tick_every` while children run,
+  /// with the indices of the running ones in start order (to print how far each has got).
+  std::function<void(const std::vector<size_t>& running)> on_tick;
+  std::chrono::milliseconds tick_every{0};
 };
 
 struct Supervision {

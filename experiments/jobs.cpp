@@ -9,7 +9,9 @@
 
 namespace maskprior::training {
 
-JobsOutcome run_jobs(const std::vector<Job>& jobs, int parallel) {
+JobsOutcome run_jobs(const std::vector<Job>& jobs, int parallel,
+                     std::chrono::milliseconds status_every,
+                     const std::function<void(const std::vector<size_t>&)>& on_status) {
   std::vector<ChildProcess> children;
   for (const Job& job : jobs) {
     children.push_back({job.label, [&job] {
@@ -24,6 +26,8 @@ JobsOutcome run_jobs(const std::vector<Job>& jobs, int parallel) {
   }
   SuperviseOptions options;
   options.parallel = parallel;
+  options.tick_every = status_every;
+  options.on_tick = on_status;
   options.cannot_start = [](const ChildProcess& child, int /*error*/) {
     return fmt::format("[jobs] cannot start a process for {}", child.label);
   };

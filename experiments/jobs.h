@@ -4,6 +4,8 @@
 // runs with its own threads.
 #pragma once
 
+#include <chrono>
+#include <cstddef>
 #include <functional>
 #include <string>
 #include <vector>
@@ -26,7 +28,10 @@ struct JobsOutcome {
 /// Runs every job in a child process, at most `parallel` at once, and waits for all of them.
 /// SIGINT and SIGTERM sent to the parent are passed on to the running children (which checkpoint
 /// and stop) and no new job starts. A job that throws prints `maskc: error in LABEL: WHAT` and
-/// exits 1.
-JobsOutcome run_jobs(const std::vector<Job>& jobs, int parallel);
+/// exits 1. With `status_every` positive, `on_status` is called about that often while jobs run,
+/// with the indices of the running ones (to print how far each has got).
+JobsOutcome run_jobs(const std::vector<Job>& jobs, int parallel,
+                     std::chrono::milliseconds status_every = {},
+                     const std::function<void(const std::vector<size_t>&)>& on_status = {});
 
 }  // namespace maskprior::training

@@ -287,6 +287,7 @@ json run_suite(const SuiteOptions& options, std::ostream& out) {
   const std::vector<PlannedRun> runs = plan_suite(entries, options, seeds);
   PlanOptions plan{"reproduce", options.jobs, options.overrides.contains("threads"), options.world,
                    std::nullopt};
+  plan.status_every = options.status_every;
   const PlanOutcome outcome = run_plan(runs, plan, out);
   if (split && options.world->rank != 0)
     return {{"rank", options.world->rank}, {"interrupted", outcome.interrupted}};

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <iosfwd>
 #include <optional>
@@ -33,6 +34,7 @@ struct SuiteOptions {
   /// suite (each in one process), rank 0 waits for the others and writes the tables. The results
   /// folder must be shared.
   std::optional<World> world;
+  std::chrono::seconds status_every{0};  // with jobs > 1: a progress line per running run
 };
 
 /// Runs (or resumes, or reuses finished) every run of the suite (experiments/run_plan.h), prints

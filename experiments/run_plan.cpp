@@ -44,6 +44,28 @@ std::set<int> stages_of(const std::vector<PlannedRun>& runs) {
   return stages;
 }
 
+/// "42 s", "7.5 min", "2.3 h".
+std::string duration_text(double seconds) {
+  if (seconds < 120) return fmt::format("{:.0f} s", seconds);
+  if (seconds < 2 * 3600) return fmt::format("{:.1f} min", seconds / 60);
+  return fmt::format("{:.1f} h", seconds / 3600);
+}
+
+/// How far the run in `dir` has got, from its step log: "step 1070, loss 0.00033, 41.2 min";
+/// "starting" before its first logged step.
+std::string run_progress(const std::string& dir) {
+  const std::optional<json> record = runfolder::latest_step(dir);
+  if (!record) return "starting";
+  std::string progress = fmt::format("step {}", (*record)["step"].get<int64_t>());
+  if (record->value("loss", json()).is_number()) {
+    progress += fmt::format(", loss {:.3g}", (*record)["loss"].get<double>());
+  }
+  if (record->value("seconds", json()).is_number()) {
+    progress += ", " + duration_text((*record)["seconds"].get<double>());
+  }
+  return progress;
+}
+
 /// With options.jobs > 1: trains the unfinished runs of this share (runs r = rank, rank + ranks,
 /// ...) in parallel child processes (each with threads = cores / jobs unless the runs set them,
 /// and no progress bar), so that a pass after it only reads summaries. Returns true if a signal
@@ -55,9 +77,11 @@ bool run_in_parallel(const std::vector<PlannedRun>& runs, const PlanOptions& opt
   if (!options.threads_given) execution["threads"] = threads_per_run(all_cores(), options.jobs);
   for (const int stage : stages_of(runs)) {  // a stage's runs start once the earlier ones ended
     std::vector<Job> jobs;
+    std::vector<const PlannedRun*> job_runs;  // the run of each job
     for (size_t i = 0; i < runs.size(); ++i) {
       const PlannedRun& run = runs[i];
       if (run.stage != stage || !is_mine(runs, i, rank, ranks) || finished_run(run.dir)) continue;
+      job_runs.push_back(&run);
       jobs.push_back({run.name, [&run, execution, &out] {
                         out << fmt::format("started {} -> {}\n", run.name, printable_utf8(run.dir))
                             << std::flush;
@@ -71,7 +95,14 @@ bool run_in_parallel(const std::vector<PlannedRun>& runs, const PlanOptions& opt
     }
     if (jobs.empty()) continue;
     out << fmt::format("{} runs in up to {} processes\n", jobs.size(), options.jobs) << std::flush;
-    const JobsOutcome outcome = run_jobs(jobs, options.jobs);
+    auto status = [&job_runs, &out](const std::vector<size_t>& running) {
+      for (const size_t job : running) {
+        out << fmt::format("running {}: {}\n", job_runs[job]->name,
+                           run_progress(job_runs[job]->dir));
+      }
+      out << std::flush;
+    };
+    const JobsOutcome outcome = run_jobs(jobs, options.jobs, options.status_every, status);
     failed.insert(outcome.failed.begin(), outcome.failed.end());
     if (outcome.interrupted) return true;
   }
@@ -173,13 +204,6 @@ bool run_in_order(const std::vector<PlannedRun>& runs, std::ostream& out,
 
 /// Steps a dry run trains of each group's run; the first is not timed (it also warms up).
 constexpr int64_t kProbeSteps = 10;
-
-/// "42 s", "7.5 min", "2.3 h".
-std::string duration_text(double seconds) {
-  if (seconds < 120) return fmt::format("{:.0f} s", seconds);
-  if (seconds < 2 * 3600) return fmt::format("{:.1f} min", seconds / 60);
-  return fmt::format("{:.1f} h", seconds / 3600);
-}
 
 /// The seconds one run of `config` takes, from kProbeSteps of its steps trained here without a run
 /// folder: set-up and step 0, then seconds per step × steps and the evaluations. `how` is set to

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <functional>
 #include <iosfwd>
 #include <optional>
@@ -55,6 +56,9 @@ struct PlanOptions {
   bool threads_given = false;
   std::optional<World> world;      // size > 1: split across the ranks (rendezvous)
   std::optional<PlanShard> shard;  // a Slurm array task's share
+  /// With jobs > 1: a line per running run this often (its step, loss and time so far, from its
+  /// step log); 0 = never.
+  std::chrono::seconds status_every{0};
 };
 
 struct PlanOutcome {

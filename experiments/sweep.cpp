@@ -558,6 +558,7 @@ json run_sweep(const SweepOptions& options, std::ostream& out) {
   const std::vector<PlannedRun> runs = plan_runs(options, points);
   PlanOptions plan{"sweep", options.jobs, options.base.contains("threads"), options.world,
                    std::nullopt};
+  plan.status_every = options.status_every;
   if (sharded) plan.shard = PlanShard{options.shard_index, options.shard_count};
   if (sharded) plan.world.reset();
   const PlanOutcome outcome = run_plan(runs, plan, out);

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <iosfwd>
 #include <optional>
 #include <string>
@@ -52,6 +53,7 @@ struct SweepOptions {
   std::optional<World> world;  // split across ranks, as `maskc reproduce`
   int shard_index = 0;         // a Slurm array task: runs i with i % shard_count == shard_index
   int shard_count = 1;
+  std::chrono::seconds status_every{0};  // with jobs > 1: a progress line per running run
 };
 
 /// Every combination of `grid` (the first axis varying slowest), named by its settings as

@@ -1,5 +1,9 @@
 #include "runfolder/run_state.h"
 
+#include <algorithm>
+#include <fstream>
+#include <string>
+
 #include "io/json_file.h"
 #include "io/lock_file.h"
 #include "runfolder/run_files.h"
@@ -15,6 +19,26 @@ bool interrupted(const nlohmann::json& summary) {
 }
 
 }  // namespace
+
+std::optional<nlohmann::json> latest_step(const fs::path& dir) {
+  constexpr std::streamoff kTail = 4096;  // a step record is about 120 bytes
+  std::ifstream in(dir / kStepsJsonFile, std::ios::binary | std::ios::ate);
+  if (!in) return std::nullopt;
+  const std::streamoff size = std::max<std::streamoff>(in.tellg(), 0);
+  const std::streamoff tail = std::min(size, kTail);
+  std::string text(static_cast<size_t>(tail), '\0');
+  in.seekg(size - tail);
+  if (!in.read(text.data(), tail)) return std::nullopt;
+  const size_t end = text.rfind('\n');  // the end of the last complete line
+  if (end == std::string::npos || end == 0) return std::nullopt;
+  const size_t before = text.rfind('\n', end - 1);
+  const size_t from = before == std::string::npos ? 0 : before + 1;
+  nlohmann::json record = nlohmann::json::parse(text.substr(from, end - from), nullptr, false);
+  if (!record.is_object() || !record.value("step", nlohmann::json()).is_number_integer()) {
+    return std::nullopt;
+  }
+  return record;
+}
 
 std::optional<nlohmann::json> finished_summary(const fs::path& dir) {
   std::error_code error;

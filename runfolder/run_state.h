@@ -23,6 +23,11 @@ RunState run_state(const std::filesystem::path& dir);
 /// "finished", "running", "stopped" or "none".
 const char* run_state_name(RunState state);
 
+/// The newest record of the run's step log (steps.jsonl: step, loss, lr, grad_norm, seconds), read
+/// from the file's last 4 KiB: the last complete line, so a line still being written is skipped.
+/// Nothing when there is no log yet or its last line is no JSON object with a numeric "step".
+std::optional<nlohmann::json> latest_step(const std::filesystem::path& dir);
+
 /// The summary of a finished run, nothing for any other state. Throws what read_json_file
 /// throws for a summary that cannot be read.
 std::optional<nlohmann::json> finished_summary(const std::filesystem::path& dir);

@@ -191,6 +191,35 @@ TEST(Supervise, ReportsExitStatusesAsAShellDoes) {
   EXPECT_TRUE(supervise({}, options).exits.empty());
 }
 
+// While children run, on_tick is called with the running ones (a sweep's status lines); never at
+// the start, and not at all without an interval.
+TEST(Supervise, TicksNameTheRunningChildren) {
+  const std::vector<ChildProcess> children = {
+      {"quick", [] { return 0; }},
+      {"slow",
+       [] {
+         sleep_ms(1000);
+         return 0;
+       }},
+  };
+  SuperviseOptions options;
+  options.parallel = 2;
+  std::vector<std::vector<size_t>> ticks;
+  options.on_tick = [&](const std::vector<size_t>& running) { ticks.push_back(running); };
+  options.tick_every = std::chrono::milliseconds(100);
+  const auto start = std::chrono::steady_clock::now();
+  const Supervision s = supervise(children, options);
+  const auto elapsed = std::chrono::steady_clock::now() - start;
+  EXPECT_EQ(statuses_by_child(s, 2), (std::vector<int>{0, 0}));
+  ASSERT_FALSE(ticks.empty()) << "1 s of a running child, a tick every 0.1 s";
+  EXPECT_LE(ticks.size(), static_cast<size_t>(elapsed / options.tick_every)) << "not every poll";
+  EXPECT_EQ(ticks.back(), (std::vector<size_t>{1}));  // the quick one has long ended
+  ticks.clear();
+  options.tick_every = std::chrono::milliseconds(0);
+  supervise(children, options);
+  EXPECT_TRUE(ticks.empty());
+}
+
 TEST(Supervise, RunsAtMostParallelChildrenAtOnce) {
   const std::string log = ::testing::TempDir() + "supervise_parallel.log";
   std::remove(log.c_str());

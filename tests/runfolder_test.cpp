@@ -155,4 +155,30 @@ TEST_F(RunsArchiveTest, RunStateIsOneDefinition) {
   EXPECT_STREQ(runfolder::run_state_name(RunState::kFinished), "finished");
 }
 
+// A sweep's status line reads the newest complete record of a running run's step log: a line
+// still being written (no newline yet) is skipped, and so is a log that is no record at all.
+TEST_F(RunsArchiveTest, LatestStepIsTheLastCompleteLine) {
+  const fs::path run = dir_ / "steps";
+  fs::create_directories(run);
+  EXPECT_FALSE(runfolder::latest_step(run)) << "no log yet";
+  std::string log;
+  for (int step = 10; step <= 400; step += 10) {  // more than the 4 KiB read
+    log += R"({"loss":0.5,"seconds":)" + std::to_string(step) + R"(.5,"step":)" +
+           std::to_string(step) + "}\n";
+  }
+  std::ofstream(run / "steps.jsonl") << log << R"({"loss":0.4,"sec)";
+  const auto record = runfolder::latest_step(run);
+  ASSERT_TRUE(record);
+  EXPECT_EQ(record->at("step"), 400);
+  EXPECT_EQ(record->at("seconds"), 400.5);
+  std::ofstream(run / "steps.jsonl") << R"({"step":10})"
+                                     << "\n";  // a single line
+  EXPECT_EQ(runfolder::latest_step(run)->at("step"), 10);
+  std::ofstream(run / "steps.jsonl") << "not json\n";
+  EXPECT_FALSE(runfolder::latest_step(run));
+  std::ofstream(run / "steps.jsonl") << R"({"step":"ten"})"
+                                     << "\n";
+  EXPECT_FALSE(runfolder::latest_step(run));
+}
+
 }  // namespace

@@ -454,4 +454,20 @@ PY
   cmp truncated hostile/runs.jsonl.gz || fail "keep_runs replaced a damaged archive"
 }
 
+# A parallel sweep says how far each running run has got (--status-every SECONDS: its step, loss
+# and time so far, from its step log), and nothing of the kind with 0. Runs of about 6 s.
+status_lines_while_runs_train() {
+  local longer=(--task parity2 --spec "$spec" --n 10 --dim 16 --depth 1 --heads 1 --head-dim 8
+    --mlp 16 --epochs 60 --batch-size 8 --threads 1 --device cpu -q)
+  "$maskc" sweep --grid init=vanilla,mask --jobs 2 --status-every 1 --out s -- "${longer[@]}" \
+    >log || fail "sweep: $(cat log)"
+  grep -Eq '^running init=(vanilla|mask) seed 0: step [0-9]+, loss [0-9.e+-]+, [0-9]+ s$' log ||
+    fail "no status line: $(cat log)"
+  "$maskc" sweep --grid init=vanilla,mask --jobs 2 --status-every 0 --out s0 -- "${longer[@]}" \
+    >log || fail "sweep: $(cat log)"
+  ! grep -q '^running ' log || fail "status lines with --status-every 0: $(cat log)"
+  "$maskc" sweep --grid init=vanilla --status-every -1 --out s1 -- "${small[@]}" >log 2>&1
+  [[ $? -eq 2 ]] && grep -q -- "--status-every" log || fail "negative interval: $(cat log)"
+}
+
 "$case_name"
