@@ -96,7 +96,8 @@ std::string write_report(const ReportOptions& options, std::vector<LeftOut>* lef
   }
   const fs::path root(options.dir);
   std::vector<LeftOut> left_out;
-  const std::vector<ReportRow> rows = read_rows(options.dir, &left_out);
+  std::vector<runfolder::Unfinished> unfinished;
+  const std::vector<ReportRow> rows = read_rows(options.dir, &left_out, &unfinished);
   check_metric(rows, options.metric);
   check_plots_folder(root);
   size_t runs = 0;
@@ -116,7 +117,6 @@ std::string write_report(const ReportOptions& options, std::vector<LeftOut>* lef
   text += fmt::format(
       "{} finished runs in {} rows, written by `maskc report`. Plots are in `plots/`.\n\n", runs,
       rows.size());
-  const std::vector<runfolder::Unfinished> unfinished = runfolder::unfinished_runs(options.dir);
   text += provenance_text(rows) + left_out_text(left_out) + unfinished_text(root, unfinished);
   for (TaskSection& section : by_task(rows)) {
     section.grid = grid;
@@ -125,7 +125,7 @@ std::string write_report(const ReportOptions& options, std::vector<LeftOut>* lef
   const std::string path = (root / "REPORT.md").string();
   write_file_atomic(path, text);
   if (left_out_runs != nullptr) *left_out_runs = std::move(left_out);
-  if (unfinished_runs != nullptr) *unfinished_runs = unfinished;
+  if (unfinished_runs != nullptr) *unfinished_runs = std::move(unfinished);
   return path;
 }
 

@@ -52,42 +52,42 @@ bool natural_less(const std::string& a, const std::string& b) {
   return a.size() - i < b.size() - j;
 }
 
-/// The run folders under root (runfolder/run_state.h) whose state `wanted` accepts, with their
-/// states, in natural order (train fractions and seeds by number).
-template <typename Wanted>
-std::vector<std::pair<fs::path, RunState>> folders_in_state(const fs::path& root, Wanted wanted) {
-  std::vector<std::pair<fs::path, RunState>> folders;
+/// The finished runs under root (runfolder/run_state.h), in natural order (train fractions and
+/// seeds by number); the run folders that have not finished go to `unfinished` when given, in
+/// the same order. One walk serves both.
+std::vector<fs::path> run_folders(const fs::path& root,
+                                  std::vector<Unfinished>* unfinished = nullptr) {
+  std::vector<fs::path> folders;
+  std::vector<Unfinished> others;
   auto visit = [&](const fs::path& dir) {
     const RunState state = run_state(dir);
-    if (wanted(state)) folders.emplace_back(dir, state);
+    if (state == RunState::kFinished) folders.push_back(dir);
+    if (state == RunState::kRunning || state == RunState::kStopped) {
+      others.push_back({dir.string(), state});
+    }
   };
   visit(root);
   for (const auto& entry :
        fs::recursive_directory_iterator(root, fs::directory_options::skip_permission_denied)) {
     if (entry.is_directory()) visit(entry.path());
   }
-  std::sort(folders.begin(), folders.end(), [](const auto& a, const auto& b) {
-    return natural_less(a.first.string(), b.first.string());
+  std::sort(folders.begin(), folders.end(), [](const fs::path& a, const fs::path& b) {
+    return natural_less(a.string(), b.string());
   });
-  return folders;
-}
-
-/// The finished runs under root, in natural order.
-std::vector<fs::path> run_folders(const fs::path& root) {
-  std::vector<fs::path> folders;
-  for (auto& [dir, state] :
-       folders_in_state(root, [](RunState s) { return s == RunState::kFinished; })) {
-    folders.push_back(std::move(dir));
+  if (unfinished != nullptr) {
+    std::sort(others.begin(), others.end(),
+              [](const Unfinished& a, const Unfinished& b) { return natural_less(a.dir, b.dir); });
+    *unfinished = std::move(others);
   }
   return folders;
 }
 
 /// The run folders under root and the archived runs (scan root, folder), in natural order of
-/// their paths below their scan roots.
-std::vector<std::pair<fs::path, fs::path>> run_folders_and_archives(const fs::path& root,
-                                                                    const ExtractedRuns& archived) {
+/// their paths below their scan roots; root's unfinished runs go to `unfinished`.
+std::vector<std::pair<fs::path, fs::path>> run_folders_and_archives(
+    const fs::path& root, const ExtractedRuns& archived, std::vector<Unfinished>* unfinished) {
   std::vector<std::pair<fs::path, fs::path>> all;
-  for (const fs::path& dir : run_folders(root)) all.emplace_back(root, dir);
+  for (const fs::path& dir : run_folders(root, unfinished)) all.emplace_back(root, dir);
   if (!archived.tree().empty()) {
     for (const fs::path& dir : run_folders(archived.tree())) all.emplace_back(archived.tree(), dir);
   }
@@ -360,15 +360,12 @@ std::vector<RunRow> group_runs(std::vector<RunRecord> runs, const std::string& r
 
 std::vector<Unfinished> unfinished_runs(const std::string& root) {
   std::vector<Unfinished> runs;
-  if (!fs::is_directory(root)) return runs;
-  for (auto& [dir, state] : folders_in_state(
-           root, [](RunState s) { return s == RunState::kRunning || s == RunState::kStopped; })) {
-    runs.push_back({dir.string(), state});
-  }
+  if (fs::is_directory(root)) run_folders(root, &runs);
   return runs;
 }
 
-std::vector<RunRow> read_rows(const std::string& root_text, std::vector<LeftOut>* left_out) {
+std::vector<RunRow> read_rows(const std::string& root_text, std::vector<LeftOut>* left_out,
+                              std::vector<Unfinished>* unfinished_out) {
   const fs::path root(root_text);
   if (!fs::is_directory(root)) {
     throw InputError(fmt::format("[report] {} is not a folder", root_text));
@@ -381,7 +378,8 @@ std::vector<RunRow> read_rows(const std::string& root_text, std::vector<LeftOut>
   std::vector<RunRecord> runs;
   uint64_t metrics_budget = kMaxReportMetricsBytes;
   const ExtractedRuns archived(root);
-  for (const auto& [scan_root, dir] : run_folders_and_archives(root, archived)) {
+  std::vector<Unfinished> unfinished;
+  for (const auto& [scan_root, dir] : run_folders_and_archives(root, archived, &unfinished)) {
     std::error_code error;
     const uintmax_t size = fs::file_size(dir / kMetricsFile, error);
     if (!error && size > metrics_budget) {
@@ -411,7 +409,7 @@ std::vector<RunRow> read_rows(const std::string& root_text, std::vector<LeftOut>
   if (runs.empty()) {
     std::string why;
     for (const LeftOut& l : skipped) why += "\n  " + l.reason;
-    for (const Unfinished& u : unfinished_runs(root_text)) {
+    for (const Unfinished& u : unfinished) {
       why += fmt::format("\n  {}: not finished ({})", u.dir, run_state_name(u.state));
     }
     throw InputError(fmt::format(
@@ -422,6 +420,7 @@ std::vector<RunRow> read_rows(const std::string& root_text, std::vector<LeftOut>
   if (root_name.empty()) root_name = fs::absolute(root).parent_path().filename().string();
   std::vector<RunRow> rows = group_runs(std::move(runs), root_name, &skipped);
   if (left_out != nullptr) *left_out = std::move(skipped);
+  if (unfinished_out != nullptr) *unfinished_out = std::move(unfinished);
   return rows;
 }
 

@@ -121,6 +121,9 @@ std::vector<Unfinished> unfinished_runs(const std::string& root);
 /// into rows by group_runs. A run that cannot be read (LeftOut) goes to `left_out` when it is
 /// given, and otherwise throws InputError naming the run and what is wrong. Throws InputError when
 /// `root` is no folder or holds no finished run (naming those left out and those not finished).
-std::vector<RunRow> read_rows(const std::string& root, std::vector<LeftOut>* left_out = nullptr);
+/// The run folders under `root` that have not finished go to `unfinished` when given (the same
+/// walk as the finished ones).
+std::vector<RunRow> read_rows(const std::string& root, std::vector<LeftOut>* left_out = nullptr,
+                              std::vector<Unfinished>* unfinished = nullptr);
 
 }  // namespace maskprior::runfolder
