@@ -95,8 +95,8 @@ void add_field_flag(CLI::App& cmd, ConfigFlags& flags, const training::ConfigFie
 
 void add_status_every_option(CLI::App& cmd, int& seconds) {
   cmd.add_option("--status-every", seconds,
-                 "With --jobs > 1: a line per running run this often, its step, loss and time so "
-                 "far from its step log (default 300; 0 = never)")
+                 "With --jobs > 1: a line per running run this often, its step of its total, "
+                 "loss, time so far and time left at its pace (default 300; 0 = never)")
       ->type_name("SECONDS")
       ->check(CLI::Range(0, 86400));
 }

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <ostream>
 #include <thread>
 
@@ -51,17 +52,38 @@ std::string duration_text(double seconds) {
   return fmt::format("{:.1f} h", seconds / 3600);
 }
 
-/// How far the run in `dir` has got, from its step log: "step 1070, loss 0.00033, 41.2 min";
+/// The run's total step count from its config.json (`resolved.steps`), nothing when the file
+/// is not there yet or cannot be read: a status line then leaves the total out.
+std::optional<int64_t> planned_steps(const std::string& dir) {
+  try {
+    const json config = read_json_file((std::filesystem::path(dir) / kConfigFile).string());
+    const json steps = config.value("resolved", json::object()).value("steps", json());
+    if (steps.is_number_integer() && steps.get<int64_t>() > 0) return steps.get<int64_t>();
+  } catch (const std::exception&) {
+  }
+  return std::nullopt;
+}
+
+/// How far the run in `dir` has got, from its step log and config: "step 1070 of 3840, loss
+/// 0.00033, 41.2 min, about 1.8 h left" (the time left at the run's own average pace so far);
 /// "starting" before its first logged step.
 std::string run_progress(const std::string& dir) {
   const std::optional<json> record = runfolder::latest_step(dir);
   if (!record) return "starting";
-  std::string progress = fmt::format("step {}", (*record)["step"].get<int64_t>());
+  const auto step = (*record)["step"].get<int64_t>();
+  const std::optional<int64_t> total = planned_steps(dir);
+  std::string progress = fmt::format("step {}", step);
+  if (total) progress += fmt::format(" of {}", *total);
   if (record->value("loss", json()).is_number()) {
     progress += fmt::format(", loss {:.3g}", (*record)["loss"].get<double>());
   }
   if (record->value("seconds", json()).is_number()) {
-    progress += ", " + duration_text((*record)["seconds"].get<double>());
+    const auto seconds = (*record)["seconds"].get<double>();
+    progress += ", " + duration_text(seconds);
+    if (total && step > 0 && *total > step) {
+      const double left = seconds / static_cast<double>(step) * static_cast<double>(*total - step);
+      progress += ", about " + duration_text(left) + " left";
+    }
   }
   return progress;
 }

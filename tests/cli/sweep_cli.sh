@@ -454,14 +454,16 @@ PY
   cmp truncated hostile/runs.jsonl.gz || fail "keep_runs replaced a damaged archive"
 }
 
-# A parallel sweep says how far each running run has got (--status-every SECONDS: its step, loss
-# and time so far, from its step log), and nothing of the kind with 0. Runs of about 6 s.
+# A parallel sweep says how far each running run has got (--status-every SECONDS: its step of the
+# run's total, loss, time so far and, once it has steps, the time left at its pace, from its step
+# log and config), and nothing of the kind with 0. Runs of about 6 s.
 status_lines_while_runs_train() {
   local longer=(--task parity2 --spec "$spec" --n 10 --dim 16 --depth 1 --heads 1 --head-dim 8
     --mlp 16 --epochs 60 --batch-size 8 --threads 1 --device cpu -q)
   "$maskc" sweep --grid init=vanilla,mask --jobs 2 --status-every 1 --out s -- "${longer[@]}" \
     >log || fail "sweep: $(cat log)"
-  grep -Eq '^running init=(vanilla|mask) seed 0: step [0-9]+, loss [0-9.e+-]+, [0-9]+ s$' log ||
+  local line='^running init=(vanilla|mask) seed 0: step [0-9]+ of 5760, loss [0-9.e+-]+, '
+  grep -Eq "$line"'[0-9]+ s, about [0-9]+ s left$' log ||
     fail "no status line: $(cat log)"
   "$maskc" sweep --grid init=vanilla,mask --jobs 2 --status-every 0 --out s0 -- "${longer[@]}" \
     >log || fail "sweep: $(cat log)"
