@@ -56,7 +56,8 @@ void add_report_command(CLI::App& app, int& exit_code) {
       std::cerr << "maskc report: left out " << escape_control_chars(l.reason) << "\n";
     }
     for (const auto& u : unfinished) {
-      std::cerr << "maskc report: not finished (" << runfolder::run_state_name(u.state)
+      std::cerr << "maskc report: not finished (" << runfolder::run_state_name(u.state) << ", "
+                << runfolder::progress_text(u.dir)
                 << "), not in the tables: " << escape_control_chars(u.dir) << "\n";
     }
     std::cout << "report: " << printable_utf8(path) << "\n";

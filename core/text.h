@@ -18,6 +18,10 @@ size_t utf8_length(std::string_view text, size_t i);
 /// uint64_t (a saturated count).
 std::string human_bytes(uint64_t bytes);
 
+/// A duration for people: "42 s", "7.5 min", "2.3 h" (seconds under 2 minutes, minutes under 2
+/// hours); a negative or non-finite duration as "0 s".
+std::string human_duration(double seconds);
+
 /// Whether code point `c` shows nothing, or passes for a plain space, where it is printed: the
 /// no-break and other non-ASCII spaces (U+00A0, U+2000..U+200A, U+202F, U+3000, ...), zero-width
 /// characters (U+200B..U+200D, U+2060, the byte-order mark U+FEFF), the soft hyphen and the

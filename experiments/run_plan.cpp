@@ -45,49 +45,6 @@ std::set<int> stages_of(const std::vector<PlannedRun>& runs) {
   return stages;
 }
 
-/// "42 s", "7.5 min", "2.3 h".
-std::string duration_text(double seconds) {
-  if (seconds < 120) return fmt::format("{:.0f} s", seconds);
-  if (seconds < 2 * 3600) return fmt::format("{:.1f} min", seconds / 60);
-  return fmt::format("{:.1f} h", seconds / 3600);
-}
-
-/// The run's total step count from its config.json (`resolved.steps`), nothing when the file
-/// is not there yet or cannot be read: a status line then leaves the total out.
-std::optional<int64_t> planned_steps(const std::string& dir) {
-  try {
-    const json config = read_json_file((std::filesystem::path(dir) / kConfigFile).string());
-    const json steps = config.value("resolved", json::object()).value("steps", json());
-    if (steps.is_number_integer() && steps.get<int64_t>() > 0) return steps.get<int64_t>();
-  } catch (const std::exception&) {
-  }
-  return std::nullopt;
-}
-
-/// How far the run in `dir` has got, from its step log and config: "step 1070 of 3840, loss
-/// 0.00033, 41.2 min, about 1.8 h left" (the time left at the run's own average pace so far);
-/// "starting" before its first logged step.
-std::string run_progress(const std::string& dir) {
-  const std::optional<json> record = runfolder::latest_step(dir);
-  if (!record) return "starting";
-  const auto step = (*record)["step"].get<int64_t>();
-  const std::optional<int64_t> total = planned_steps(dir);
-  std::string progress = fmt::format("step {}", step);
-  if (total) progress += fmt::format(" of {}", *total);
-  if (record->value("loss", json()).is_number()) {
-    progress += fmt::format(", loss {:.3g}", (*record)["loss"].get<double>());
-  }
-  if (record->value("seconds", json()).is_number()) {
-    const auto seconds = (*record)["seconds"].get<double>();
-    progress += ", " + duration_text(seconds);
-    if (total && step > 0 && *total > step) {
-      const double left = seconds / static_cast<double>(step) * static_cast<double>(*total - step);
-      progress += ", about " + duration_text(left) + " left";
-    }
-  }
-  return progress;
-}
-
 /// With options.jobs > 1: trains the unfinished runs of this share (runs r = rank, rank + ranks,
 /// ...) in parallel child processes (each with threads = cores / jobs unless the runs set them,
 /// and no progress bar), so that a pass after it only reads summaries. Returns true if a signal
@@ -120,7 +77,7 @@ bool run_in_parallel(const std::vector<PlannedRun>& runs, const PlanOptions& opt
     auto status = [&job_runs, &out](const std::vector<size_t>& running) {
       for (const size_t job : running) {
         out << fmt::format("running {}: {}\n", job_runs[job]->name,
-                           run_progress(job_runs[job]->dir));
+                           runfolder::progress_text(job_runs[job]->dir));
       }
       out << std::flush;
     };
@@ -287,7 +244,7 @@ json dry_run_plan(const std::vector<PlannedRun>& runs, const PlanOptions& option
     if (!seconds || InterruptScope::stop_signal() != 0) {
       throw InputError(fmt::format("[{}] --dry-run stopped by a signal", options.command));
     }
-    out << fmt::format("{}: about {} per run ({}); {} to run\n", group, duration_text(*seconds),
+    out << fmt::format("{}: about {} per run ({}); {} to run\n", group, human_duration(*seconds),
                        how, members.size())
         << std::flush;
     result["groups"].push_back(
@@ -307,7 +264,7 @@ json dry_run_plan(const std::vector<PlannedRun>& runs, const PlanOptions& option
       "(the first not timed) and its time per step, set-up and evaluation multiplied out; other "
       "load on this machine, checkpoints and a run's later steps change it. Nothing was "
       "written.\n",
-      count, runs.size(), runs.size() - count, duration_text(total), duration_text(wall),
+      count, runs.size(), runs.size() - count, human_duration(total), human_duration(wall),
       options.jobs, kProbeSteps);
   return result;
 }

@@ -479,8 +479,8 @@ std::string unfinished_text(const fs::path& root,
       "again):\n\n",
       unfinished.size(), unfinished.size() == 1 ? "" : "s");
   for (const runfolder::Unfinished& u : unfinished) {
-    text += fmt::format("- `{}`: {}\n", inert(fs::relative(u.dir, root).generic_string()),
-                        runfolder::run_state_name(u.state));
+    text += fmt::format("- `{}`: {}, {}\n", inert(fs::relative(u.dir, root).generic_string()),
+                        runfolder::run_state_name(u.state), runfolder::progress_text(u.dir));
   }
   return text + "\n";
 }

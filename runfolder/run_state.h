@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <optional>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
@@ -27,6 +28,14 @@ const char* run_state_name(RunState state);
 /// from the file's last 4 KiB: the last complete line, so a line still being written is skipped.
 /// Nothing when there is no log yet or its last line is no JSON object with a numeric "step".
 std::optional<nlohmann::json> latest_step(const std::filesystem::path& dir);
+
+/// How far the run in `dir` has got, from the newest record of its step log and the total step
+/// count in its config.json (`resolved.steps`): "step 1070 of 3840, loss 0.00033, 41.2 min, about
+/// 106.7 min left" — the time so far is the log's, the time left the steps it has left at its
+/// recent pace (over the log's last 4 KiB, about 30 records: a resumed run, or one that shares its
+/// cores with other work for a while, is not judged by its slower or faster past). Parts it cannot
+/// read are left out; "no step logged yet" before the first record.
+std::string progress_text(const std::filesystem::path& dir);
 
 /// The summary of a finished run, nothing for any other state. Throws what read_json_file
 /// throws for a summary that cannot be read.

@@ -13,6 +13,7 @@
 #include <csignal>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <new>
 #include <string>
 #include <vector>
@@ -269,6 +270,17 @@ TEST(Safetensors, NonFiniteNumbersAreRefusedNamingTheFile) {
     message.push_back("bad.safetensors");
     expect_input_error([&] { read_mask_file(bad); }, message);
   }
+}
+
+// Durations for people (status lines, --dry-run estimates): seconds, minutes, hours by size.
+TEST(Messages, HumanDuration) {
+  EXPECT_EQ(human_duration(42.4), "42 s");
+  EXPECT_EQ(human_duration(119), "119 s");
+  EXPECT_EQ(human_duration(120), "2.0 min");
+  EXPECT_EQ(human_duration(7199), "120.0 min");
+  EXPECT_EQ(human_duration(7200), "2.0 h");
+  EXPECT_EQ(human_duration(-5), "0 s");
+  EXPECT_EQ(human_duration(std::numeric_limits<double>::quiet_NaN()), "0 s");
 }
 
 // Text shown from outside is valid UTF-8 without controls: each byte that is no part of a

@@ -482,6 +482,11 @@ TEST(Report, UnfinishedRunsAreNamedNotReported) {
   fs::create_directories(running);
   write_json_file((running / "config.json").string(), parity2_config("mask"));
   std::ofstream(running / ".lock") << 12345;
+  json config = parity2_config("mask");
+  config["resolved"] = {{"steps", 100}};
+  write_json_file((running / "config.json").string(), config);
+  std::ofstream(running / "steps.jsonl") << R"({"loss":0.5,"seconds":30.0,"step":20})"
+                                         << "\n";
   std::vector<runfolder::Unfinished> unfinished;
   const std::string text =
       read_text(write_report({root.string(), kSource, ""}, nullptr, &unfinished));
@@ -489,8 +494,12 @@ TEST(Report, UnfinishedRunsAreNamedNotReported) {
   EXPECT_EQ(unfinished[0].state, runfolder::RunState::kRunning);
   EXPECT_EQ(unfinished[1].state, runfolder::RunState::kStopped);
   EXPECT_NE(text.find("**2 runs not finished**"), std::string::npos) << text;
-  EXPECT_NE(text.find("- `parity2-mask/seed7`: running"), std::string::npos) << text;
-  EXPECT_NE(text.find("- `stopped/seed0`: stopped"), std::string::npos) << text;
+  // How far each has got: step of total, loss, time so far and left at its pace (30 s for 20).
+  EXPECT_NE(text.find("- `parity2-mask/seed7`: running, step 20 of 100, loss 0.5, 30 s, about 2.0 "
+                      "min left\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("- `stopped/seed0`: stopped, "), std::string::npos) << text;
   EXPECT_NE(text.find("| parity2-mask | 2 |"), std::string::npos) << "seed 7 is not pooled";
 
   // A folder of unfinished runs only: the error says they are there, not just "no run".

@@ -181,4 +181,35 @@ TEST_F(RunsArchiveTest, LatestStepIsTheLastCompleteLine) {
   EXPECT_FALSE(runfolder::latest_step(run));
 }
 
+// A status line or report says how far a run has got: step of the total its config.json resolved,
+// loss, time so far and the time left at its pace so far; what it cannot read it leaves out.
+TEST_F(RunsArchiveTest, ProgressTextGivesStepOfTotalAndTimeLeft) {
+  const fs::path run = dir_ / "progress";
+  fs::create_directories(run);
+  EXPECT_EQ(runfolder::progress_text(run), "no step logged yet");
+  std::ofstream(run / "steps.jsonl") << R"({"loss":0.00033,"seconds":2472,"step":1070})"
+                                     << "\n";
+  EXPECT_EQ(runfolder::progress_text(run), "step 1070, loss 0.00033, 41.2 min") << "no config";
+  std::ofstream(run / "config.json") << R"({"resolved": {"steps": 3840}})";
+  EXPECT_EQ(runfolder::progress_text(run),
+            "step 1070 of 3840, loss 0.00033, 41.2 min, about 106.7 min left");
+  std::ofstream(run / "config.json") << R"({"resolved": {"steps": "many"}})";
+  EXPECT_EQ(runfolder::progress_text(run), "step 1070, loss 0.00033, 41.2 min");
+  std::ofstream(run / "config.json") << R"({"resolved": [)";  // being written
+  EXPECT_EQ(runfolder::progress_text(run), "step 1070, loss 0.00033, 41.2 min");
+  std::ofstream(run / "config.json") << R"({"resolved": {"steps": 1070}})";  // the last step
+  EXPECT_EQ(runfolder::progress_text(run), "step 1070 of 1070, loss 0.00033, 41.2 min");
+  std::ofstream(run / "steps.jsonl") << R"({"step":5})"
+                                     << "\n";  // no loss or time
+  EXPECT_EQ(runfolder::progress_text(run), "step 5 of 1070");
+  // The time left is at the recent pace: 100 s for the last 100 steps, not the 1,000 s of the
+  // first 100 (a run resumed, or sharing its cores for a while, is not judged by its past).
+  std::ofstream(run / "config.json") << R"({"resolved": {"steps": 1200}})";
+  std::ofstream(run / "steps.jsonl") << R"({"step":100,"seconds":1000})"
+                                     << "\n"
+                                     << R"({"step":200,"seconds":1100})"
+                                     << "\n";
+  EXPECT_EQ(runfolder::progress_text(run), "step 200 of 1200, 18.3 min, about 16.7 min left");
+}
+
 }  // namespace
