@@ -45,6 +45,26 @@ std::set<int> stages_of(const std::vector<PlannedRun>& runs) {
   return stages;
 }
 
+/// A parallel pass's status: how many of this share's runs have finished, then a line per running
+/// run with how far it has got ("running NAME: step 1070 of 3840, ...").
+void print_status(std::ostream& out, const std::vector<PlannedRun>& runs, int rank, int ranks,
+                  const std::vector<const PlannedRun*>& job_runs,
+                  const std::vector<size_t>& running) {
+  size_t mine = 0, finished = 0;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    if (!is_mine(runs, i, rank, ranks)) continue;
+    ++mine;
+    if (finished_run(runs[i].dir)) ++finished;
+  }
+  out << fmt::format("status: {} of {} runs finished, {} running\n", finished, mine,
+                     running.size());
+  for (const size_t job : running) {
+    out << fmt::format("running {}: {}\n", job_runs[job]->name,
+                       runfolder::progress_text(job_runs[job]->dir));
+  }
+  out << std::flush;
+}
+
 /// With options.jobs > 1: trains the unfinished runs of this share (runs r = rank, rank + ranks,
 /// ...) in parallel child processes (each with threads = cores / jobs unless the runs set them,
 /// and no progress bar), so that a pass after it only reads summaries. Returns true if a signal
@@ -74,12 +94,8 @@ bool run_in_parallel(const std::vector<PlannedRun>& runs, const PlanOptions& opt
     }
     if (jobs.empty()) continue;
     out << fmt::format("{} runs in up to {} processes\n", jobs.size(), options.jobs) << std::flush;
-    auto status = [&job_runs, &out](const std::vector<size_t>& running) {
-      for (const size_t job : running) {
-        out << fmt::format("running {}: {}\n", job_runs[job]->name,
-                           runfolder::progress_text(job_runs[job]->dir));
-      }
-      out << std::flush;
+    auto status = [&](const std::vector<size_t>& running) {
+      print_status(out, runs, rank, ranks, job_runs, running);
     };
     const JobsOutcome outcome = run_jobs(jobs, options.jobs, options.status_every, status);
     failed.insert(outcome.failed.begin(), outcome.failed.end());

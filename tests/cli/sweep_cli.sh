@@ -454,7 +454,7 @@ PY
   cmp truncated hostile/runs.jsonl.gz || fail "keep_runs replaced a damaged archive"
 }
 
-# A parallel sweep says how far each running run has got (--status-every SECONDS: its step of the
+# A parallel sweep says how many of its runs have finished and how far each running one has got (--status-every SECONDS: its step of the
 # run's total, loss, time so far and, once it has steps, the time left at its pace, from its step
 # log and config), and nothing of the kind with 0. Runs of about 6 s.
 status_lines_while_runs_train() {
@@ -465,6 +465,7 @@ status_lines_while_runs_train() {
   local line='^running init=(vanilla|mask) seed 0: step [0-9]+ of 5760, loss [0-9.e+-]+, '
   grep -Eq "$line"'[0-9]+ s, about [0-9]+ s left$' log ||
     fail "no status line: $(cat log)"
+  grep -Eq '^status: [01] of 2 runs finished, [12] running$' log || fail "no count: $(cat log)"
   "$maskc" sweep --grid init=vanilla,mask --jobs 2 --status-every 0 --out s0 -- "${longer[@]}" \
     >log || fail "sweep: $(cat log)"
   ! grep -q '^running ' log || fail "status lines with --status-every 0: $(cat log)"
