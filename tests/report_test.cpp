@@ -480,7 +480,6 @@ TEST(Report, UnfinishedRunsAreNamedNotReported) {
   const fs::path root = write_suite();  // holds stopped/seed0, interrupted
   const fs::path running = root / "parity2-mask" / "seed7";
   fs::create_directories(running);
-  write_json_file((running / "config.json").string(), parity2_config("mask"));
   std::ofstream(running / ".lock") << 12345;
   json config = parity2_config("mask");
   config["resolved"] = {{"steps", 100}};

@@ -454,9 +454,9 @@ PY
   cmp truncated hostile/runs.jsonl.gz || fail "keep_runs replaced a damaged archive"
 }
 
-# A parallel sweep says how many of its runs have finished and how far each running one has got (--status-every SECONDS: its step of the
-# run's total, loss, time so far and, once it has steps, the time left at its pace, from its step
-# log and config), and nothing of the kind with 0. Runs of about 6 s.
+# A parallel sweep says how many of its runs have finished and how far each running one has got
+# (--status-every SECONDS: its step of the run's total, loss, time so far and the time left at its
+# pace, from its step log and config), and nothing of the kind with 0. Runs of about 6 s.
 status_lines_while_runs_train() {
   local longer=(--task parity2 --spec "$spec" --n 10 --dim 16 --depth 1 --heads 1 --head-dim 8
     --mlp 16 --epochs 60 --batch-size 8 --threads 1 --device cpu -q)
