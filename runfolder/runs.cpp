@@ -410,7 +410,8 @@ std::vector<RunRow> read_rows(const std::string& root_text, std::vector<LeftOut>
     std::string why;
     for (const LeftOut& l : skipped) why += "\n  " + l.reason;
     for (const Unfinished& u : unfinished) {
-      why += fmt::format("\n  {}: not finished ({})", u.dir, run_state_name(u.state));
+      why += fmt::format("\n  {}: not finished ({}, {})", u.dir, run_state_name(u.state),
+                         progress_text(u.dir));
     }
     throw InputError(fmt::format(
         "[report] {} holds no finished run (a folder with config.json and summary.json){}",

@@ -506,7 +506,8 @@ TEST(Report, UnfinishedRunsAreNamedNotReported) {
   fs::create_directories(only / "seed0");
   write_json_file((only / "seed0" / "config.json").string(), parity2_config("vanilla"));
   const std::string error = testing::input_error([&] { read_rows(only.string()); });
-  EXPECT_NE(error.find("seed0: not finished (stopped)"), std::string::npos) << error;
+  EXPECT_NE(error.find("seed0: not finished (stopped, no step logged yet)"), std::string::npos)
+      << error;
   EXPECT_TRUE(runfolder::unfinished_runs((only / "nope").string()).empty());
 }
 
