@@ -57,8 +57,7 @@ void add_report_command(CLI::App& app, int& exit_code) {
     }
     for (const auto& u : unfinished) {
       std::cerr << "maskc report: not finished (" << runfolder::run_state_name(u.state) << ", "
-                << runfolder::progress_text(u.dir)
-                << "), not in the tables: " << escape_control_chars(u.dir) << "\n";
+                << u.progress << "), not in the tables: " << escape_control_chars(u.dir) << "\n";
     }
     std::cout << "report: " << printable_utf8(path) << "\n";
     exit_code = kExitOk;

@@ -480,7 +480,7 @@ std::string unfinished_text(const fs::path& root,
       unfinished.size(), unfinished.size() == 1 ? "" : "s");
   for (const runfolder::Unfinished& u : unfinished) {
     text += fmt::format("- `{}`: {}, {}\n", inert(fs::relative(u.dir, root).generic_string()),
-                        runfolder::run_state_name(u.state), runfolder::progress_text(u.dir));
+                        runfolder::run_state_name(u.state), u.progress);
   }
   return text + "\n";
 }

@@ -62,8 +62,8 @@ std::vector<fs::path> run_folders(const fs::path& root,
   auto visit = [&](const fs::path& dir) {
     const RunState state = run_state(dir);
     if (state == RunState::kFinished) folders.push_back(dir);
-    if (state == RunState::kRunning || state == RunState::kStopped) {
-      others.push_back({dir.string(), state});
+    if (unfinished != nullptr && (state == RunState::kRunning || state == RunState::kStopped)) {
+      others.push_back({dir.string(), state, progress_text(dir)});
     }
   };
   visit(root);
@@ -410,8 +410,8 @@ std::vector<RunRow> read_rows(const std::string& root_text, std::vector<LeftOut>
     std::string why;
     for (const LeftOut& l : skipped) why += "\n  " + l.reason;
     for (const Unfinished& u : unfinished) {
-      why += fmt::format("\n  {}: not finished ({}, {})", u.dir, run_state_name(u.state),
-                         progress_text(u.dir));
+      why +=
+          fmt::format("\n  {}: not finished ({}, {})", u.dir, run_state_name(u.state), u.progress);
     }
     throw InputError(fmt::format(
         "[report] {} holds no finished run (a folder with config.json and summary.json){}",

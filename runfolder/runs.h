@@ -109,7 +109,8 @@ double metric_value(const nlohmann::json& record, const std::string& key);
 /// (interrupted or killed) and resumes when its command runs again. A report leaves it out.
 struct Unfinished {
   std::string dir;
-  RunState state;  // kRunning or kStopped
+  RunState state;        // kRunning or kStopped
+  std::string progress;  // how far it has got when the walk found it (progress_text)
 };
 
 /// The run folders under `root` (a folder or a run folder) that have not finished, in natural
